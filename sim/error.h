@@ -1,0 +1,25 @@
+/* Error reporting for library code: fallible functions return 0 or a negative RF_E* code
+ * and fill a caller-owned struct rf_error; only main() prints. */
+#ifndef RF_ERROR_H
+#define RF_ERROR_H
+
+enum {
+    RF_OK = 0,
+    RF_EINVAL = -1, /* bad input: scenario, model, layout, command line */
+    RF_ENOMEM = -2,
+    RF_EIO = -3,    /* file system */
+    RF_EDB = -4,    /* SQLite */
+    RF_ELUA = -5,   /* error raised inside a Lua description */
+};
+
+struct rf_error {
+    int code;
+    char msg[1024];
+};
+
+/* Records the error (printf-style message) and returns code, so callers can write
+ * `return rf_error_set(err, RF_EINVAL, "...")`. err may be NULL. */
+int rf_error_set(struct rf_error *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

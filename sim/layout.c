@@ -1,0 +1,222 @@
+/* DTensor layout algebra and the Megatron / vLLM sides. Everything here is arithmetic on
+ * coordinates: no shard is ever stored, every box is recomputed from (mesh, placement). */
+#include "layout.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void rf_chunk(int64_t n, int64_t k, int64_t i, int64_t *off, int64_t *len)
+{
+    int64_t c = (n + k - 1) / k;
+    int64_t lo = i * c, hi = lo + c;
+    if (lo > n)
+        lo = n;
+    if (hi > n)
+        hi = n;
+    *off = lo;
+    *len = hi - lo;
+}
+
+void rf_placement_box(const struct rf_placement *pl, const struct rf_mesh *mesh, int ndim,
+                      const int64_t *shape, const int64_t *coord, struct rf_box *box)
+{
+    for (int d = 0; d < RF_MAX_DIMS; d++) {
+        box->off[d] = 0;
+        box->len[d] = d < ndim ? shape[d] : 1;
+    }
+    for (int s = 0; s < pl->n; s++) {
+        int a = pl->shard[s].axis, d = pl->shard[s].dim;
+        int64_t off, len;
+        rf_chunk(box->len[d], mesh->size[a], coord[a], &off, &len);
+        box->off[d] += off;
+        box->len[d] = len;
+    }
+}
+
+int64_t rf_box_numel(const struct rf_box *box, int ndim)
+{
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++)
+        n *= box->len[d];
+    return n;
+}
+
+int64_t rf_mesh_gpu(const struct rf_mesh *mesh, const int64_t *coord)
+{
+    int64_t g = mesh->first_gpu;
+    for (int a = 0; a < mesh->ndim; a++)
+        g += coord[a] * mesh->stride[a];
+    return g;
+}
+
+bool rf_box_intersect(const struct rf_box *a, const struct rf_box *b, int ndim,
+                      struct rf_box *out)
+{
+    for (int d = 0; d < RF_MAX_DIMS; d++) {
+        if (d >= ndim) {
+            out->off[d] = 0;
+            out->len[d] = 1;
+            continue;
+        }
+        int64_t lo = a->off[d] > b->off[d] ? a->off[d] : b->off[d];
+        int64_t ea = a->off[d] + a->len[d], eb = b->off[d] + b->len[d];
+        int64_t hi = ea < eb ? ea : eb;
+        if (hi <= lo)
+            return false;
+        out->off[d] = lo;
+        out->len[d] = hi - lo;
+    }
+    return true;
+}
+
+/* Axis indices of the meshes built below. */
+enum { MG_PP, MG_DP, MG_CP, MG_TP };     /* Megatron dense mesh */
+enum { MG_EDP = 1, MG_EP = 2, MG_ETP = 3 }; /* Megatron expert mesh (axis 0 is PP) */
+enum { VL_REPLICA, VL_PP, VL_DP, VL_TP }; /* vLLM / SGLang engine replicas */
+
+static void mesh_set(struct rf_mesh *m, int64_t first_gpu, int ndim, const char *const *names,
+                     const int64_t *size, const int64_t *stride)
+{
+    m->ndim = ndim;
+    m->first_gpu = first_gpu;
+    for (int a = 0; a < ndim; a++) {
+        m->name[a] = names[a];
+        m->size[a] = size[a];
+        m->stride[a] = stride[a];
+    }
+}
+
+int rf_side_init(struct rf_side *s, int n_layers, struct rf_error *err)
+{
+    int64_t sum = 0;
+    for (int64_t i = 0; i < s->pp; i++)
+        sum += s->stage_layers[i];
+    if (sum != n_layers)
+        return rf_error_set(err, RF_EINVAL, "stage_layers sum to %lld, the model has %d layers",
+                            (long long)sum, n_layers);
+    s->n_layers = n_layers;
+    s->layer_stage = malloc(sizeof(int) * (size_t)(n_layers > 0 ? n_layers : 1));
+    if (!s->layer_stage)
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    int l = 0;
+    for (int64_t st = 0; st < s->pp; st++)
+        for (int k = 0; k < s->stage_layers[st]; k++)
+            s->layer_stage[l++] = (int)st;
+
+    if (s->kind == RF_SIDE_MEGATRON) {
+        /* Megatron rank order tp-cp-ep-dp-pp: TP fastest. Experts refactor the ranks of one
+         * stage as (edp, ep, etp) with etp fastest. */
+        int64_t per_stage = s->tp * s->cp * s->dp;
+        static const char *const dn[] = {"pp", "dp", "cp", "tp"};
+        static const char *const en[] = {"pp", "edp", "ep", "etp"};
+        mesh_set(&s->dense, s->first_gpu, 4, dn, (int64_t[]){s->pp, s->dp, s->cp, s->tp},
+                 (int64_t[]){per_stage, s->tp * s->cp, s->tp, 1});
+        mesh_set(&s->expert, s->first_gpu, 4, en, (int64_t[]){s->pp, s->edp, s->ep, s->etp},
+                 (int64_t[]){per_stage, s->ep * s->etp, s->etp, 1});
+    } else {
+        static const char *const vn[] = {"replica", "pp", "dp", "tp"};
+        mesh_set(&s->dense, s->first_gpu, 4, vn,
+                 (int64_t[]){s->replicas, s->pp, s->dp, s->tp},
+                 (int64_t[]){s->tp * s->dp * s->pp, s->tp * s->dp, s->tp, 1});
+        s->expert = s->dense;
+    }
+    return 0;
+}
+
+void rf_side_release(struct rf_side *s)
+{
+    if (!s)
+        return;
+    free(s->stage_layers);
+    free(s->layer_stage);
+    s->stage_layers = NULL;
+    s->layer_stage = NULL;
+}
+
+int64_t rf_side_stage_of(const struct rf_side *s, int layer)
+{
+    if (layer < 0)
+        return 0;
+    if (layer >= s->n_layers)
+        return s->pp - 1;
+    return s->layer_stage[layer];
+}
+
+static void add(struct rf_placement *pl, int axis, int dim)
+{
+    pl->shard[pl->n].axis = (int8_t)axis;
+    pl->shard[pl->n].dim = (int8_t)dim;
+    pl->n++;
+}
+
+const struct rf_mesh *rf_side_placement(const struct rf_side *s, const struct rf_tensor *t,
+                                        struct rf_placement *pl)
+{
+    bool expert = t->cls == RF_CLASS_EXPERT_COLUMN || t->cls == RF_CLASS_EXPERT_ROW;
+    int inner = t->cls == RF_CLASS_EXPERT_COLUMN ? 1 : 2; /* TP dim inside one expert */
+    pl->n = 0;
+    pl->stage = rf_side_stage_of(s, t->layer);
+
+    if (s->kind == RF_SIDE_MEGATRON) {
+        pl->stage_axis = MG_PP;
+        if (expert) {
+            add(pl, MG_EP, 0);
+            /* FSDP2 shards the local (post-EP) expert block again on dim 0. */
+            if (s->fsdp)
+                add(pl, MG_EDP, 0);
+            add(pl, MG_ETP, inner);
+            return &s->expert;
+        }
+        switch (t->cls) {
+        case RF_CLASS_COLUMN:
+        case RF_CLASS_VOCAB:
+            add(pl, MG_TP, 0);
+            break;
+        case RF_CLASS_ROW:
+            add(pl, MG_TP, 1);
+            break;
+        default:
+            break;
+        }
+        /* FSDP2's Shard(0) applies to the local TP shard, hence after TP. */
+        if (s->fsdp)
+            add(pl, MG_DP, 0);
+        return &s->dense;
+    }
+
+    pl->stage_axis = VL_PP;
+    if (expert) {
+        if (s->ep > 1) {
+            /* vLLM expert parallelism spans the engine's DP x TP ranks, whole experts. */
+            add(pl, VL_DP, 0);
+            add(pl, VL_TP, 0);
+        } else {
+            add(pl, VL_TP, inner);
+        }
+        return &s->expert;
+    }
+    switch (t->cls) {
+    case RF_CLASS_COLUMN:
+    case RF_CLASS_VOCAB:
+        add(pl, VL_TP, 0);
+        break;
+    case RF_CLASS_ROW:
+        add(pl, VL_TP, 1);
+        break;
+    default:
+        break;
+    }
+    return &s->dense;
+}
+
+void rf_side_describe(const struct rf_side *s, char *buf, size_t size)
+{
+    if (s->kind == RF_SIDE_MEGATRON)
+        snprintf(buf, size, "tp%lld cp%lld pp%lld dp%lld ep%lld etp%lld%s", (long long)s->tp,
+                 (long long)s->cp, (long long)s->pp, (long long)s->dp, (long long)s->ep,
+                 (long long)s->etp, s->fsdp ? " fsdp" : "");
+    else
+        snprintf(buf, size, "tp%lld pp%lld dp%lld ep%lld x%lld replicas", (long long)s->tp,
+                 (long long)s->pp, (long long)s->dp, (long long)s->ep, (long long)s->replicas);
+}

@@ -1,0 +1,81 @@
+/* DTensor layout algebra: device meshes mapped onto GPUs, per-tensor placements
+ * (Shard(d) or Replicate per mesh axis, nested torch.chunk splits, PP-stage presence), and
+ * the two kinds of sides refit knows (Megatron training, vLLM/SGLang inference). */
+#ifndef RF_LAYOUT_H
+#define RF_LAYOUT_H
+
+#include "error.h"
+#include "model.h"
+
+#define RF_MESH_MAX 6
+
+/* A device mesh: GPU of coordinate c = first_gpu + sum(c[a] * stride[a]). Strides let two
+ * meshes (Megatron's dense and expert meshes) factor the same GPUs differently. */
+struct rf_mesh {
+    int ndim;
+    int64_t size[RF_MESH_MAX];
+    int64_t stride[RF_MESH_MAX];
+    int64_t first_gpu;
+    const char *name[RF_MESH_MAX];
+};
+
+/* Placement of one tensor on a mesh. Axes listed in `shard` split a tensor dim, applied in
+ * list order (the later axis chunks the range the earlier one left, torch.chunk semantics);
+ * axes not listed replicate. When stage_axis >= 0 the tensor exists only on the mesh slice
+ * whose coordinate on that axis equals `stage` (its pipeline stage). */
+struct rf_placement {
+    int n;
+    struct {
+        int8_t axis;
+        int8_t dim;
+    } shard[RF_MESH_MAX];
+    int stage_axis;
+    int64_t stage;
+};
+
+/* A box of a global tensor, in elements: [off, off + len) per dim. */
+struct rf_box {
+    int64_t off[RF_MAX_DIMS];
+    int64_t len[RF_MAX_DIMS];
+};
+
+/* torch.chunk(n, k)[i]: chunks of ceil(n / k) elements; trailing chunks may be short or
+ * empty (len 0). */
+void rf_chunk(int64_t n, int64_t k, int64_t i, int64_t *off, int64_t *len);
+
+/* Box held at mesh coordinate `coord` (stage presence is not checked here). */
+void rf_placement_box(const struct rf_placement *pl, const struct rf_mesh *mesh, int ndim,
+                      const int64_t *shape, const int64_t *coord, struct rf_box *box);
+int64_t rf_box_numel(const struct rf_box *box, int ndim);
+int64_t rf_mesh_gpu(const struct rf_mesh *mesh, const int64_t *coord);
+/* Intersection of a and b into out; returns false when empty. */
+bool rf_box_intersect(const struct rf_box *a, const struct rf_box *b, int ndim,
+                      struct rf_box *out);
+
+enum rf_side_kind { RF_SIDE_MEGATRON, RF_SIDE_VLLM };
+
+/* One side of a refit with every size resolved (the Lua presets validate and derive them). */
+struct rf_side {
+    enum rf_side_kind kind;
+    int64_t gpus, first_gpu;
+    int64_t tp, cp, pp, dp, ep, etp, edp, replicas;
+    bool fsdp;
+    enum rf_dtype dtype;
+    int *stage_layers; /* decoder layers per PP stage, pp entries */
+    /* Derived by rf_side_init: */
+    struct rf_mesh dense, expert;
+    int *layer_stage; /* stage of decoder layer l */
+    int n_layers;
+};
+
+/* Builds the meshes and the layer -> stage map; checks that stage_layers sums to layers. */
+int rf_side_init(struct rf_side *side, int n_layers, struct rf_error *err);
+void rf_side_release(struct rf_side *side);
+int64_t rf_side_stage_of(const struct rf_side *side, int layer);
+/* Mesh and placement of tensor t on this side. */
+const struct rf_mesh *rf_side_placement(const struct rf_side *side, const struct rf_tensor *t,
+                                        struct rf_placement *pl);
+/* Short human description, e.g. "tp8 cp1 pp16 dp16 ep64 etp1". */
+void rf_side_describe(const struct rf_side *side, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,80 @@
+/* Model architectures as the planner sees them: a flat array of weight tensors, each with
+ * its Hugging Face name, global shape, dtype, role, layer and placement class. */
+#ifndef RF_MODEL_H
+#define RF_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RF_MAX_DIMS 4
+
+enum rf_dtype { RF_DT_BF16, RF_DT_FP16, RF_DT_FP32, RF_DT_FP8, RF_DT_COUNT };
+
+/* What a tensor is for; summaries are given per role. */
+enum rf_role {
+    RF_ROLE_EMBEDDING,
+    RF_ROLE_ATTENTION,
+    RF_ROLE_DENSE_FFN,
+    RF_ROLE_EXPERT,
+    RF_ROLE_SHARED_EXPERT,
+    RF_ROLE_ROUTER,
+    RF_ROLE_NORM,
+    RF_ROLE_LM_HEAD,
+    RF_ROLE_COUNT
+};
+
+/* How the tensor is split by tensor and expert parallelism (see doc/architecture.md).
+ * Placements per side are derived from the class, so no per-shard spec is ever stored. */
+enum rf_class {
+    RF_CLASS_COLUMN,        /* [out, in]: TP shards dim 0 */
+    RF_CLASS_ROW,           /* [out, in]: TP shards dim 1 */
+    RF_CLASS_VOCAB,         /* [vocab, hidden]: TP shards dim 0 */
+    RF_CLASS_REPLICATED,    /* whole on every rank of its stage */
+    RF_CLASS_EXPERT_COLUMN, /* [E, out, in]: EP shards dim 0, TP/ETP dim 1 */
+    RF_CLASS_EXPERT_ROW,    /* [E, out, in]: EP shards dim 0, TP/ETP dim 2 */
+    RF_CLASS_COUNT
+};
+
+struct rf_tensor {
+    char *name;
+    int ndim;
+    int64_t shape[RF_MAX_DIMS];
+    enum rf_dtype dtype;
+    enum rf_role role;
+    enum rf_class cls;
+    int layer;       /* -1 embedding, 0..layers-1 decoder layers, layers = final norm/lm_head */
+    int64_t experts; /* E for a stacked [E, out, in] expert tensor, else 0 */
+    bool quant;      /* becomes FP8 (with block scales) when the inference side is FP8 */
+    int scale_of;    /* for a derived FP8 scale tensor: index of its weight, else -1 */
+};
+
+struct rf_model {
+    char *name;
+    char *family;
+    char *source;
+    int layers;
+    int64_t experts;
+    int64_t experts_per_token;
+    struct rf_tensor *tensors;
+    size_t n_tensors;
+};
+
+size_t rf_dtype_size(enum rf_dtype dt);
+const char *rf_dtype_name(enum rf_dtype dt);
+int rf_dtype_parse(const char *s, enum rf_dtype *out);
+const char *rf_role_name(enum rf_role role);
+int rf_role_parse(const char *s, enum rf_role *out);
+const char *rf_class_name(enum rf_class cls);
+int rf_class_parse(const char *s, enum rf_class *out);
+
+int64_t rf_tensor_numel(const struct rf_tensor *t);
+int64_t rf_model_params(const struct rf_model *m);
+/* Parameters touched per token: every non-expert weight plus experts_per_token/experts of
+ * each stacked expert tensor. */
+int64_t rf_model_active_params(const struct rf_model *m);
+/* Bytes of the model in its native dtypes (BF16 weights, FP32 where the model keeps it). */
+int64_t rf_model_bytes(const struct rf_model *m);
+void rf_model_release(struct rf_model *m);
+
+#endif

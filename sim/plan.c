@@ -1,0 +1,578 @@
+/* The planner. Per tensor, each side's distinct shards ("cells") are enumerated from the
+ * layout algebra; source cells form a grid (a partition per dim), so a destination box
+ * finds the source cells it overlaps by binary search per dim: the work is linear in the
+ * output, never all pairs. Replicated sources are chosen by load, replicated destinations
+ * are emitted as arithmetic runs. */
+#include "plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const strategy_names[RF_STRAT_COUNT] = {"broadcast", "reshard", "hybrid"};
+
+const char *rf_strategy_name(enum rf_strategy s) { return strategy_names[s]; }
+
+int rf_strategy_parse(const char *s, enum rf_strategy *out)
+{
+    for (int i = 0; i < RF_STRAT_COUNT; i++)
+        if (strcmp(s, strategy_names[i]) == 0) {
+            *out = (enum rf_strategy)i;
+            return 0;
+        }
+    return -1;
+}
+
+/* The distinct non-empty shards of one tensor on one side, each with its holder GPUs. */
+struct cells {
+    size_t n, cap;
+    struct rf_box *box;
+    size_t *hstart; /* n + 1 offsets into holders */
+    int32_t *holders;
+    size_t nh, caph;
+};
+
+struct gpu_load {
+    int64_t load;
+    int32_t gpu;
+};
+
+struct planner {
+    struct rf_plan *plan;
+    struct rf_error *err;
+    int64_t *load; /* bytes each GPU has been chosen to send so far */
+    struct cells src, dst;
+    int64_t *starts[RF_MAX_DIMS]; /* source grid: sorted interval starts per dim */
+    size_t nstart[RF_MAX_DIMS];
+    int32_t *cell_of;
+    size_t cap_cell_of;
+    int32_t *rem;
+    struct gpu_load *order;
+    size_t cap_rem, cap_order;
+};
+
+#define GROW(ptr, n, cap, need)                                                                \
+    do {                                                                                       \
+        if ((need) > (cap)) {                                                                  \
+            size_t nc_ = (cap) ? (cap) * 2 : 64;                                               \
+            while (nc_ < (need))                                                               \
+                nc_ *= 2;                                                                      \
+            void *np_ = realloc((ptr), nc_ * sizeof(*(ptr)));                                  \
+            if (!np_)                                                                          \
+                return rf_error_set(p->err, RF_ENOMEM, "out of memory");                       \
+            (ptr) = np_;                                                                       \
+            (cap) = nc_;                                                                       \
+        }                                                                                      \
+        (void)(n);                                                                             \
+    } while (0)
+
+static int cells_reserve(struct planner *p, struct cells *c, size_t n, size_t nh)
+{
+    if (n + 1 > c->cap) {
+        size_t nc = c->cap ? c->cap : 64;
+        while (nc < n + 1)
+            nc *= 2;
+        struct rf_box *b = realloc(c->box, nc * sizeof(*b));
+        if (!b)
+            return rf_error_set(p->err, RF_ENOMEM, "out of memory");
+        c->box = b;
+        size_t *h = realloc(c->hstart, (nc + 1) * sizeof(*h));
+        if (!h)
+            return rf_error_set(p->err, RF_ENOMEM, "out of memory");
+        c->hstart = h;
+        c->cap = nc;
+    }
+    GROW(c->holders, c->nh, c->caph, nh);
+    return 0;
+}
+
+static void cells_release(struct cells *c)
+{
+    free(c->box);
+    free(c->hstart);
+    free(c->holders);
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Advances an odometer over the given axes; returns false after the last coordinate. */
+static bool odometer(int64_t *coord, const int *axes, int n, const struct rf_mesh *m)
+{
+    for (int i = n - 1; i >= 0; i--) {
+        if (++coord[axes[i]] < m->size[axes[i]])
+            return true;
+        coord[axes[i]] = 0;
+    }
+    return false;
+}
+
+static int collect_cells(struct planner *p, const struct rf_side *side,
+                         const struct rf_tensor *t, struct cells *c)
+{
+    struct rf_placement pl;
+    const struct rf_mesh *m = rf_side_placement(side, t, &pl);
+    bool sharding[RF_MESH_MAX] = {false};
+    int sax[RF_MESH_MAX], rax[RF_MESH_MAX], ns = 0, nr = 0;
+    int64_t coord[RF_MESH_MAX] = {0};
+    int64_t replicas = 1;
+    int rc;
+
+    for (int i = 0; i < pl.n; i++)
+        sharding[pl.shard[i].axis] = true;
+    for (int a = 0; a < m->ndim; a++) {
+        if (a == pl.stage_axis)
+            continue;
+        if (sharding[a])
+            sax[ns++] = a;
+        else {
+            rax[nr++] = a;
+            replicas *= m->size[a];
+        }
+    }
+    if (pl.stage_axis >= 0)
+        coord[pl.stage_axis] = pl.stage;
+
+    c->n = 0;
+    c->nh = 0;
+    do {
+        struct rf_box b;
+        rf_placement_box(&pl, m, t->ndim, t->shape, coord, &b);
+        if (rf_box_numel(&b, t->ndim) == 0)
+            continue;
+        if ((rc = cells_reserve(p, c, c->n + 1, c->nh + (size_t)replicas)) < 0)
+            return rc;
+        c->box[c->n] = b;
+        c->hstart[c->n] = c->nh;
+        size_t first = c->nh;
+        do {
+            c->holders[c->nh++] = (int32_t)rf_mesh_gpu(m, coord);
+        } while (odometer(coord, rax, nr, m));
+        qsort(c->holders + first, c->nh - first, sizeof(int32_t), cmp_i32);
+        c->n++;
+    } while (odometer(coord, sax, ns, m));
+    c->hstart[c->n] = c->nh;
+    return 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Index of the interval of `starts` containing x (the last start <= x). */
+static size_t find_interval(const int64_t *starts, size_t n, int64_t x)
+{
+    size_t lo = 0, hi = n;
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (starts[mid] <= x)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Builds the per-dim partitions of the source cells and the cell index of every grid
+ * position. Layouts whose shards do not form a grid are rejected: every destination byte
+ * must be found in exactly one source cell. */
+static int build_grid(struct planner *p, const struct rf_tensor *t)
+{
+    const struct cells *c = &p->src;
+    size_t total = 1;
+    for (int d = 0; d < t->ndim; d++) {
+        int64_t *s = malloc(sizeof(int64_t) * c->n);
+        if (!s)
+            return rf_error_set(p->err, RF_ENOMEM, "out of memory");
+        for (size_t i = 0; i < c->n; i++)
+            s[i] = c->box[i].off[d];
+        qsort(s, c->n, sizeof(int64_t), cmp_i64);
+        size_t u = 0;
+        for (size_t i = 0; i < c->n; i++)
+            if (u == 0 || s[i] != s[u - 1])
+                s[u++] = s[i];
+        free(p->starts[d]);
+        p->starts[d] = s;
+        p->nstart[d] = u;
+        total *= u;
+    }
+    GROW(p->cell_of, 0, p->cap_cell_of, total);
+    for (size_t i = 0; i < total; i++)
+        p->cell_of[i] = -1;
+    for (size_t i = 0; i < c->n; i++) {
+        size_t flat = 0;
+        for (int d = 0; d < t->ndim; d++) {
+            size_t k = find_interval(p->starts[d], p->nstart[d], c->box[i].off[d]);
+            int64_t end = k + 1 < p->nstart[d] ? p->starts[d][k + 1] : t->shape[d];
+            if (end - p->starts[d][k] != c->box[i].len[d])
+                return rf_error_set(p->err, RF_EINVAL,
+                                    "%s: source shards do not form a grid on dim %d",
+                                    t->name, d);
+            flat = flat * p->nstart[d] + k;
+        }
+        p->cell_of[flat] = (int32_t)i;
+    }
+    for (size_t i = 0; i < total; i++)
+        if (p->cell_of[i] < 0)
+            return rf_error_set(p->err, RF_EINVAL, "%s: source shards leave a gap", t->name);
+    return 0;
+}
+
+static void tally_add(struct rf_plan *plan, enum rf_role role, const struct rf_tally *d)
+{
+    struct rf_tally *ts[2] = {&plan->total, &plan->role[role]};
+    for (int i = 0; i < 2; i++) {
+        ts[i]->payload_bytes += d->payload_bytes;
+        ts[i]->moved_bytes += d->moved_bytes;
+        ts[i]->logical_bytes += d->logical_bytes;
+        ts[i]->local_bytes += d->local_bytes;
+        ts[i]->transfers += d->transfers;
+        ts[i]->collectives += d->collectives;
+    }
+}
+
+static int emit(struct planner *p, int32_t box, int32_t src, int32_t dst, int32_t count,
+                int32_t stride, uint8_t phase, int64_t bytes, bool count_logical)
+{
+    struct rf_plan *plan = p->plan;
+    GROW(plan->transfers, 0, plan->cap_transfers, plan->n_transfers + 1);
+    plan->transfers[plan->n_transfers++] = (struct rf_transfer){
+        .box = box, .src = src, .dst = dst, .dst_count = count, .dst_stride = stride,
+        .phase = phase, .bytes = bytes};
+    struct rf_tally d = {0};
+    int64_t all = bytes * count;
+    d.transfers = count;
+    if (src == dst) {
+        d.local_bytes = all;
+    } else {
+        d.moved_bytes = all;
+        if (phase == RF_PHASE_DELIVER)
+            d.payload_bytes = all;
+        if (count_logical)
+            d.logical_bytes = all;
+    }
+    tally_add(plan, plan->tensors[plan->boxes[box].tensor].role, &d);
+    return 0;
+}
+
+/* Emits dsts[0..n) from src as maximal arithmetic runs. */
+static int emit_runs(struct planner *p, int32_t box, int32_t src, const int32_t *dsts, size_t n,
+                     uint8_t phase, int64_t bytes, bool count_logical)
+{
+    size_t i = 0;
+    while (i < n) {
+        size_t j = i + 1;
+        int32_t stride = j < n ? dsts[j] - dsts[i] : 0;
+        while (j < n && dsts[j] - dsts[j - 1] == stride)
+            j++;
+        int rc = emit(p, box, src, dsts[i], (int32_t)(j - i), j - i > 1 ? stride : 0, phase,
+                      bytes, count_logical);
+        if (rc < 0)
+            return rc;
+        i = j;
+    }
+    return 0;
+}
+
+static int cmp_load(const void *a, const void *b)
+{
+    const struct gpu_load *x = a, *y = b;
+    if (x->load != y->load)
+        return (x->load > y->load) - (x->load < y->load);
+    return (x->gpu > y->gpu) - (x->gpu < y->gpu);
+}
+
+/* Chooses a source replica for every destination of one box: a destination that holds the
+ * data copies locally; the others are split into contiguous blocks served by the least
+ * loaded holders, so sources stay balanced across replicas. */
+static int assign(struct planner *p, int32_t box, const int32_t *h, size_t nh,
+                  const int32_t *dsts, size_t nd, uint8_t phase, int64_t bytes,
+                  bool count_logical)
+{
+    size_t nrem = 0;
+    int rc;
+    GROW(p->rem, 0, p->cap_rem, nd);
+    for (size_t i = 0; i < nd; i++) {
+        if (bsearch(&dsts[i], h, nh, sizeof(int32_t), cmp_i32)) {
+            if ((rc = emit(p, box, dsts[i], dsts[i], 1, 0, phase, bytes, count_logical)) < 0)
+                return rc;
+        } else {
+            p->rem[nrem++] = dsts[i];
+        }
+    }
+    if (nrem == 0)
+        return 0;
+    GROW(p->order, 0, p->cap_order, nh);
+    for (size_t i = 0; i < nh; i++)
+        p->order[i] = (struct gpu_load){p->load[h[i]], h[i]};
+    qsort(p->order, nh, sizeof(*p->order), cmp_load);
+    size_t k = nh < nrem ? nh : nrem;
+    for (size_t j = 0; j < k; j++) {
+        size_t lo = j * nrem / k, hi = (j + 1) * nrem / k;
+        int32_t src = p->order[j].gpu;
+        if ((rc = emit_runs(p, box, src, p->rem + lo, hi - lo, phase, bytes, count_logical)) < 0)
+            return rc;
+        p->load[src] += bytes * (int64_t)(hi - lo);
+    }
+    return 0;
+}
+
+static int push_box(struct planner *p, int32_t tensor, const struct rf_box *b)
+{
+    struct rf_plan *plan = p->plan;
+    GROW(plan->boxes, 0, plan->cap_boxes, plan->n_boxes + 1);
+    plan->boxes[plan->n_boxes].tensor = tensor;
+    plan->boxes[plan->n_boxes].box = *b;
+    plan->n_boxes++;
+    return 0;
+}
+
+/* Delivers every destination cell of tensor ti (already in p->dst) from the source cells in
+ * p->src, elem_size bytes per element. */
+static int plan_cells(struct planner *p, int32_t ti, size_t elem_size, uint8_t phase,
+                      bool count_logical)
+{
+    const struct rf_tensor *t = &p->plan->tensors[ti];
+    int rc;
+    if ((rc = build_grid(p, t)) < 0)
+        return rc;
+    for (size_t di = 0; di < p->dst.n; di++) {
+        const struct rf_box *b = &p->dst.box[di];
+        size_t lo[RF_MAX_DIMS], hi[RF_MAX_DIMS], k[RF_MAX_DIMS];
+        for (int d = 0; d < t->ndim; d++) {
+            lo[d] = find_interval(p->starts[d], p->nstart[d], b->off[d]);
+            hi[d] = find_interval(p->starts[d], p->nstart[d], b->off[d] + b->len[d] - 1);
+            k[d] = lo[d];
+        }
+        for (;;) {
+            size_t flat = 0;
+            for (int d = 0; d < t->ndim; d++)
+                flat = flat * p->nstart[d] + k[d];
+            int32_t ci = p->cell_of[flat];
+            struct rf_box piece;
+            if (rf_box_intersect(b, &p->src.box[ci], t->ndim, &piece)) {
+                int64_t bytes = rf_box_numel(&piece, t->ndim) * (int64_t)elem_size;
+                if ((rc = push_box(p, ti, &piece)) < 0)
+                    return rc;
+                rc = assign(p, (int32_t)(p->plan->n_boxes - 1),
+                            p->src.holders + p->src.hstart[ci],
+                            p->src.hstart[ci + 1] - p->src.hstart[ci],
+                            p->dst.holders + p->dst.hstart[di],
+                            p->dst.hstart[di + 1] - p->dst.hstart[di], phase, bytes,
+                            count_logical);
+                if (rc < 0)
+                    return rc;
+            }
+            int d = t->ndim - 1;
+            while (d >= 0 && ++k[d] > hi[d]) {
+                k[d] = lo[d];
+                d--;
+            }
+            if (d < 0)
+                break;
+        }
+    }
+    return 0;
+}
+
+static int64_t tensor_bytes(const struct rf_tensor *t, enum rf_dtype dt)
+{
+    return rf_tensor_numel(t) * (int64_t)rf_dtype_size(dt);
+}
+
+static int plan_reshard(struct planner *p, int32_t ti, const struct rf_side *train,
+                        const struct rf_side *infer)
+{
+    /* A scale tensor has its weight's class, so the holders of a weight block compute and
+     * send its scales. */
+    const struct rf_tensor *t = &p->plan->tensors[ti];
+    int rc;
+    if ((rc = collect_cells(p, train, t, &p->src)) < 0)
+        return rc;
+    if ((rc = collect_cells(p, infer, t, &p->dst)) < 0)
+        return rc;
+    return plan_cells(p, ti, rf_dtype_size(p->plan->wire_dtype[ti]), RF_PHASE_DELIVER, true);
+}
+
+/* The classic path: every shard goes to one root on the training side (the exporting rank),
+ * which then broadcasts the whole tensor to every inference GPU. */
+static int plan_broadcast(struct planner *p, int32_t ti, const struct rf_side *train,
+                          const struct rf_side *infer)
+{
+    struct rf_plan *plan = p->plan;
+    const struct rf_tensor *t = &plan->tensors[ti];
+    int32_t root = (int32_t)train->first_gpu;
+    struct rf_tally d = {0};
+    int rc;
+
+    if (t->scale_of < 0) {
+        enum rf_dtype gdt = t->quant ? train->dtype : t->dtype;
+        if ((rc = collect_cells(p, train, t, &p->src)) < 0)
+            return rc;
+        if ((rc = cells_reserve(p, &p->dst, 1, 1)) < 0)
+            return rc;
+        p->dst.n = 1;
+        p->dst.nh = 1;
+        for (int dd = 0; dd < RF_MAX_DIMS; dd++) {
+            p->dst.box[0].off[dd] = 0;
+            p->dst.box[0].len[dd] = dd < t->ndim ? t->shape[dd] : 1;
+        }
+        p->dst.hstart[0] = 0;
+        p->dst.hstart[1] = 1;
+        p->dst.holders[0] = root;
+        if ((rc = plan_cells(p, ti, rf_dtype_size(gdt), RF_PHASE_GATHER, false)) < 0)
+            return rc;
+        d.logical_bytes += tensor_bytes(t, gdt);
+    }
+
+    int64_t bytes = tensor_bytes(t, plan->wire_dtype[ti]);
+    int64_t receivers = infer->gpus;
+    if (root >= infer->first_gpu && root < infer->first_gpu + infer->gpus)
+        receivers--;
+    GROW(plan->collectives, 0, plan->cap_collectives, plan->n_collectives + 1);
+    plan->collectives[plan->n_collectives++] = (struct rf_collective){
+        .kind = RF_COLL_BROADCAST, .tensor = ti, .root = root,
+        .first_gpu = (int32_t)infer->first_gpu, .gpu_count = (int32_t)infer->gpus,
+        .gpu_stride = 1, .bytes = bytes};
+    d.payload_bytes = bytes * receivers;
+    d.moved_bytes = bytes * receivers;
+    d.logical_bytes += bytes;
+    d.collectives = 1;
+    tally_add(plan, t->role, &d);
+    return 0;
+}
+
+/* Copies the model's tensors into the plan and, for an FP8 inference side, adds one FP32
+ * scale tensor per quantised weight (128 x 128 blocks over the last two dims, named as
+ * Hugging Face names them: `.weight_scale_inv`). */
+static int plan_tensors(struct planner *p, const struct rf_model *model,
+                        const struct rf_side *infer, enum rf_strategy strategy,
+                        const enum rf_strategy *tensor_strategy)
+{
+    struct rf_plan *plan = p->plan;
+    bool fp8 = infer->dtype == RF_DT_FP8;
+    size_t n = model->n_tensors;
+    for (size_t i = 0; i < model->n_tensors; i++)
+        if (fp8 && model->tensors[i].quant && model->tensors[i].ndim >= 2)
+            n++;
+    plan->tensors = calloc(n, sizeof(*plan->tensors));
+    plan->wire_dtype = calloc(n, sizeof(*plan->wire_dtype));
+    plan->tensor_strategy = calloc(n, sizeof(*plan->tensor_strategy));
+    if (!plan->tensors || !plan->wire_dtype || !plan->tensor_strategy)
+        return rf_error_set(p->err, RF_ENOMEM, "out of memory");
+    plan->n_tensors = n; /* names start NULL, so a release on error frees what was set */
+
+    size_t k = model->n_tensors;
+    for (size_t i = 0; i < model->n_tensors; i++) {
+        const struct rf_tensor *src = &model->tensors[i];
+        struct rf_tensor *t = &plan->tensors[i];
+        *t = *src;
+        t->scale_of = -1;
+        t->name = strdup(src->name);
+        if (!t->name)
+            return rf_error_set(p->err, RF_ENOMEM, "out of memory");
+        enum rf_strategy s = tensor_strategy ? tensor_strategy[i] : strategy;
+        if (s == RF_STRAT_HYBRID)
+            return rf_error_set(p->err, RF_EINVAL,
+                                "%s: hybrid needs a per-tensor policy (broadcast or reshard)",
+                                src->name);
+        plan->tensor_strategy[i] = s;
+        plan->wire_dtype[i] = src->quant ? infer->dtype : src->dtype;
+        if (!(fp8 && src->quant && src->ndim >= 2))
+            continue;
+        struct rf_tensor *sc = &plan->tensors[k];
+        *sc = *src;
+        sc->dtype = RF_DT_FP32;
+        sc->quant = false;
+        sc->scale_of = (int)i;
+        sc->shape[src->ndim - 1] = (src->shape[src->ndim - 1] + 127) / 128;
+        sc->shape[src->ndim - 2] = (src->shape[src->ndim - 2] + 127) / 128;
+        size_t len = strlen(src->name);
+        const char *suffix = "_scale_inv";
+        sc->name = malloc(len + strlen(suffix) + 1);
+        if (!sc->name)
+            return rf_error_set(p->err, RF_ENOMEM, "out of memory");
+        memcpy(sc->name, src->name, len);
+        strcpy(sc->name + len, suffix);
+        plan->wire_dtype[k] = RF_DT_FP32;
+        plan->tensor_strategy[k] = s;
+        k++;
+    }
+    return 0;
+}
+
+int rf_plan_build(struct rf_plan *plan, const struct rf_model *model, struct rf_side *train,
+                  struct rf_side *infer, enum rf_strategy strategy,
+                  const enum rf_strategy *tensor_strategy, struct rf_error *err)
+{
+    struct planner p = {.plan = plan, .err = err};
+    int rc;
+
+    memset(plan, 0, sizeof(*plan));
+    plan->strategy = strategy;
+    plan->model_params = rf_model_params(model);
+    plan->model_bytes = rf_model_bytes(model);
+
+    int64_t n_gpus = train->first_gpu + train->gpus;
+    if (infer->first_gpu + infer->gpus > n_gpus)
+        n_gpus = infer->first_gpu + infer->gpus;
+    if (n_gpus > INT32_MAX) {
+        rc = rf_error_set(err, RF_EINVAL, "more than 2^31 GPUs");
+        goto out;
+    }
+    p.load = calloc((size_t)n_gpus, sizeof(int64_t));
+    if (!p.load) {
+        rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+        goto out;
+    }
+    if ((rc = plan_tensors(&p, model, infer, strategy, tensor_strategy)) < 0)
+        goto out;
+
+    for (size_t i = 0; i < plan->n_tensors; i++) {
+        const struct rf_tensor *t = &plan->tensors[i];
+        plan->role[t->role].tensors++;
+        plan->total.tensors++;
+        if (t->scale_of < 0) {
+            plan->role[t->role].params += rf_tensor_numel(t);
+            plan->total.params += rf_tensor_numel(t);
+        }
+        if (plan->tensor_strategy[i] == RF_STRAT_BROADCAST)
+            rc = plan_broadcast(&p, (int32_t)i, train, infer);
+        else
+            rc = plan_reshard(&p, (int32_t)i, train, infer);
+        if (rc < 0)
+            goto out;
+    }
+    rc = 0;
+out:
+    cells_release(&p.src);
+    cells_release(&p.dst);
+    for (int d = 0; d < RF_MAX_DIMS; d++)
+        free(p.starts[d]);
+    free(p.cell_of);
+    free(p.rem);
+    free(p.order);
+    free(p.load);
+    if (rc < 0)
+        rf_plan_release(plan);
+    return rc;
+}
+
+void rf_plan_release(struct rf_plan *plan)
+{
+    if (!plan)
+        return;
+    for (size_t i = 0; i < plan->n_tensors; i++)
+        free(plan->tensors[i].name);
+    free(plan->tensors);
+    free(plan->wire_dtype);
+    free(plan->tensor_strategy);
+    free(plan->boxes);
+    free(plan->transfers);
+    free(plan->collectives);
+    memset(plan, 0, sizeof(*plan));
+}

@@ -1,0 +1,89 @@
+/* The transfer plan: which box of which tensor goes from which GPU to which GPUs, for the
+ * broadcast, reshard and hybrid strategies, plus the collectives of the broadcast path. */
+#ifndef RF_PLAN_H
+#define RF_PLAN_H
+
+#include "layout.h"
+#include "model.h"
+
+enum rf_strategy { RF_STRAT_BROADCAST, RF_STRAT_RESHARD, RF_STRAT_HYBRID, RF_STRAT_COUNT };
+
+/* Gather moves training shards to the broadcast root (training-side staging); deliver
+ * writes into inference-side buffers. */
+enum rf_phase { RF_PHASE_GATHER, RF_PHASE_DELIVER };
+
+enum rf_coll_kind { RF_COLL_BROADCAST };
+
+/* A piece of a tensor that travels as one unit: the intersection of a destination shard
+ * with a source shard. */
+struct rf_plan_box {
+    int32_t tensor;
+    struct rf_box box;
+};
+
+/* A run of transfers of one box from one source GPU: destination GPUs
+ * dst, dst + dst_stride, ..., dst_count of them. Runs keep the plan of a 4096-GPU refit in
+ * the hundreds of thousands of records while every transfer stays exact. */
+struct rf_transfer {
+    int32_t box;
+    int32_t src;
+    int32_t dst;
+    int32_t dst_count;
+    int32_t dst_stride;
+    uint8_t phase;
+    int64_t bytes; /* per destination */
+};
+
+/* Broadcast of a whole tensor from root to gpu_count GPUs first_gpu + i * gpu_stride (the
+ * root among them receives nothing). */
+struct rf_collective {
+    enum rf_coll_kind kind;
+    int32_t tensor;
+    int32_t root;
+    int32_t first_gpu, gpu_count, gpu_stride;
+    int64_t bytes;
+};
+
+/* Byte accounting, per role and in total. */
+struct rf_tally {
+    int64_t tensors, params;
+    int64_t payload_bytes; /* written into inference buffers from another GPU */
+    int64_t moved_bytes;   /* sent over any link: gathers and broadcast hops included */
+    int64_t logical_bytes; /* collective volume (all-gather + broadcast) or bytes sent */
+    int64_t local_bytes;   /* copies where source and destination are the same GPU */
+    int64_t transfers;     /* point-to-point transfers (runs expanded) */
+    int64_t collectives;
+};
+
+struct rf_plan {
+    enum rf_strategy strategy;
+    /* The run's tensors: the model's, then FP8 scale tensors when the inference side is
+     * FP8. Names are owned by the plan. */
+    struct rf_tensor *tensors;
+    enum rf_dtype *wire_dtype;       /* dtype on the wire, per tensor */
+    enum rf_strategy *tensor_strategy; /* broadcast or reshard, per tensor */
+    size_t n_tensors;
+
+    struct rf_plan_box *boxes;
+    size_t n_boxes, cap_boxes;
+    struct rf_transfer *transfers;
+    size_t n_transfers, cap_transfers;
+    struct rf_collective *collectives;
+    size_t n_collectives, cap_collectives;
+
+    int64_t model_params, model_bytes;
+    struct rf_tally total;
+    struct rf_tally role[RF_ROLE_COUNT];
+};
+
+const char *rf_strategy_name(enum rf_strategy s);
+int rf_strategy_parse(const char *s, enum rf_strategy *out);
+
+/* Plans the refit of model from train to infer. tensor_strategy gives broadcast or reshard
+ * per model tensor (hybrid's resolved policy); NULL means `strategy` for every tensor. */
+int rf_plan_build(struct rf_plan *plan, const struct rf_model *model, struct rf_side *train,
+                  struct rf_side *infer, enum rf_strategy strategy,
+                  const enum rf_strategy *tensor_strategy, struct rf_error *err);
+void rf_plan_release(struct rf_plan *plan);
+
+#endif

@@ -1,0 +1,336 @@
+/* The `refit` command: git-style subcommands over the library (plan, models). Only this
+ * file prints or exits. */
+#include <dirent.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "plan.h"
+#include "scenario.h"
+#include "store.h"
+
+#ifndef RF_MODELS_DIR
+#define RF_MODELS_DIR "/usr/local/share/refit/models"
+#endif
+
+static const char usage_main[] =
+    "usage: refit <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  plan SCENARIO   build the transfer plan of a scenario and store it\n"
+    "  models          list the known model architectures\n"
+    "\n"
+    "`refit <command> --help` describes each command. Models and layouts are read from\n"
+    "$REFIT_MODELS, else the models/ folder next to the binary, else " RF_MODELS_DIR ".\n";
+
+static const char usage_plan[] =
+    "usage: refit plan SCENARIO [--db FILE] [--strategy S] [--label TEXT] [--json]\n"
+    "\n"
+    "Plans the refit described by SCENARIO (a Lua file), stores the run in FILE\n"
+    "(default refit.db) in one transaction, and prints a summary per tensor role.\n"
+    "  --strategy S   broadcast | reshard | hybrid (overrides the scenario)\n"
+    "  --label TEXT   label stored with the run\n"
+    "  --json         print one JSON object instead of the table\n";
+
+static const char usage_models[] =
+    "usage: refit models [--json]\n"
+    "\n"
+    "Lists the model architectures of the models folder with their parameter counts.\n";
+
+static int fail(const struct rf_error *err)
+{
+    fprintf(stderr, "refit: %s\n", err->msg);
+    return 1;
+}
+
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Where the Lua descriptions live; see usage_main. */
+static void models_dir(char *buf, size_t size)
+{
+    const char *env = getenv("REFIT_MODELS");
+    if (env && *env) {
+        snprintf(buf, size, "%s", env);
+        return;
+    }
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            int w = snprintf(buf, size, "%s/models", exe);
+            if (w > 0 && (size_t)w < size && is_dir(buf))
+                return;
+        }
+    }
+    snprintf(buf, size, "%s", RF_MODELS_DIR);
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double gb(int64_t bytes) { return (double)bytes / 1e9; }
+
+static void print_plan(const struct rf_scenario *sc, const struct rf_plan *plan, int64_t run,
+                       const char *db, double seconds)
+{
+    char tl[128], il[128];
+    rf_side_describe(&sc->train, tl, sizeof(tl));
+    rf_side_describe(&sc->infer, il, sizeof(il));
+    printf("%s: %.2f B params, %.2f GB, strategy %s\n", sc->model.name,
+           (double)plan->model_params / 1e9, gb(plan->model_bytes),
+           rf_strategy_name(plan->strategy));
+    printf("  train %5lld GPUs from %-5lld %s, %s\n", (long long)sc->train.gpus,
+           (long long)sc->train.first_gpu, tl, rf_dtype_name(sc->train.dtype));
+    printf("  infer %5lld GPUs from %-5lld %s, %s\n\n", (long long)sc->infer.gpus,
+           (long long)sc->infer.first_gpu, il, rf_dtype_name(sc->infer.dtype));
+    printf("%-14s %7s %11s %12s %12s %12s %11s\n", "role", "tensors", "params(B)", "payload(GB)",
+           "moved(GB)", "logical(GB)", "transfers");
+    for (int r = 0; r <= RF_ROLE_COUNT; r++) {
+        const struct rf_tally *t = r < RF_ROLE_COUNT ? &plan->role[r] : &plan->total;
+        if (r < RF_ROLE_COUNT && t->tensors == 0)
+            continue;
+        printf("%-14s %7lld %11.3f %12.2f %12.2f %12.2f %11lld\n",
+               r < RF_ROLE_COUNT ? rf_role_name((enum rf_role)r) : "total",
+               (long long)t->tensors, (double)t->params / 1e9, gb(t->payload_bytes),
+               gb(t->moved_bytes), gb(t->logical_bytes), (long long)t->transfers);
+    }
+    printf("\nrun %lld stored in %s: %zu boxes, %zu transfer runs, %zu collectives "
+           "(%.2f s)\n",
+           (long long)run, db, plan->n_boxes, plan->n_transfers, plan->n_collectives, seconds);
+}
+
+static void print_plan_json(const struct rf_scenario *sc, const struct rf_plan *plan,
+                            int64_t run, double seconds)
+{
+    json_t *roles = json_object();
+    for (int r = 0; r < RF_ROLE_COUNT; r++) {
+        const struct rf_tally *t = &plan->role[r];
+        if (t->tensors == 0)
+            continue;
+        json_object_set_new(
+            roles, rf_role_name((enum rf_role)r),
+            json_pack("{sI sI sI sI sI sI sI}", "tensors", (json_int_t)t->tensors, "params",
+                      (json_int_t)t->params, "payload_bytes", (json_int_t)t->payload_bytes,
+                      "moved_bytes", (json_int_t)t->moved_bytes, "logical_bytes",
+                      (json_int_t)t->logical_bytes, "local_bytes", (json_int_t)t->local_bytes,
+                      "transfers", (json_int_t)t->transfers));
+    }
+    json_t *o = json_pack(
+        "{sI ss ss ss sI sI sI sI sI sI sI sI sI sI sf so}", "run_id", (json_int_t)run,
+        "scenario", sc->source, "model", sc->model.name, "strategy",
+        rf_strategy_name(plan->strategy), "model_params", (json_int_t)plan->model_params,
+        "model_bytes", (json_int_t)plan->model_bytes, "payload_bytes",
+        (json_int_t)plan->total.payload_bytes, "moved_bytes",
+        (json_int_t)plan->total.moved_bytes, "logical_bytes",
+        (json_int_t)plan->total.logical_bytes, "local_bytes",
+        (json_int_t)plan->total.local_bytes, "transfers", (json_int_t)plan->total.transfers,
+        "transfer_runs", (json_int_t)plan->n_transfers, "boxes", (json_int_t)plan->n_boxes,
+        "collectives", (json_int_t)plan->n_collectives, "plan_seconds", seconds, "roles",
+        roles);
+    json_dumpf(o, stdout, JSON_INDENT(2));
+    fputc('\n', stdout);
+    json_decref(o);
+}
+
+static int cmd_plan(int argc, char **argv)
+{
+    static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
+                                         {"strategy", required_argument, NULL, 's'},
+                                         {"label", required_argument, NULL, 'l'},
+                                         {"json", no_argument, NULL, 'j'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    const char *db = "refit.db", *strategy = NULL, *label = NULL;
+    bool json = false;
+    int c;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd': db = optarg; break;
+        case 's': strategy = optarg; break;
+        case 'l': label = optarg; break;
+        case 'j': json = true; break;
+        case 'h': fputs(usage_plan, stdout); return 0;
+        default: fputs(usage_plan, stderr); return 2;
+        }
+    }
+    if (optind + 1 != argc) {
+        fputs(usage_plan, stderr);
+        return 2;
+    }
+
+    char dir[PATH_MAX];
+    struct rf_error err = {0};
+    struct rf_lua *L = NULL;
+    struct rf_scenario sc = {0};
+    struct rf_plan plan = {0};
+    struct rf_store st = {0};
+    int64_t run = 0;
+    int rc = 1;
+    enum rf_strategy override;
+
+    if (strategy && (rf_strategy_parse(strategy, &override) < 0)) {
+        fprintf(stderr, "refit: --strategy: unknown strategy '%s' (broadcast, reshard, hybrid)\n",
+                strategy);
+        return 2;
+    }
+    models_dir(dir, sizeof(dir));
+    double t0 = now();
+    if (rf_lua_open(&L, dir, &err) < 0 ||
+        rf_lua_load_scenario(L, argv[optind], strategy, &sc, &err) < 0 ||
+        rf_scenario_init_sides(&sc, &err) < 0 ||
+        rf_plan_build(&plan, &sc.model, &sc.train, &sc.infer, sc.strategy, sc.tensor_strategy,
+                      &err) < 0) {
+        rc = fail(&err);
+        goto out;
+    }
+    double planned = now() - t0;
+    struct rf_run_info info = {.label = label, .scenario = sc.source, .model = sc.model.name,
+                               .cluster_system = sc.cluster_system,
+                               .cluster_nodes = sc.cluster_nodes, .train = &sc.train,
+                               .infer = &sc.infer, .plan_seconds = planned};
+    if (rf_store_open(&st, db, &err) < 0 || rf_store_save_plan(&st, &info, &plan, &run, &err) < 0) {
+        rc = fail(&err);
+        goto out;
+    }
+    double total = now() - t0;
+    if (json)
+        print_plan_json(&sc, &plan, run, total);
+    else
+        print_plan(&sc, &plan, run, db, total);
+    rc = 0;
+out:
+    rf_store_close(&st);
+    rf_plan_release(&plan);
+    rf_scenario_release(&sc);
+    rf_lua_close(L);
+    return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int cmd_models(int argc, char **argv)
+{
+    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    bool json = false;
+    int c;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case 'j': json = true; break;
+        case 'h': fputs(usage_models, stdout); return 0;
+        default: fputs(usage_models, stderr); return 2;
+        }
+    }
+    if (optind != argc) {
+        fputs(usage_models, stderr);
+        return 2;
+    }
+
+    char dir[PATH_MAX];
+    struct rf_error err = {0};
+    struct rf_lua *L = NULL;
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    json_t *list = json_array();
+    int rc = 1;
+
+    models_dir(dir, sizeof(dir));
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "refit: %s: cannot open the models folder\n", dir);
+        goto out;
+    }
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".lua") != 0)
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 16;
+            char **nn = realloc(names, cap * sizeof(*names));
+            if (!nn)
+                break;
+            names = nn;
+        }
+        names[n++] = strndup(e->d_name, len - 4);
+    }
+    closedir(d);
+    qsort(names, n, sizeof(*names), cmp_str);
+    if (rf_lua_open(&L, dir, &err) < 0) {
+        rc = fail(&err);
+        goto out;
+    }
+    if (!json)
+        printf("%-22s %10s %10s %10s %8s\n", "model", "params(B)", "active(B)", "bf16(GB)",
+               "tensors");
+    for (size_t i = 0; i < n; i++) {
+        struct rf_model m;
+        if (rf_lua_load_model(L, names[i], &m, &err) < 0) {
+            rc = fail(&err);
+            goto out;
+        }
+        int64_t params = rf_model_params(&m), active = rf_model_active_params(&m);
+        int64_t bytes = rf_model_bytes(&m);
+        if (json)
+            json_array_append_new(list, json_pack("{ss sI sI sI sI ss}", "name", m.name,
+                                                  "params", (json_int_t)params, "active_params",
+                                                  (json_int_t)active, "bf16_bytes",
+                                                  (json_int_t)bytes, "tensors",
+                                                  (json_int_t)m.n_tensors, "family", m.family));
+        else
+            printf("%-22s %10.2f %10.2f %10.1f %8zu\n", m.name, (double)params / 1e9,
+                   (double)active / 1e9, gb(bytes), m.n_tensors);
+        rf_model_release(&m);
+    }
+    if (json) {
+        json_dumpf(list, stdout, JSON_INDENT(2));
+        fputc('\n', stdout);
+    }
+    rc = 0;
+out:
+    json_decref(list);
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    rf_lua_close(L);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
+        fputs(usage_main, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("refit %s\n", PACKAGE_VERSION);
+        return 0;
+    }
+    if (strcmp(argv[1], "plan") == 0)
+        return cmd_plan(argc - 1, argv + 1);
+    if (strcmp(argv[1], "models") == 0)
+        return cmd_models(argc - 1, argv + 1);
+    fprintf(stderr, "refit: '%s' is not a command; see refit --help\n", argv[1]);
+    return 2;
+}

@@ -1,0 +1,439 @@
+/* The Lua bridge. models/lib validates and normalises every description and raises errors
+ * that already name file:line and the dotted field; this file only converts the normalised
+ * tables (see doc/architecture.md, "Contract: Lua -> C") into C structs, checking the
+ * invariants the planner relies on. */
+#include "scenario.h"
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct rf_lua {
+    lua_State *L;
+    int module; /* registry reference of require("refit") */
+};
+
+int rf_lua_open(struct rf_lua **out, const char *models_dir, struct rf_error *err)
+{
+    struct rf_lua *R = calloc(1, sizeof(*R));
+    int rc;
+    if (!R)
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    R->L = luaL_newstate();
+    if (!R->L) {
+        free(R);
+        return rf_error_set(err, RF_ENOMEM, "cannot create a Lua state");
+    }
+    lua_State *L = R->L;
+    luaL_openlibs(L);
+    luaL_requiref(L, "refit.json", rf_luaopen_json, 0);
+    lua_pop(L, 1);
+
+    lua_getglobal(L, "package");
+    lua_pushfstring(L, "%s/lib/?.lua", models_dir);
+    lua_setfield(L, -2, "path");
+    lua_pop(L, 1);
+
+    lua_getglobal(L, "require");
+    lua_pushstring(L, "refit");
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+        rc = rf_error_set(err, RF_ELUA, "%s/lib: %s", models_dir, lua_tostring(L, -1));
+        rf_lua_close(R);
+        return rc;
+    }
+    lua_pushstring(L, models_dir);
+    lua_setfield(L, -2, "models_dir");
+    R->module = luaL_ref(L, LUA_REGISTRYINDEX);
+    *out = R;
+    return 0;
+}
+
+void rf_lua_close(struct rf_lua *R)
+{
+    if (!R)
+        return;
+    lua_close(R->L);
+    free(R);
+}
+
+/* Calls refit.<fn>(arg [, { strategy = strategy }]) and leaves its result on the stack. */
+static int call(struct rf_lua *R, const char *fn, const char *arg, const char *strategy,
+                struct rf_error *err)
+{
+    lua_State *L = R->L;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, R->module);
+    lua_getfield(L, -1, fn);
+    lua_remove(L, -2);
+    lua_pushstring(L, arg);
+    if (strategy) {
+        lua_createtable(L, 0, 1);
+        lua_pushstring(L, strategy);
+        lua_setfield(L, -2, "strategy");
+    }
+    if (lua_pcall(L, strategy ? 2 : 1, 1, 0) != LUA_OK) {
+        const char *msg = lua_tostring(L, -1);
+        rf_error_set(err, RF_ELUA, "%s", msg ? msg : "error object is not a string");
+        lua_pop(L, 1);
+        return RF_ELUA;
+    }
+    return 0;
+}
+
+/* Field readers for the normalised tables. A failure here is a broken contract between
+ * models/lib and C, reported with the field's name. */
+static int get_int(lua_State *L, int t, const char *key, int64_t *out, const char *ctx,
+                   struct rf_error *err)
+{
+    int isnum;
+    lua_getfield(L, t, key);
+    *out = (int64_t)lua_tointegerx(L, -1, &isnum);
+    lua_pop(L, 1);
+    if (!isnum)
+        return rf_error_set(err, RF_EINVAL, "%s.%s: expected an integer", ctx, key);
+    return 0;
+}
+
+static int get_str(lua_State *L, int t, const char *key, char **out, const char *ctx,
+                   struct rf_error *err)
+{
+    lua_getfield(L, t, key);
+    const char *s = lua_tostring(L, -1);
+    *out = s ? strdup(s) : NULL;
+    lua_pop(L, 1);
+    if (!s)
+        return rf_error_set(err, RF_EINVAL, "%s.%s: expected a string", ctx, key);
+    if (!*out)
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* Reads a string field and maps it through parse(). */
+static int get_enum(lua_State *L, int t, const char *key, int (*parse)(const char *, void *),
+                    void *out, const char *ctx, struct rf_error *err)
+{
+    lua_getfield(L, t, key);
+    const char *s = lua_tostring(L, -1);
+    int bad = !s || parse(s, out) < 0;
+    if (bad)
+        rf_error_set(err, RF_EINVAL, "%s.%s: unknown value '%s'", ctx, key, s ? s : "nil");
+    lua_pop(L, 1);
+    return bad ? RF_EINVAL : 0;
+}
+
+static int parse_dtype(const char *s, void *out) { return rf_dtype_parse(s, out); }
+static int parse_role(const char *s, void *out) { return rf_role_parse(s, out); }
+static int parse_class(const char *s, void *out) { return rf_class_parse(s, out); }
+static int parse_strategy(const char *s, void *out) { return rf_strategy_parse(s, out); }
+
+static int read_tensor(lua_State *L, int t, struct rf_tensor *x, struct rf_error *err)
+{
+    int64_t v;
+    int rc;
+    if ((rc = get_str(L, t, "name", &x->name, "tensor", err)) < 0)
+        return rc;
+    const char *ctx = x->name;
+    lua_getfield(L, t, "shape");
+    x->ndim = (int)lua_rawlen(L, -1);
+    if (x->ndim < 1 || x->ndim > RF_MAX_DIMS) {
+        lua_pop(L, 1);
+        return rf_error_set(err, RF_EINVAL, "%s.shape: 1 to %d dims, got %d", ctx, RF_MAX_DIMS,
+                            x->ndim);
+    }
+    for (int d = 0; d < x->ndim; d++) {
+        lua_rawgeti(L, -1, d + 1);
+        x->shape[d] = (int64_t)lua_tointeger(L, -1);
+        lua_pop(L, 1);
+        if (x->shape[d] < 1) {
+            lua_pop(L, 1);
+            return rf_error_set(err, RF_EINVAL, "%s.shape[%d]: expected a positive integer",
+                                ctx, d + 1);
+        }
+    }
+    lua_pop(L, 1);
+    if ((rc = get_enum(L, t, "dtype", parse_dtype, &x->dtype, ctx, err)) < 0 ||
+        (rc = get_enum(L, t, "role", parse_role, &x->role, ctx, err)) < 0 ||
+        (rc = get_enum(L, t, "class", parse_class, &x->cls, ctx, err)) < 0 ||
+        (rc = get_int(L, t, "layer", &v, ctx, err)) < 0)
+        return rc;
+    x->layer = (int)v;
+    if ((rc = get_int(L, t, "experts", &x->experts, ctx, err)) < 0)
+        return rc;
+    lua_getfield(L, t, "quant");
+    x->quant = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    x->scale_of = -1;
+    bool expert = x->cls == RF_CLASS_EXPERT_COLUMN || x->cls == RF_CLASS_EXPERT_ROW;
+    if (expert && (x->ndim != 3 || x->experts != x->shape[0]))
+        return rf_error_set(err, RF_EINVAL, "%s: expert tensors are [E, out, in] with experts = E",
+                            ctx);
+    if ((x->cls == RF_CLASS_ROW && x->ndim < 2))
+        return rf_error_set(err, RF_EINVAL, "%s: a row-parallel tensor needs 2 dims", ctx);
+    return 0;
+}
+
+/* Reads the normalised model at stack index t. */
+static int read_model(lua_State *L, int t, struct rf_model *m, struct rf_error *err)
+{
+    int64_t v;
+    int rc;
+    memset(m, 0, sizeof(*m));
+    if ((rc = get_str(L, t, "name", &m->name, "model", err)) < 0 ||
+        (rc = get_str(L, t, "family", &m->family, "model", err)) < 0 ||
+        (rc = get_str(L, t, "source", &m->source, "model", err)) < 0 ||
+        (rc = get_int(L, t, "layers", &v, "model", err)) < 0 ||
+        (rc = get_int(L, t, "experts", &m->experts, "model", err)) < 0 ||
+        (rc = get_int(L, t, "experts_per_token", &m->experts_per_token, "model", err)) < 0)
+        goto fail;
+    m->layers = (int)v;
+    lua_getfield(L, t, "tensors");
+    size_t n = (size_t)lua_rawlen(L, -1);
+    m->tensors = calloc(n ? n : 1, sizeof(*m->tensors));
+    if (!m->tensors) {
+        lua_pop(L, 1);
+        rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+        goto fail;
+    }
+    for (size_t i = 0; i < n; i++) {
+        lua_rawgeti(L, -1, (lua_Integer)i + 1);
+        m->n_tensors = i + 1;
+        rc = read_tensor(L, lua_gettop(L), &m->tensors[i], err);
+        lua_pop(L, 1);
+        if (rc < 0) {
+            lua_pop(L, 1);
+            goto fail;
+        }
+        if (m->tensors[i].layer < -1 || m->tensors[i].layer > m->layers) {
+            lua_pop(L, 1);
+            rc = rf_error_set(err, RF_EINVAL, "%s.layer: %d outside -1..%d", m->tensors[i].name,
+                              m->tensors[i].layer, m->layers);
+            goto fail;
+        }
+    }
+    lua_pop(L, 1);
+    return 0;
+fail:
+    return rc;
+}
+
+static int read_side(lua_State *L, int t, const char *ctx, enum rf_side_kind kind,
+                     struct rf_side *s, struct rf_error *err)
+{
+    int rc;
+    memset(s, 0, sizeof(*s));
+    s->kind = kind;
+    if ((rc = get_int(L, t, "gpus", &s->gpus, ctx, err)) < 0 ||
+        (rc = get_int(L, t, "first_gpu", &s->first_gpu, ctx, err)) < 0 ||
+        (rc = get_int(L, t, "tp", &s->tp, ctx, err)) < 0 ||
+        (rc = get_int(L, t, "pp", &s->pp, ctx, err)) < 0 ||
+        (rc = get_int(L, t, "dp", &s->dp, ctx, err)) < 0 ||
+        (rc = get_int(L, t, "ep", &s->ep, ctx, err)) < 0 ||
+        (rc = get_enum(L, t, "dtype", parse_dtype, &s->dtype, ctx, err)) < 0)
+        return rc;
+    if (kind == RF_SIDE_MEGATRON) {
+        if ((rc = get_int(L, t, "cp", &s->cp, ctx, err)) < 0 ||
+            (rc = get_int(L, t, "etp", &s->etp, ctx, err)) < 0 ||
+            (rc = get_int(L, t, "edp", &s->edp, ctx, err)) < 0)
+            return rc;
+        lua_getfield(L, t, "fsdp");
+        s->fsdp = lua_toboolean(L, -1);
+        lua_pop(L, 1);
+        s->replicas = 1;
+    } else {
+        if ((rc = get_int(L, t, "replicas", &s->replicas, ctx, err)) < 0)
+            return rc;
+        s->cp = s->etp = s->edp = 1;
+    }
+    int64_t sizes[] = {s->gpus, s->tp, s->cp, s->pp, s->dp, s->ep, s->etp, s->edp, s->replicas};
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+        if (sizes[i] < 1)
+            return rf_error_set(err, RF_EINVAL, "%s: parallel sizes must be positive", ctx);
+    if (s->first_gpu < 0)
+        return rf_error_set(err, RF_EINVAL, "%s.first_gpu: must not be negative", ctx);
+    int64_t prod = kind == RF_SIDE_MEGATRON ? s->tp * s->cp * s->dp * s->pp
+                                            : s->tp * s->dp * s->pp * s->replicas;
+    if (prod != s->gpus)
+        return rf_error_set(err, RF_EINVAL, "%s: gpus %lld != product of parallel sizes %lld",
+                            ctx, (long long)s->gpus, (long long)prod);
+    if (kind == RF_SIDE_MEGATRON && s->edp * s->ep * s->etp != s->tp * s->cp * s->dp)
+        return rf_error_set(err, RF_EINVAL, "%s: edp*ep*etp != tp*cp*dp", ctx);
+    if (kind == RF_SIDE_VLLM && s->ep != 1 && s->ep != s->tp * s->dp)
+        return rf_error_set(err, RF_EINVAL, "%s.ep: must be 1 or tp*dp", ctx);
+
+    lua_getfield(L, t, "stage_layers");
+    if ((int64_t)lua_rawlen(L, -1) != s->pp) {
+        lua_pop(L, 1);
+        return rf_error_set(err, RF_EINVAL, "%s.stage_layers: expected pp = %lld entries", ctx,
+                            (long long)s->pp);
+    }
+    s->stage_layers = calloc((size_t)s->pp, sizeof(int));
+    if (!s->stage_layers) {
+        lua_pop(L, 1);
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    }
+    for (int64_t i = 0; i < s->pp; i++) {
+        lua_rawgeti(L, -1, (lua_Integer)i + 1);
+        s->stage_layers[i] = (int)lua_tointeger(L, -1);
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    return 0;
+}
+
+/* The readers run inside lua_pcall (a Lua API call on a value of the wrong type raises),
+ * with their C results in this context. Structs stay consistent at every step (pointers
+ * NULL or owned, counts bumped before filling), so the caller releases them on failure. */
+struct reader {
+    void *out;
+    struct rf_error *err;
+    int rc;
+};
+
+static int read_scenario(lua_State *L, int t, struct rf_scenario *sc, struct rf_error *err);
+
+static int l_read_model(lua_State *L)
+{
+    struct reader *r = lua_touserdata(L, 1);
+    r->rc = read_model(L, 2, r->out, r->err);
+    return 0;
+}
+
+static int l_read_scenario(lua_State *L)
+{
+    struct reader *r = lua_touserdata(L, 1);
+    r->rc = read_scenario(L, 2, r->out, r->err);
+    return 0;
+}
+
+/* Calls refit.<fn>(arg), then converts its result with reader under protection. */
+static int load(struct rf_lua *R, const char *fn, const char *arg, const char *strategy,
+                lua_CFunction reader, void *out, struct rf_error *err)
+{
+    lua_State *L = R->L;
+    struct reader r = {out, err, 0};
+    int rc = call(R, fn, arg, strategy, err);
+    if (rc < 0)
+        return rc;
+    lua_pushcfunction(L, reader);
+    lua_pushlightuserdata(L, &r);
+    lua_rotate(L, -3, 2); /* reader, ctx, result */
+    if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
+        rf_error_set(err, RF_EINVAL, "%s: malformed result from models/lib: %s", arg,
+                     lua_tostring(L, -1));
+        lua_pop(L, 1);
+        return RF_EINVAL;
+    }
+    return r.rc;
+}
+
+int rf_lua_load_model(struct rf_lua *R, const char *spec, struct rf_model *model,
+                      struct rf_error *err)
+{
+    memset(model, 0, sizeof(*model));
+    int rc = load(R, "load_model", spec, NULL, l_read_model, model, err);
+    if (rc < 0)
+        rf_model_release(model);
+    return rc;
+}
+
+int rf_lua_load_scenario(struct rf_lua *R, const char *path, const char *strategy,
+                         struct rf_scenario *sc, struct rf_error *err)
+{
+    memset(sc, 0, sizeof(*sc));
+    int rc = load(R, "load_scenario", path, strategy, l_read_scenario, sc, err);
+    if (rc < 0)
+        rf_scenario_release(sc);
+    return rc;
+}
+
+static int read_scenario(lua_State *L, int t, struct rf_scenario *sc, struct rf_error *err)
+{
+    int rc;
+    if ((rc = get_str(L, t, "source", &sc->source, "scenario", err)) < 0 ||
+        (rc = get_enum(L, t, "strategy", parse_strategy, &sc->strategy, "scenario", err)) < 0)
+        goto out;
+
+    lua_getfield(L, t, "model");
+    rc = read_model(L, lua_gettop(L), &sc->model, err);
+    lua_pop(L, 1);
+    if (rc < 0)
+        goto out;
+    lua_getfield(L, t, "train");
+    rc = read_side(L, lua_gettop(L), "train", RF_SIDE_MEGATRON, &sc->train, err);
+    lua_pop(L, 1);
+    if (rc < 0)
+        goto out;
+    lua_getfield(L, t, "infer");
+    rc = read_side(L, lua_gettop(L), "infer", RF_SIDE_VLLM, &sc->infer, err);
+    lua_pop(L, 1);
+    if (rc < 0)
+        goto out;
+
+    lua_getfield(L, t, "cluster");
+    if (lua_istable(L, -1)) {
+        int c = lua_gettop(L);
+        lua_getfield(L, c, "system");
+        if (lua_isstring(L, -1))
+            sc->cluster_system = strdup(lua_tostring(L, -1));
+        lua_pop(L, 1);
+        lua_getfield(L, c, "nodes");
+        sc->cluster_nodes = (int64_t)lua_tointeger(L, -1);
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+
+    lua_getfield(L, t, "tensor_strategy");
+    size_t n = (size_t)lua_rawlen(L, -1);
+    if (n != sc->model.n_tensors) {
+        lua_pop(L, 1);
+        rc = rf_error_set(err, RF_EINVAL, "tensor_strategy: %zu entries for %zu tensors", n,
+                          sc->model.n_tensors);
+        goto out;
+    }
+    sc->tensor_strategy = calloc(n ? n : 1, sizeof(*sc->tensor_strategy));
+    if (!sc->tensor_strategy) {
+        lua_pop(L, 1);
+        rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        lua_rawgeti(L, -1, (lua_Integer)i + 1);
+        const char *s = lua_tostring(L, -1);
+        int bad = !s || rf_strategy_parse(s, &sc->tensor_strategy[i]) < 0 ||
+                  sc->tensor_strategy[i] == RF_STRAT_HYBRID;
+        lua_pop(L, 1);
+        if (bad) {
+            lua_pop(L, 1);
+            rc = rf_error_set(err, RF_EINVAL, "tensor_strategy[%zu]: '%s' is not broadcast or "
+                              "reshard", i + 1, s ? s : "nil");
+            goto out;
+        }
+    }
+    lua_pop(L, 1);
+    rc = 0;
+out:
+    lua_settop(L, t);
+    return rc;
+}
+
+int rf_scenario_init_sides(struct rf_scenario *sc, struct rf_error *err)
+{
+    int rc = rf_side_init(&sc->train, sc->model.layers, err);
+    if (rc < 0)
+        return rc;
+    return rf_side_init(&sc->infer, sc->model.layers, err);
+}
+
+void rf_scenario_release(struct rf_scenario *sc)
+{
+    if (!sc)
+        return;
+    free(sc->source);
+    rf_model_release(&sc->model);
+    rf_side_release(&sc->train);
+    rf_side_release(&sc->infer);
+    free(sc->tensor_strategy);
+    free(sc->cluster_system);
+    memset(sc, 0, sizeof(*sc));
+}

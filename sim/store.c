@@ -1,0 +1,385 @@
+/* SQLite store. Every write of a run happens inside one transaction with prepared
+ * statements reused row by row (bind, step, reset); any failure rolls the run back. */
+#include "store.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char schema_v1[] =
+    "CREATE TABLE run (\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),\n"
+    "  label TEXT,\n"
+    "  scenario TEXT,\n"
+    "  model TEXT NOT NULL,\n"
+    "  strategy TEXT NOT NULL,\n"
+    "  cluster_system TEXT,\n"
+    "  cluster_nodes INTEGER,\n"
+    "  train_gpus INTEGER NOT NULL, train_first_gpu INTEGER NOT NULL,\n"
+    "  train_layout TEXT NOT NULL, train_dtype TEXT NOT NULL,\n"
+    "  infer_gpus INTEGER NOT NULL, infer_first_gpu INTEGER NOT NULL,\n"
+    "  infer_layout TEXT NOT NULL, infer_dtype TEXT NOT NULL,\n"
+    "  model_params INTEGER NOT NULL, model_bytes INTEGER NOT NULL,\n"
+    "  payload_bytes INTEGER NOT NULL, moved_bytes INTEGER NOT NULL,\n"
+    "  logical_bytes INTEGER NOT NULL, local_bytes INTEGER NOT NULL,\n"
+    "  transfers INTEGER NOT NULL, collectives INTEGER NOT NULL,\n"
+    "  plan_seconds REAL\n"
+    ");\n"
+    "CREATE TABLE tensor (\n"
+    "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,\n"
+    "  id INTEGER NOT NULL,\n"
+    "  name TEXT NOT NULL, role TEXT NOT NULL, layer INTEGER NOT NULL, class TEXT NOT NULL,\n"
+    "  shape TEXT NOT NULL, numel INTEGER NOT NULL,\n"
+    "  dtype TEXT NOT NULL, wire_dtype TEXT NOT NULL, wire_bytes INTEGER NOT NULL,\n"
+    "  strategy TEXT NOT NULL, scale_of INTEGER,\n"
+    "  PRIMARY KEY (run_id, id)\n"
+    ") WITHOUT ROWID;\n"
+    "CREATE TABLE box (\n"
+    "  run_id INTEGER NOT NULL, id INTEGER NOT NULL, tensor_id INTEGER NOT NULL,\n"
+    "  off0 INTEGER NOT NULL, off1 INTEGER NOT NULL, off2 INTEGER NOT NULL,\n"
+    "  off3 INTEGER NOT NULL,\n"
+    "  len0 INTEGER NOT NULL, len1 INTEGER NOT NULL, len2 INTEGER NOT NULL,\n"
+    "  len3 INTEGER NOT NULL,\n"
+    "  numel INTEGER NOT NULL,\n"
+    "  PRIMARY KEY (run_id, id),\n"
+    "  FOREIGN KEY (run_id, tensor_id) REFERENCES tensor(run_id, id) ON DELETE CASCADE\n"
+    ") WITHOUT ROWID;\n"
+    "CREATE TABLE transfer (\n"
+    "  run_id INTEGER NOT NULL, id INTEGER NOT NULL, box_id INTEGER NOT NULL,\n"
+    "  src_gpu INTEGER NOT NULL, dst_gpu INTEGER NOT NULL,\n"
+    "  dst_count INTEGER NOT NULL CHECK (dst_count >= 1), dst_stride INTEGER NOT NULL,\n"
+    "  phase TEXT NOT NULL CHECK (phase IN ('gather', 'deliver')),\n"
+    "  bytes INTEGER NOT NULL,\n"
+    "  PRIMARY KEY (run_id, id),\n"
+    "  FOREIGN KEY (run_id, box_id) REFERENCES box(run_id, id) ON DELETE CASCADE\n"
+    ") WITHOUT ROWID;\n"
+    "CREATE TABLE collective (\n"
+    "  run_id INTEGER NOT NULL, id INTEGER NOT NULL,\n"
+    "  kind TEXT NOT NULL CHECK (kind IN ('broadcast')),\n"
+    "  tensor_id INTEGER NOT NULL, root_gpu INTEGER NOT NULL,\n"
+    "  first_gpu INTEGER NOT NULL, gpu_count INTEGER NOT NULL, gpu_stride INTEGER NOT NULL,\n"
+    "  bytes INTEGER NOT NULL,\n"
+    "  PRIMARY KEY (run_id, id),\n"
+    "  FOREIGN KEY (run_id, tensor_id) REFERENCES tensor(run_id, id) ON DELETE CASCADE\n"
+    ") WITHOUT ROWID;\n"
+    "CREATE TABLE role_summary (\n"
+    "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,\n"
+    "  role TEXT NOT NULL, tensors INTEGER NOT NULL, params INTEGER NOT NULL,\n"
+    "  payload_bytes INTEGER NOT NULL, moved_bytes INTEGER NOT NULL,\n"
+    "  logical_bytes INTEGER NOT NULL, local_bytes INTEGER NOT NULL,\n"
+    "  transfers INTEGER NOT NULL, collectives INTEGER NOT NULL,\n"
+    "  PRIMARY KEY (run_id, role)\n"
+    ") WITHOUT ROWID;\n"
+    /* One row per individual transfer: runs expanded, box and tensor joined in. */
+    "CREATE VIEW transfer_each AS\n"
+    "WITH RECURSIVE k(run_id, transfer_id, i) AS (\n"
+    "  SELECT run_id, id, 0 FROM transfer\n"
+    "  UNION ALL\n"
+    "  SELECT k.run_id, k.transfer_id, k.i + 1 FROM k\n"
+    "  JOIN transfer t ON t.run_id = k.run_id AND t.id = k.transfer_id\n"
+    "  WHERE k.i + 1 < t.dst_count)\n"
+    "SELECT t.run_id, t.id AS transfer_id, tn.id AS tensor_id, tn.name AS tensor, t.phase,\n"
+    "  t.src_gpu, t.dst_gpu + k.i * t.dst_stride AS dst_gpu,\n"
+    "  b.off0, b.off1, b.off2, b.off3, b.len0, b.len1, b.len2, b.len3, t.bytes\n"
+    "FROM k JOIN transfer t ON t.run_id = k.run_id AND t.id = k.transfer_id\n"
+    "JOIN box b ON b.run_id = t.run_id AND b.id = t.box_id\n"
+    "JOIN tensor tn ON tn.run_id = b.run_id AND tn.id = b.tensor_id;\n";
+
+static int db_error(struct rf_store *st, struct rf_error *err, const char *what)
+{
+    return rf_error_set(err, RF_EDB, "%s: %s", what, sqlite3_errmsg(st->db));
+}
+
+static int exec(struct rf_store *st, const char *sql, struct rf_error *err)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        rf_error_set(err, RF_EDB, "%s", msg ? msg : sqlite3_errmsg(st->db));
+        sqlite3_free(msg);
+        return RF_EDB;
+    }
+    return 0;
+}
+
+static int pragma_int(struct rf_store *st, const char *sql, int64_t *out, struct rf_error *err)
+{
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+        return db_error(st, err, sql);
+    int rc = sqlite3_step(s);
+    if (rc != SQLITE_ROW) {
+        sqlite3_finalize(s);
+        return db_error(st, err, sql);
+    }
+    *out = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    return 0;
+}
+
+int rf_store_open(struct rf_store *st, const char *path, struct rf_error *err)
+{
+    int64_t app = 0, version = 0, objects = 0;
+    int rc;
+    char sql[128];
+
+    st->db = NULL;
+    if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+        SQLITE_OK) {
+        rc = rf_error_set(err, RF_EDB, "%s: %s", path,
+                          st->db ? sqlite3_errmsg(st->db) : "cannot open");
+        goto fail;
+    }
+    sqlite3_busy_timeout(st->db, 10000);
+    if ((rc = pragma_int(st, "PRAGMA application_id", &app, err)) < 0 ||
+        (rc = pragma_int(st, "PRAGMA user_version", &version, err)) < 0 ||
+        (rc = pragma_int(st, "SELECT count(*) FROM sqlite_schema", &objects, err)) < 0) {
+        rf_error_set(err, RF_EDB, "%s: not a SQLite database (%s)", path, err->msg);
+        goto fail;
+    }
+    if (objects > 0 && app != RF_STORE_APPLICATION_ID) {
+        rc = rf_error_set(err, RF_EDB, "%s: not a refit database (application_id %lld)", path,
+                          (long long)app);
+        goto fail;
+    }
+    if (version > RF_STORE_SCHEMA_VERSION) {
+        rc = rf_error_set(err, RF_EDB,
+                          "%s: schema version %lld is newer than this refit (%d); upgrade refit",
+                          path, (long long)version, RF_STORE_SCHEMA_VERSION);
+        goto fail;
+    }
+    if ((rc = exec(st, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+                       "PRAGMA foreign_keys=ON;",
+                   err)) < 0)
+        goto fail;
+    if (objects == 0) {
+        /* New file: create schema version 1 in one transaction. Later versions add
+         * forward-only migrations from `version` here. */
+        snprintf(sql, sizeof(sql), "PRAGMA application_id=%d; PRAGMA user_version=%d;",
+                 RF_STORE_APPLICATION_ID, RF_STORE_SCHEMA_VERSION);
+        if ((rc = exec(st, "BEGIN IMMEDIATE", err)) < 0)
+            goto fail;
+        if ((rc = exec(st, schema_v1, err)) < 0 || (rc = exec(st, sql, err)) < 0 ||
+            (rc = exec(st, "COMMIT", err)) < 0) {
+            sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+            goto fail;
+        }
+    }
+    return 0;
+fail:
+    sqlite3_close(st->db);
+    st->db = NULL;
+    return rc;
+}
+
+void rf_store_close(struct rf_store *st)
+{
+    if (st && st->db) {
+        sqlite3_close(st->db);
+        st->db = NULL;
+    }
+}
+
+enum { S_RUN, S_TENSOR, S_BOX, S_TRANSFER, S_COLL, S_ROLE, S_COUNT };
+
+static const char *const insert_sql[S_COUNT] = {
+    "INSERT INTO run (label, scenario, model, strategy, cluster_system, cluster_nodes,"
+    " train_gpus, train_first_gpu, train_layout, train_dtype, infer_gpus, infer_first_gpu,"
+    " infer_layout, infer_dtype, model_params, model_bytes, payload_bytes, moved_bytes,"
+    " logical_bytes, local_bytes, transfers, collectives, plan_seconds)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    "INSERT INTO tensor VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    "INSERT INTO box VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+    "INSERT INTO transfer VALUES (?,?,?,?,?,?,?,?,?)",
+    "INSERT INTO collective VALUES (?,?,?,?,?,?,?,?,?)",
+    "INSERT INTO role_summary VALUES (?,?,?,?,?,?,?,?,?,?)",
+};
+
+static void bind_text(sqlite3_stmt *s, int i, const char *v)
+{
+    if (v)
+        sqlite3_bind_text(s, i, v, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(s, i);
+}
+
+/* Steps and resets a bound statement. */
+static int step(struct rf_store *st, sqlite3_stmt *s, struct rf_error *err, const char *what)
+{
+    int rc = sqlite3_step(s);
+    sqlite3_reset(s);
+    if (rc != SQLITE_DONE)
+        return db_error(st, err, what);
+    return 0;
+}
+
+static void shape_text(const struct rf_tensor *t, char *buf, size_t size)
+{
+    size_t n = 0;
+    n += (size_t)snprintf(buf + n, size - n, "[");
+    for (int d = 0; d < t->ndim && n < size; d++)
+        n += (size_t)snprintf(buf + n, size - n, d ? ", %lld" : "%lld", (long long)t->shape[d]);
+    if (n < size)
+        snprintf(buf + n, size - n, "]");
+}
+
+static int insert_run(struct rf_store *st, sqlite3_stmt *s, const struct rf_run_info *info,
+                      const struct rf_plan *plan, struct rf_error *err)
+{
+    char tl[128], il[128];
+    int i = 1;
+    rf_side_describe(info->train, tl, sizeof(tl));
+    rf_side_describe(info->infer, il, sizeof(il));
+    bind_text(s, i++, info->label);
+    bind_text(s, i++, info->scenario);
+    bind_text(s, i++, info->model);
+    bind_text(s, i++, rf_strategy_name(plan->strategy));
+    bind_text(s, i++, info->cluster_system);
+    if (info->cluster_nodes > 0)
+        sqlite3_bind_int64(s, i++, info->cluster_nodes);
+    else
+        sqlite3_bind_null(s, i++);
+    sqlite3_bind_int64(s, i++, info->train->gpus);
+    sqlite3_bind_int64(s, i++, info->train->first_gpu);
+    bind_text(s, i++, tl);
+    bind_text(s, i++, rf_dtype_name(info->train->dtype));
+    sqlite3_bind_int64(s, i++, info->infer->gpus);
+    sqlite3_bind_int64(s, i++, info->infer->first_gpu);
+    bind_text(s, i++, il);
+    bind_text(s, i++, rf_dtype_name(info->infer->dtype));
+    sqlite3_bind_int64(s, i++, plan->model_params);
+    sqlite3_bind_int64(s, i++, plan->model_bytes);
+    sqlite3_bind_int64(s, i++, plan->total.payload_bytes);
+    sqlite3_bind_int64(s, i++, plan->total.moved_bytes);
+    sqlite3_bind_int64(s, i++, plan->total.logical_bytes);
+    sqlite3_bind_int64(s, i++, plan->total.local_bytes);
+    sqlite3_bind_int64(s, i++, plan->total.transfers);
+    sqlite3_bind_int64(s, i++, plan->total.collectives);
+    sqlite3_bind_double(s, i++, info->plan_seconds);
+    return step(st, s, err, "run");
+}
+
+static int insert_rows(struct rf_store *st, sqlite3_stmt **s, int64_t run,
+                       const struct rf_plan *plan, struct rf_error *err)
+{
+    int rc;
+    for (size_t k = 0; k < plan->n_tensors; k++) {
+        const struct rf_tensor *t = &plan->tensors[k];
+        char shape[96];
+        sqlite3_stmt *q = s[S_TENSOR];
+        shape_text(t, shape, sizeof(shape));
+        sqlite3_bind_int64(q, 1, run);
+        sqlite3_bind_int64(q, 2, (int64_t)k);
+        bind_text(q, 3, t->name);
+        bind_text(q, 4, rf_role_name(t->role));
+        sqlite3_bind_int(q, 5, t->layer);
+        bind_text(q, 6, rf_class_name(t->cls));
+        bind_text(q, 7, shape);
+        sqlite3_bind_int64(q, 8, rf_tensor_numel(t));
+        bind_text(q, 9, rf_dtype_name(t->dtype));
+        bind_text(q, 10, rf_dtype_name(plan->wire_dtype[k]));
+        sqlite3_bind_int64(q, 11, rf_tensor_numel(t) * (int64_t)rf_dtype_size(plan->wire_dtype[k]));
+        bind_text(q, 12, rf_strategy_name(plan->tensor_strategy[k]));
+        if (t->scale_of >= 0)
+            sqlite3_bind_int(q, 13, t->scale_of);
+        else
+            sqlite3_bind_null(q, 13);
+        if ((rc = step(st, q, err, "tensor")) < 0)
+            return rc;
+    }
+    for (size_t k = 0; k < plan->n_boxes; k++) {
+        const struct rf_plan_box *b = &plan->boxes[k];
+        sqlite3_stmt *q = s[S_BOX];
+        sqlite3_bind_int64(q, 1, run);
+        sqlite3_bind_int64(q, 2, (int64_t)k);
+        sqlite3_bind_int(q, 3, b->tensor);
+        for (int d = 0; d < RF_MAX_DIMS; d++) {
+            sqlite3_bind_int64(q, 4 + d, b->box.off[d]);
+            sqlite3_bind_int64(q, 8 + d, b->box.len[d]);
+        }
+        sqlite3_bind_int64(q, 12, rf_box_numel(&b->box, RF_MAX_DIMS));
+        if ((rc = step(st, q, err, "box")) < 0)
+            return rc;
+    }
+    for (size_t k = 0; k < plan->n_transfers; k++) {
+        const struct rf_transfer *t = &plan->transfers[k];
+        sqlite3_stmt *q = s[S_TRANSFER];
+        sqlite3_bind_int64(q, 1, run);
+        sqlite3_bind_int64(q, 2, (int64_t)k);
+        sqlite3_bind_int(q, 3, t->box);
+        sqlite3_bind_int(q, 4, t->src);
+        sqlite3_bind_int(q, 5, t->dst);
+        sqlite3_bind_int(q, 6, t->dst_count);
+        sqlite3_bind_int(q, 7, t->dst_stride);
+        sqlite3_bind_text(q, 8, t->phase == RF_PHASE_GATHER ? "gather" : "deliver", -1,
+                          SQLITE_STATIC);
+        sqlite3_bind_int64(q, 9, t->bytes);
+        if ((rc = step(st, q, err, "transfer")) < 0)
+            return rc;
+    }
+    for (size_t k = 0; k < plan->n_collectives; k++) {
+        const struct rf_collective *c = &plan->collectives[k];
+        sqlite3_stmt *q = s[S_COLL];
+        sqlite3_bind_int64(q, 1, run);
+        sqlite3_bind_int64(q, 2, (int64_t)k);
+        sqlite3_bind_text(q, 3, "broadcast", -1, SQLITE_STATIC);
+        sqlite3_bind_int(q, 4, c->tensor);
+        sqlite3_bind_int(q, 5, c->root);
+        sqlite3_bind_int(q, 6, c->first_gpu);
+        sqlite3_bind_int(q, 7, c->gpu_count);
+        sqlite3_bind_int(q, 8, c->gpu_stride);
+        sqlite3_bind_int64(q, 9, c->bytes);
+        if ((rc = step(st, q, err, "collective")) < 0)
+            return rc;
+    }
+    for (int r = 0; r < RF_ROLE_COUNT; r++) {
+        const struct rf_tally *t = &plan->role[r];
+        sqlite3_stmt *q = s[S_ROLE];
+        if (t->tensors == 0)
+            continue;
+        sqlite3_bind_int64(q, 1, run);
+        bind_text(q, 2, rf_role_name((enum rf_role)r));
+        sqlite3_bind_int64(q, 3, t->tensors);
+        sqlite3_bind_int64(q, 4, t->params);
+        sqlite3_bind_int64(q, 5, t->payload_bytes);
+        sqlite3_bind_int64(q, 6, t->moved_bytes);
+        sqlite3_bind_int64(q, 7, t->logical_bytes);
+        sqlite3_bind_int64(q, 8, t->local_bytes);
+        sqlite3_bind_int64(q, 9, t->transfers);
+        sqlite3_bind_int64(q, 10, t->collectives);
+        if ((rc = step(st, q, err, "role_summary")) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+int rf_store_save_plan(struct rf_store *st, const struct rf_run_info *info,
+                       const struct rf_plan *plan, int64_t *run_id, struct rf_error *err)
+{
+    sqlite3_stmt *s[S_COUNT] = {NULL};
+    bool in_tx = false;
+    int rc;
+
+    for (int i = 0; i < S_COUNT; i++)
+        if (sqlite3_prepare_v2(st->db, insert_sql[i], -1, &s[i], NULL) != SQLITE_OK) {
+            rc = db_error(st, err, "prepare");
+            goto out;
+        }
+    if ((rc = exec(st, "BEGIN IMMEDIATE", err)) < 0)
+        goto out;
+    in_tx = true;
+    if ((rc = insert_run(st, s[S_RUN], info, plan, err)) < 0)
+        goto out;
+    *run_id = sqlite3_last_insert_rowid(st->db);
+    if ((rc = insert_rows(st, s, *run_id, plan, err)) < 0)
+        goto out;
+    if ((rc = exec(st, "COMMIT", err)) < 0)
+        goto out;
+    in_tx = false;
+out:
+    if (in_tx)
+        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    for (int i = 0; i < S_COUNT; i++)
+        sqlite3_finalize(s[i]);
+    return rc;
+}

@@ -1,0 +1,38 @@
+/* The SQLite store: schema (version 1), and one transaction per run. The schema is the
+ * user-facing API of the results; README.md documents every table. */
+#ifndef RF_STORE_H
+#define RF_STORE_H
+
+#include "error.h"
+#include "layout.h"
+#include "plan.h"
+
+#define RF_STORE_APPLICATION_ID 0x52454654 /* "REFT" */
+#define RF_STORE_SCHEMA_VERSION 1
+
+struct sqlite3;
+
+struct rf_store {
+    struct sqlite3 *db;
+};
+
+/* What a run records besides the plan itself. */
+struct rf_run_info {
+    const char *label;
+    const char *scenario;
+    const char *model;
+    const char *cluster_system;
+    int64_t cluster_nodes;
+    const struct rf_side *train, *infer;
+    double plan_seconds;
+};
+
+/* Opens (creating or migrating) a refit database. A file that is not a refit database, or
+ * one written by a newer refit, is refused. */
+int rf_store_open(struct rf_store *st, const char *path, struct rf_error *err);
+void rf_store_close(struct rf_store *st);
+/* Stores a run and its plan in one transaction; on any error nothing is left behind. */
+int rf_store_save_plan(struct rf_store *st, const struct rf_run_info *info,
+                       const struct rf_plan *plan, int64_t *run_id, struct rf_error *err);
+
+#endif
