@@ -1,0 +1,189 @@
+/* Store: schema version and identity, one transaction per run, refusal of foreign or newer
+ * files, and no partial run after a failure. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "store.h"
+
+static char path[64];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(path, sizeof(path), "/tmp/refit-store-t-%d.db", (int)getpid());
+    unlink(path);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char p[80];
+    unlink(path);
+    snprintf(p, sizeof(p), "%s-wal", path);
+    unlink(p);
+    snprintf(p, sizeof(p), "%s-shm", path);
+    unlink(p);
+    return 0;
+}
+
+static int64_t query(const char *sql)
+{
+    sqlite3 *db;
+    sqlite3_stmt *s;
+    int64_t v = -1;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+        fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+    if (sqlite3_step(s) == SQLITE_ROW)
+        v = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    return v;
+}
+
+/* A small real plan: two tensors from TP2 to two TP1 replicas. */
+struct fixture {
+    struct rf_tensor ts[2];
+    struct rf_model m;
+    struct rf_side tr, in;
+    struct rf_plan plan;
+    struct rf_run_info info;
+};
+
+static void fixture_init(struct fixture *f)
+{
+    static int one[1] = {1};
+    struct rf_error err;
+    memset(f, 0, sizeof(*f));
+    f->ts[0] = (struct rf_tensor){.name = "a.weight", .ndim = 2, .shape = {8, 4},
+                                  .cls = RF_CLASS_COLUMN, .role = RF_ROLE_ATTENTION,
+                                  .scale_of = -1};
+    f->ts[1] = (struct rf_tensor){.name = "b.weight", .ndim = 1, .shape = {4},
+                                  .cls = RF_CLASS_REPLICATED, .role = RF_ROLE_NORM,
+                                  .scale_of = -1};
+    f->m = (struct rf_model){.name = "tiny", .layers = 1, .tensors = f->ts, .n_tensors = 2};
+    f->tr = (struct rf_side){.kind = RF_SIDE_MEGATRON, .gpus = 2, .tp = 2, .cp = 1, .pp = 1,
+                             .dp = 1, .ep = 1, .etp = 1, .edp = 2, .replicas = 1,
+                             .stage_layers = one};
+    f->in = (struct rf_side){.kind = RF_SIDE_VLLM, .gpus = 2, .first_gpu = 2, .tp = 1, .cp = 1,
+                             .pp = 1, .dp = 1, .ep = 1, .etp = 1, .edp = 1, .replicas = 2,
+                             .stage_layers = one};
+    assert_int_equal(rf_side_init(&f->tr, 1, &err), 0);
+    assert_int_equal(rf_side_init(&f->in, 1, &err), 0);
+    assert_int_equal(rf_plan_build(&f->plan, &f->m, &f->tr, &f->in, RF_STRAT_RESHARD, NULL, &err),
+                     0);
+    f->info = (struct rf_run_info){.scenario = "t", .model = "tiny", .train = &f->tr,
+                                   .infer = &f->in};
+}
+
+static void fixture_release(struct fixture *f)
+{
+    rf_plan_release(&f->plan);
+    free(f->tr.layer_stage);
+    free(f->in.layer_stage);
+}
+
+static void new_file_gets_schema_v1(void **state)
+{
+    (void)state;
+    struct rf_store st;
+    struct rf_error err;
+    assert_int_equal(rf_store_open(&st, path, &err), 0);
+    rf_store_close(&st);
+    assert_int_equal(query("PRAGMA application_id"), RF_STORE_APPLICATION_ID);
+    assert_int_equal(query("PRAGMA user_version"), RF_STORE_SCHEMA_VERSION);
+    assert_int_equal(query("SELECT count(*) FROM sqlite_schema WHERE name IN "
+                           "('run','tensor','box','transfer','collective','role_summary',"
+                           "'transfer_each')"),
+                     7);
+}
+
+static void run_is_stored_whole(void **state)
+{
+    (void)state;
+    struct fixture f;
+    struct rf_store st;
+    struct rf_error err;
+    int64_t run = 0;
+    fixture_init(&f);
+    assert_int_equal(rf_store_open(&st, path, &err), 0);
+    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), 0);
+    rf_store_close(&st);
+    assert_int_equal(run, 1);
+    assert_int_equal(query("SELECT count(*) FROM tensor"), 2);
+    assert_int_equal(query("SELECT count(*) FROM transfer"), (int64_t)f.plan.n_transfers);
+    /* The view expands runs into one row per transfer; bytes add up to the payload. */
+    assert_int_equal(query("SELECT count(*) FROM transfer_each"), f.plan.total.transfers);
+    assert_int_equal(query("SELECT sum(bytes) FROM transfer_each WHERE src_gpu != dst_gpu"),
+                     f.plan.total.payload_bytes);
+    assert_int_equal(query("SELECT payload_bytes FROM run WHERE id = 1"),
+                     (8 * 4 + 4) * 2 * 2);
+    assert_int_equal(query("SELECT sum(payload_bytes) FROM role_summary"),
+                     f.plan.total.payload_bytes);
+    fixture_release(&f);
+}
+
+static void failure_leaves_no_partial_run(void **state)
+{
+    (void)state;
+    struct fixture f;
+    struct rf_store st;
+    struct rf_error err;
+    int64_t run = 0;
+    fixture_init(&f);
+    assert_int_equal(rf_store_open(&st, path, &err), 0);
+    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), 0);
+    /* Break the last transfer: its box does not exist, so the foreign key fails after the
+     * run, tensors and boxes were inserted. */
+    f.plan.transfers[f.plan.n_transfers - 1].box = 999;
+    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), RF_EDB);
+    assert_non_null(strstr(err.msg, "FOREIGN KEY"));
+    rf_store_close(&st);
+    assert_int_equal(query("SELECT count(*) FROM run"), 1);
+    assert_int_equal(query("SELECT count(*) FROM box WHERE run_id = 2"), 0);
+    assert_int_equal(query("SELECT count(*) FROM tensor WHERE run_id = 2"), 0);
+    fixture_release(&f);
+}
+
+static void newer_or_foreign_files_are_refused(void **state)
+{
+    (void)state;
+    struct rf_store st;
+    struct rf_error err;
+    sqlite3 *db;
+    assert_int_equal(rf_store_open(&st, path, &err), 0);
+    rf_store_close(&st);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL);
+    sqlite3_close(db);
+    assert_int_equal(rf_store_open(&st, path, &err), RF_EDB);
+    assert_non_null(strstr(err.msg, "schema version 99 is newer than this refit"));
+    teardown(NULL);
+
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_exec(db, "CREATE TABLE x(y)", NULL, NULL, NULL);
+    sqlite3_close(db);
+    assert_int_equal(rf_store_open(&st, path, &err), RF_EDB);
+    assert_non_null(strstr(err.msg, "not a refit database"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(new_file_gets_schema_v1, setup, teardown),
+        cmocka_unit_test_setup_teardown(run_is_stored_whole, setup, teardown),
+        cmocka_unit_test_setup_teardown(failure_leaves_no_partial_run, setup, teardown),
+        cmocka_unit_test_setup_teardown(newer_or_foreign_files_are_refused, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("store", tests, NULL, NULL);
+}
