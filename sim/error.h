@@ -7,9 +7,9 @@ enum {
     RF_OK = 0,
     RF_EINVAL = -1, /* bad input: scenario, model, layout, command line */
     RF_ENOMEM = -2,
-    RF_EIO = -3,    /* file system */
-    RF_EDB = -4,    /* SQLite */
-    RF_ELUA = -5,   /* error raised inside a Lua description */
+    RF_EIO = -3,  /* file system */
+    RF_EDB = -4,  /* SQLite */
+    RF_ELUA = -5, /* error raised inside a Lua description */
 };
 
 struct rf_error {

@@ -30,21 +30,11 @@ static void push_value(lua_State *L, json_t *v)
             lua_rawseti(L, -2, (lua_Integer)i + 1);
         }
         break;
-    case JSON_STRING:
-        lua_pushlstring(L, json_string_value(v), json_string_length(v));
-        break;
-    case JSON_INTEGER:
-        lua_pushinteger(L, (lua_Integer)json_integer_value(v));
-        break;
-    case JSON_REAL:
-        lua_pushnumber(L, json_real_value(v));
-        break;
-    case JSON_TRUE:
-        lua_pushboolean(L, 1);
-        break;
-    case JSON_FALSE:
-        lua_pushboolean(L, 0);
-        break;
+    case JSON_STRING: lua_pushlstring(L, json_string_value(v), json_string_length(v)); break;
+    case JSON_INTEGER: lua_pushinteger(L, (lua_Integer)json_integer_value(v)); break;
+    case JSON_REAL: lua_pushnumber(L, json_real_value(v)); break;
+    case JSON_TRUE: lua_pushboolean(L, 1); break;
+    case JSON_FALSE: lua_pushboolean(L, 0); break;
     case JSON_NULL:
         /* JSON null is the module's `null` sentinel, so a present-but-null key is not
          * confused with a missing one. */

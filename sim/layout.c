@@ -50,8 +50,7 @@ int64_t rf_mesh_gpu(const struct rf_mesh *mesh, const int64_t *coord)
     return g;
 }
 
-bool rf_box_intersect(const struct rf_box *a, const struct rf_box *b, int ndim,
-                      struct rf_box *out)
+bool rf_box_intersect(const struct rf_box *a, const struct rf_box *b, int ndim, struct rf_box *out)
 {
     for (int d = 0; d < RF_MAX_DIMS; d++) {
         if (d >= ndim) {
@@ -71,9 +70,9 @@ bool rf_box_intersect(const struct rf_box *a, const struct rf_box *b, int ndim,
 }
 
 /* Axis indices of the meshes built below. */
-enum { MG_PP, MG_DP, MG_CP, MG_TP };     /* Megatron dense mesh */
+enum { MG_PP, MG_DP, MG_CP, MG_TP };        /* Megatron dense mesh */
 enum { MG_EDP = 1, MG_EP = 2, MG_ETP = 3 }; /* Megatron expert mesh (axis 0 is PP) */
-enum { VL_REPLICA, VL_PP, VL_DP, VL_TP }; /* vLLM / SGLang engine replicas */
+enum { VL_REPLICA, VL_PP, VL_DP, VL_TP };   /* vLLM / SGLang engine replicas */
 
 static void mesh_set(struct rf_mesh *m, int64_t first_gpu, int ndim, const char *const *names,
                      const int64_t *size, const int64_t *stride)
@@ -116,8 +115,7 @@ int rf_side_init(struct rf_side *s, int n_layers, struct rf_error *err)
                  (int64_t[]){per_stage, s->ep * s->etp, s->etp, 1});
     } else {
         static const char *const vn[] = {"replica", "pp", "dp", "tp"};
-        mesh_set(&s->dense, s->first_gpu, 4, vn,
-                 (int64_t[]){s->replicas, s->pp, s->dp, s->tp},
+        mesh_set(&s->dense, s->first_gpu, 4, vn, (int64_t[]){s->replicas, s->pp, s->dp, s->tp},
                  (int64_t[]){s->tp * s->dp * s->pp, s->tp * s->dp, s->tp, 1});
         s->expert = s->dense;
     }
@@ -170,14 +168,9 @@ const struct rf_mesh *rf_side_placement(const struct rf_side *s, const struct rf
         }
         switch (t->cls) {
         case RF_CLASS_COLUMN:
-        case RF_CLASS_VOCAB:
-            add(pl, MG_TP, 0);
-            break;
-        case RF_CLASS_ROW:
-            add(pl, MG_TP, 1);
-            break;
-        default:
-            break;
+        case RF_CLASS_VOCAB: add(pl, MG_TP, 0); break;
+        case RF_CLASS_ROW: add(pl, MG_TP, 1); break;
+        default: break;
         }
         /* FSDP2's Shard(0) applies to the local TP shard, hence after TP. */
         if (s->fsdp)
@@ -198,14 +191,9 @@ const struct rf_mesh *rf_side_placement(const struct rf_side *s, const struct rf
     }
     switch (t->cls) {
     case RF_CLASS_COLUMN:
-    case RF_CLASS_VOCAB:
-        add(pl, VL_TP, 0);
-        break;
-    case RF_CLASS_ROW:
-        add(pl, VL_TP, 1);
-        break;
-    default:
-        break;
+    case RF_CLASS_VOCAB: add(pl, VL_TP, 0); break;
+    case RF_CLASS_ROW: add(pl, VL_TP, 1); break;
+    default: break;
     }
     return &s->dense;
 }

@@ -49,8 +49,7 @@ void rf_placement_box(const struct rf_placement *pl, const struct rf_mesh *mesh,
 int64_t rf_box_numel(const struct rf_box *box, int ndim);
 int64_t rf_mesh_gpu(const struct rf_mesh *mesh, const int64_t *coord);
 /* Intersection of a and b into out; returns false when empty. */
-bool rf_box_intersect(const struct rf_box *a, const struct rf_box *b, int ndim,
-                      struct rf_box *out);
+bool rf_box_intersect(const struct rf_box *a, const struct rf_box *b, int ndim, struct rf_box *out);
 
 enum rf_side_kind { RF_SIDE_MEGATRON, RF_SIDE_VLLM };
 

@@ -20,10 +20,22 @@ static int lookup(const char *const *names, int n, const char *s)
     return -1;
 }
 
-size_t rf_dtype_size(enum rf_dtype dt) { return dtype_sizes[dt]; }
-const char *rf_dtype_name(enum rf_dtype dt) { return dtype_names[dt]; }
-const char *rf_role_name(enum rf_role role) { return role_names[role]; }
-const char *rf_class_name(enum rf_class cls) { return class_names[cls]; }
+size_t rf_dtype_size(enum rf_dtype dt)
+{
+    return dtype_sizes[dt];
+}
+const char *rf_dtype_name(enum rf_dtype dt)
+{
+    return dtype_names[dt];
+}
+const char *rf_role_name(enum rf_role role)
+{
+    return role_names[role];
+}
+const char *rf_class_name(enum rf_class cls)
+{
+    return class_names[cls];
+}
 
 int rf_dtype_parse(const char *s, enum rf_dtype *out)
 {

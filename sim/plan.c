@@ -10,7 +10,10 @@
 
 static const char *const strategy_names[RF_STRAT_COUNT] = {"broadcast", "reshard", "hybrid"};
 
-const char *rf_strategy_name(enum rf_strategy s) { return strategy_names[s]; }
+const char *rf_strategy_name(enum rf_strategy s)
+{
+    return strategy_names[s];
+}
 
 int rf_strategy_parse(const char *s, enum rf_strategy *out)
 {
@@ -50,19 +53,19 @@ struct planner {
     size_t cap_rem, cap_order;
 };
 
-#define GROW(ptr, n, cap, need)                                                                \
-    do {                                                                                       \
-        if ((need) > (cap)) {                                                                  \
-            size_t nc_ = (cap) ? (cap) * 2 : 64;                                               \
-            while (nc_ < (need))                                                               \
-                nc_ *= 2;                                                                      \
-            void *np_ = realloc((ptr), nc_ * sizeof(*(ptr)));                                  \
-            if (!np_)                                                                          \
-                return rf_error_set(p->err, RF_ENOMEM, "out of memory");                       \
-            (ptr) = np_;                                                                       \
-            (cap) = nc_;                                                                       \
-        }                                                                                      \
-        (void)(n);                                                                             \
+#define GROW(ptr, n, cap, need)                                                                    \
+    do {                                                                                           \
+        if ((need) > (cap)) {                                                                      \
+            size_t nc_ = (cap) ? (cap)*2 : 64;                                                     \
+            while (nc_ < (need))                                                                   \
+                nc_ *= 2;                                                                          \
+            void *np_ = realloc((ptr), nc_ * sizeof(*(ptr)));                                      \
+            if (!np_)                                                                              \
+                return rf_error_set(p->err, RF_ENOMEM, "out of memory");                           \
+            (ptr) = np_;                                                                           \
+            (cap) = nc_;                                                                           \
+        }                                                                                          \
+        (void)(n);                                                                                 \
     } while (0)
 
 static int cells_reserve(struct planner *p, struct cells *c, size_t n, size_t nh)
@@ -109,8 +112,8 @@ static bool odometer(int64_t *coord, const int *axes, int n, const struct rf_mes
     return false;
 }
 
-static int collect_cells(struct planner *p, const struct rf_side *side,
-                         const struct rf_tensor *t, struct cells *c)
+static int collect_cells(struct planner *p, const struct rf_side *side, const struct rf_tensor *t,
+                         struct cells *c)
 {
     struct rf_placement pl;
     const struct rf_mesh *m = rf_side_placement(side, t, &pl);
@@ -210,8 +213,7 @@ static int build_grid(struct planner *p, const struct rf_tensor *t)
             int64_t end = k + 1 < p->nstart[d] ? p->starts[d][k + 1] : t->shape[d];
             if (end - p->starts[d][k] != c->box[i].len[d])
                 return rf_error_set(p->err, RF_EINVAL,
-                                    "%s: source shards do not form a grid on dim %d",
-                                    t->name, d);
+                                    "%s: source shards do not form a grid on dim %d", t->name, d);
             flat = flat * p->nstart[d] + k;
         }
         p->cell_of[flat] = (int32_t)i;
@@ -240,9 +242,13 @@ static int emit(struct planner *p, int32_t box, int32_t src, int32_t dst, int32_
 {
     struct rf_plan *plan = p->plan;
     GROW(plan->transfers, 0, plan->cap_transfers, plan->n_transfers + 1);
-    plan->transfers[plan->n_transfers++] = (struct rf_transfer){
-        .box = box, .src = src, .dst = dst, .dst_count = count, .dst_stride = stride,
-        .phase = phase, .bytes = bytes};
+    plan->transfers[plan->n_transfers++] = (struct rf_transfer){.box = box,
+                                                                .src = src,
+                                                                .dst = dst,
+                                                                .dst_count = count,
+                                                                .dst_stride = stride,
+                                                                .phase = phase,
+                                                                .bytes = bytes};
     struct rf_tally d = {0};
     int64_t all = bytes * count;
     d.transfers = count;
@@ -269,8 +275,8 @@ static int emit_runs(struct planner *p, int32_t box, int32_t src, const int32_t 
         int32_t stride = j < n ? dsts[j] - dsts[i] : 0;
         while (j < n && dsts[j] - dsts[j - 1] == stride)
             j++;
-        int rc = emit(p, box, src, dsts[i], (int32_t)(j - i), j - i > 1 ? stride : 0, phase,
-                      bytes, count_logical);
+        int rc = emit(p, box, src, dsts[i], (int32_t)(j - i), j - i > 1 ? stride : 0, phase, bytes,
+                      count_logical);
         if (rc < 0)
             return rc;
         i = j;
@@ -289,9 +295,8 @@ static int cmp_load(const void *a, const void *b)
 /* Chooses a source replica for every destination of one box: a destination that holds the
  * data copies locally; the others are split into contiguous blocks served by the least
  * loaded holders, so sources stay balanced across replicas. */
-static int assign(struct planner *p, int32_t box, const int32_t *h, size_t nh,
-                  const int32_t *dsts, size_t nd, uint8_t phase, int64_t bytes,
-                  bool count_logical)
+static int assign(struct planner *p, int32_t box, const int32_t *h, size_t nh, const int32_t *dsts,
+                  size_t nd, uint8_t phase, int64_t bytes, bool count_logical)
 {
     size_t nrem = 0;
     int rc;
@@ -358,12 +363,10 @@ static int plan_cells(struct planner *p, int32_t ti, size_t elem_size, uint8_t p
                 int64_t bytes = rf_box_numel(&piece, t->ndim) * (int64_t)elem_size;
                 if ((rc = push_box(p, ti, &piece)) < 0)
                     return rc;
-                rc = assign(p, (int32_t)(p->plan->n_boxes - 1),
-                            p->src.holders + p->src.hstart[ci],
+                rc = assign(p, (int32_t)(p->plan->n_boxes - 1), p->src.holders + p->src.hstart[ci],
                             p->src.hstart[ci + 1] - p->src.hstart[ci],
                             p->dst.holders + p->dst.hstart[di],
-                            p->dst.hstart[di + 1] - p->dst.hstart[di], phase, bytes,
-                            count_logical);
+                            p->dst.hstart[di + 1] - p->dst.hstart[di], phase, bytes, count_logical);
                 if (rc < 0)
                     return rc;
             }
@@ -434,10 +437,14 @@ static int plan_broadcast(struct planner *p, int32_t ti, const struct rf_side *t
     if (root >= infer->first_gpu && root < infer->first_gpu + infer->gpus)
         receivers--;
     GROW(plan->collectives, 0, plan->cap_collectives, plan->n_collectives + 1);
-    plan->collectives[plan->n_collectives++] = (struct rf_collective){
-        .kind = RF_COLL_BROADCAST, .tensor = ti, .root = root,
-        .first_gpu = (int32_t)infer->first_gpu, .gpu_count = (int32_t)infer->gpus,
-        .gpu_stride = 1, .bytes = bytes};
+    plan->collectives[plan->n_collectives++] =
+        (struct rf_collective){.kind = RF_COLL_BROADCAST,
+                               .tensor = ti,
+                               .root = root,
+                               .first_gpu = (int32_t)infer->first_gpu,
+                               .gpu_count = (int32_t)infer->gpus,
+                               .gpu_stride = 1,
+                               .bytes = bytes};
     d.payload_bytes = bytes * receivers;
     d.moved_bytes = bytes * receivers;
     d.logical_bytes += bytes;

@@ -60,7 +60,7 @@ struct rf_plan {
     /* The run's tensors: the model's, then FP8 scale tensors when the inference side is
      * FP8. Names are owned by the plan. */
     struct rf_tensor *tensors;
-    enum rf_dtype *wire_dtype;       /* dtype on the wire, per tensor */
+    enum rf_dtype *wire_dtype;         /* dtype on the wire, per tensor */
     enum rf_strategy *tensor_strategy; /* broadcast or reshard, per tensor */
     size_t n_tensors;
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -85,7 +86,10 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static double gb(int64_t bytes) { return (double)bytes / 1e9; }
+static double gb(int64_t bytes)
+{
+    return (double)bytes / 1e9;
+}
 
 static void print_plan(const struct rf_scenario *sc, const struct rf_plan *plan, int64_t run,
                        const char *db, double seconds)
@@ -107,17 +111,26 @@ static void print_plan(const struct rf_scenario *sc, const struct rf_plan *plan,
         if (r < RF_ROLE_COUNT && t->tensors == 0)
             continue;
         printf("%-14s %7lld %11.3f %12.2f %12.2f %12.2f %11lld\n",
-               r < RF_ROLE_COUNT ? rf_role_name((enum rf_role)r) : "total",
-               (long long)t->tensors, (double)t->params / 1e9, gb(t->payload_bytes),
-               gb(t->moved_bytes), gb(t->logical_bytes), (long long)t->transfers);
+               r < RF_ROLE_COUNT ? rf_role_name((enum rf_role)r) : "total", (long long)t->tensors,
+               (double)t->params / 1e9, gb(t->payload_bytes), gb(t->moved_bytes),
+               gb(t->logical_bytes), (long long)t->transfers);
     }
     printf("\nrun %lld stored in %s: %zu boxes, %zu transfer runs, %zu collectives "
            "(%.2f s)\n",
            (long long)run, db, plan->n_boxes, plan->n_transfers, plan->n_collectives, seconds);
 }
 
-static void print_plan_json(const struct rf_scenario *sc, const struct rf_plan *plan,
-                            int64_t run, double seconds)
+/* Peak resident memory of this process, in bytes. */
+static int64_t peak_rss(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return -1;
+    return (int64_t)ru.ru_maxrss * 1024;
+}
+
+static void print_plan_json(const struct rf_scenario *sc, const struct rf_plan *plan, int64_t run,
+                            double plan_seconds, double store_seconds)
 {
     json_t *roles = json_object();
     for (int r = 0; r < RF_ROLE_COUNT; r++) {
@@ -126,24 +139,24 @@ static void print_plan_json(const struct rf_scenario *sc, const struct rf_plan *
             continue;
         json_object_set_new(
             roles, rf_role_name((enum rf_role)r),
-            json_pack("{sI sI sI sI sI sI sI}", "tensors", (json_int_t)t->tensors, "params",
+            json_pack("{sI sI sI sI sI sI sI sI}", "tensors", (json_int_t)t->tensors, "params",
                       (json_int_t)t->params, "payload_bytes", (json_int_t)t->payload_bytes,
                       "moved_bytes", (json_int_t)t->moved_bytes, "logical_bytes",
                       (json_int_t)t->logical_bytes, "local_bytes", (json_int_t)t->local_bytes,
-                      "transfers", (json_int_t)t->transfers));
+                      "transfers", (json_int_t)t->transfers, "collectives",
+                      (json_int_t)t->collectives));
     }
     json_t *o = json_pack(
-        "{sI ss ss ss sI sI sI sI sI sI sI sI sI sI sf so}", "run_id", (json_int_t)run,
+        "{sI ss ss ss sI sI sI sI sI sI sI sI sI sI sf sf sI so}", "run_id", (json_int_t)run,
         "scenario", sc->source, "model", sc->model.name, "strategy",
         rf_strategy_name(plan->strategy), "model_params", (json_int_t)plan->model_params,
         "model_bytes", (json_int_t)plan->model_bytes, "payload_bytes",
-        (json_int_t)plan->total.payload_bytes, "moved_bytes",
-        (json_int_t)plan->total.moved_bytes, "logical_bytes",
-        (json_int_t)plan->total.logical_bytes, "local_bytes",
+        (json_int_t)plan->total.payload_bytes, "moved_bytes", (json_int_t)plan->total.moved_bytes,
+        "logical_bytes", (json_int_t)plan->total.logical_bytes, "local_bytes",
         (json_int_t)plan->total.local_bytes, "transfers", (json_int_t)plan->total.transfers,
         "transfer_runs", (json_int_t)plan->n_transfers, "boxes", (json_int_t)plan->n_boxes,
-        "collectives", (json_int_t)plan->n_collectives, "plan_seconds", seconds, "roles",
-        roles);
+        "collectives", (json_int_t)plan->n_collectives, "plan_seconds", plan_seconds,
+        "store_seconds", store_seconds, "peak_rss_bytes", (json_int_t)peak_rss(), "roles", roles);
     json_dumpf(o, stdout, JSON_INDENT(2));
     fputc('\n', stdout);
     json_decref(o);
@@ -151,12 +164,10 @@ static void print_plan_json(const struct rf_scenario *sc, const struct rf_plan *
 
 static int cmd_plan(int argc, char **argv)
 {
-    static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
-                                         {"strategy", required_argument, NULL, 's'},
-                                         {"label", required_argument, NULL, 'l'},
-                                         {"json", no_argument, NULL, 'j'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        {"db", required_argument, NULL, 'd'},    {"strategy", required_argument, NULL, 's'},
+        {"label", required_argument, NULL, 'l'}, {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
     const char *db = "refit.db", *strategy = NULL, *label = NULL;
     bool json = false;
     int c;
@@ -201,17 +212,21 @@ static int cmd_plan(int argc, char **argv)
         goto out;
     }
     double planned = now() - t0;
-    struct rf_run_info info = {.label = label, .scenario = sc.source, .model = sc.model.name,
+    struct rf_run_info info = {.label = label,
+                               .scenario = sc.source,
+                               .model = sc.model.name,
                                .cluster_system = sc.cluster_system,
-                               .cluster_nodes = sc.cluster_nodes, .train = &sc.train,
-                               .infer = &sc.infer, .plan_seconds = planned};
+                               .cluster_nodes = sc.cluster_nodes,
+                               .train = &sc.train,
+                               .infer = &sc.infer,
+                               .plan_seconds = planned};
     if (rf_store_open(&st, db, &err) < 0 || rf_store_save_plan(&st, &info, &plan, &run, &err) < 0) {
         rc = fail(&err);
         goto out;
     }
     double total = now() - t0;
     if (json)
-        print_plan_json(&sc, &plan, run, total);
+        print_plan_json(&sc, &plan, run, planned, total - planned);
     else
         print_plan(&sc, &plan, run, db, total);
     rc = 0;
@@ -230,9 +245,8 @@ static int cmp_str(const void *a, const void *b)
 
 static int cmd_models(int argc, char **argv)
 {
-    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     bool json = false;
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -293,11 +307,11 @@ static int cmd_models(int argc, char **argv)
         int64_t params = rf_model_params(&m), active = rf_model_active_params(&m);
         int64_t bytes = rf_model_bytes(&m);
         if (json)
-            json_array_append_new(list, json_pack("{ss sI sI sI sI ss}", "name", m.name,
-                                                  "params", (json_int_t)params, "active_params",
-                                                  (json_int_t)active, "bf16_bytes",
-                                                  (json_int_t)bytes, "tensors",
-                                                  (json_int_t)m.n_tensors, "family", m.family));
+            json_array_append_new(list,
+                                  json_pack("{ss sI sI sI sI ss}", "name", m.name, "params",
+                                            (json_int_t)params, "active_params", (json_int_t)active,
+                                            "bf16_bytes", (json_int_t)bytes, "tensors",
+                                            (json_int_t)m.n_tensors, "family", m.family));
         else
             printf("%-22s %10.2f %10.2f %10.1f %8zu\n", m.name, (double)params / 1e9,
                    (double)active / 1e9, gb(bytes), m.n_tensors);

@@ -122,10 +122,22 @@ static int get_enum(lua_State *L, int t, const char *key, int (*parse)(const cha
     return bad ? RF_EINVAL : 0;
 }
 
-static int parse_dtype(const char *s, void *out) { return rf_dtype_parse(s, out); }
-static int parse_role(const char *s, void *out) { return rf_role_parse(s, out); }
-static int parse_class(const char *s, void *out) { return rf_class_parse(s, out); }
-static int parse_strategy(const char *s, void *out) { return rf_strategy_parse(s, out); }
+static int parse_dtype(const char *s, void *out)
+{
+    return rf_dtype_parse(s, out);
+}
+static int parse_role(const char *s, void *out)
+{
+    return rf_role_parse(s, out);
+}
+static int parse_class(const char *s, void *out)
+{
+    return rf_class_parse(s, out);
+}
+static int parse_strategy(const char *s, void *out)
+{
+    return rf_strategy_parse(s, out);
+}
 
 static int read_tensor(lua_State *L, int t, struct rf_tensor *x, struct rf_error *err)
 {
@@ -147,8 +159,8 @@ static int read_tensor(lua_State *L, int t, struct rf_tensor *x, struct rf_error
         lua_pop(L, 1);
         if (x->shape[d] < 1) {
             lua_pop(L, 1);
-            return rf_error_set(err, RF_EINVAL, "%s.shape[%d]: expected a positive integer",
-                                ctx, d + 1);
+            return rf_error_set(err, RF_EINVAL, "%s.shape[%d]: expected a positive integer", ctx,
+                                d + 1);
         }
     }
     lua_pop(L, 1);
@@ -254,8 +266,8 @@ static int read_side(lua_State *L, int t, const char *ctx, enum rf_side_kind kin
     int64_t prod = kind == RF_SIDE_MEGATRON ? s->tp * s->cp * s->dp * s->pp
                                             : s->tp * s->dp * s->pp * s->replicas;
     if (prod != s->gpus)
-        return rf_error_set(err, RF_EINVAL, "%s: gpus %lld != product of parallel sizes %lld",
-                            ctx, (long long)s->gpus, (long long)prod);
+        return rf_error_set(err, RF_EINVAL, "%s: gpus %lld != product of parallel sizes %lld", ctx,
+                            (long long)s->gpus, (long long)prod);
     if (kind == RF_SIDE_MEGATRON && s->edp * s->ep * s->etp != s->tp * s->cp * s->dp)
         return rf_error_set(err, RF_EINVAL, "%s: edp*ep*etp != tp*cp*dp", ctx);
     if (kind == RF_SIDE_VLLM && s->ep != 1 && s->ep != s->tp * s->dp)
@@ -405,8 +417,10 @@ static int read_scenario(lua_State *L, int t, struct rf_scenario *sc, struct rf_
         lua_pop(L, 1);
         if (bad) {
             lua_pop(L, 1);
-            rc = rf_error_set(err, RF_EINVAL, "tensor_strategy[%zu]: '%s' is not broadcast or "
-                              "reshard", i + 1, s ? s : "nil");
+            rc = rf_error_set(err, RF_EINVAL,
+                              "tensor_strategy[%zu]: '%s' is not broadcast or "
+                              "reshard",
+                              i + 1, s ? s : "nil");
             goto out;
         }
     }

@@ -148,8 +148,9 @@ int rf_store_open(struct rf_store *st, const char *path, struct rf_error *err)
                           path, (long long)version, RF_STORE_SCHEMA_VERSION);
         goto fail;
     }
-    if ((rc = exec(st, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
-                       "PRAGMA foreign_keys=ON;",
+    if ((rc = exec(st,
+                   "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+                   "PRAGMA foreign_keys=ON;",
                    err)) < 0)
         goto fail;
     if (objects == 0) {

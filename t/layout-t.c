@@ -50,9 +50,17 @@ static void nested_shards_apply_in_order(void **state)
 static struct rf_side megatron(int64_t tp, int64_t cp, int64_t pp, int64_t dp, int64_t ep,
                                int64_t etp, int *stages)
 {
-    struct rf_side s = {.kind = RF_SIDE_MEGATRON, .tp = tp, .cp = cp, .pp = pp, .dp = dp,
-                        .ep = ep, .etp = etp, .edp = tp * cp * dp / (ep * etp),
-                        .gpus = tp * cp * pp * dp, .replicas = 1, .stage_layers = stages};
+    struct rf_side s = {.kind = RF_SIDE_MEGATRON,
+                        .tp = tp,
+                        .cp = cp,
+                        .pp = pp,
+                        .dp = dp,
+                        .ep = ep,
+                        .etp = etp,
+                        .edp = tp * cp * dp / (ep * etp),
+                        .gpus = tp * cp * pp * dp,
+                        .replicas = 1,
+                        .stage_layers = stages};
     return s;
 }
 
@@ -83,8 +91,12 @@ static void expert_placements(void **state)
     struct rf_side s = megatron(1, 1, 1, 16, 4, 2, stages);
     struct rf_error err;
     assert_int_equal(rf_side_init(&s, 1, &err), 0);
-    struct rf_tensor t = {.name = "e", .ndim = 3, .shape = {16, 64, 32}, .layer = 0,
-                          .cls = RF_CLASS_EXPERT_ROW, .experts = 16};
+    struct rf_tensor t = {.name = "e",
+                          .ndim = 3,
+                          .shape = {16, 64, 32},
+                          .layer = 0,
+                          .cls = RF_CLASS_EXPERT_ROW,
+                          .experts = 16};
     struct rf_placement pl;
     const struct rf_mesh *m = rf_side_placement(&s, &t, &pl);
     struct rf_box b;
@@ -100,8 +112,17 @@ static void expert_placements(void **state)
 
     /* vLLM with EP = TP*DP: whole experts, DP outer, TP inner. */
     int one[1] = {1};
-    struct rf_side v = {.kind = RF_SIDE_VLLM, .tp = 4, .dp = 2, .pp = 1, .ep = 8, .cp = 1,
-                        .etp = 1, .edp = 1, .replicas = 2, .gpus = 16, .stage_layers = one};
+    struct rf_side v = {.kind = RF_SIDE_VLLM,
+                        .tp = 4,
+                        .dp = 2,
+                        .pp = 1,
+                        .ep = 8,
+                        .cp = 1,
+                        .etp = 1,
+                        .edp = 1,
+                        .replicas = 2,
+                        .gpus = 16,
+                        .stage_layers = one};
     assert_int_equal(rf_side_init(&v, 1, &err), 0);
     m = rf_side_placement(&v, &t, &pl);
     rf_placement_box(&pl, m, 3, t.shape, (int64_t[]){1, 0, 1, 2}, &b);

@@ -26,7 +26,10 @@ static uint64_t rnd(void)
     return z ^ (z >> 31);
 }
 
-static int64_t pick(const int64_t *v, int n) { return v[rnd() % (uint64_t)n]; }
+static int64_t pick(const int64_t *v, int n)
+{
+    return v[rnd() % (uint64_t)n];
+}
 
 static int *even_stages(int64_t pp, int layers)
 {
@@ -39,32 +42,56 @@ static int *even_stages(int64_t pp, int layers)
 static struct rf_side train_side(int64_t tp, int64_t cp, int64_t pp, int64_t dp, int64_t ep,
                                  int64_t etp, bool fsdp, int64_t first, int layers)
 {
-    struct rf_side s = {.kind = RF_SIDE_MEGATRON, .tp = tp, .cp = cp, .pp = pp, .dp = dp,
-                        .ep = ep, .etp = etp, .edp = tp * cp * dp / (ep * etp), .fsdp = fsdp,
-                        .gpus = tp * cp * pp * dp, .first_gpu = first, .replicas = 1,
-                        .dtype = RF_DT_BF16, .stage_layers = even_stages(pp, layers)};
-    struct rf_error err;
-    assert_int_equal(rf_side_init(&s, layers, &err), 0);
-    return s;
-}
-
-static struct rf_side infer_side(int64_t tp, int64_t pp, int64_t dp, int64_t ep,
-                                 int64_t replicas, int64_t first, int layers, enum rf_dtype dt)
-{
-    struct rf_side s = {.kind = RF_SIDE_VLLM, .tp = tp, .pp = pp, .dp = dp, .ep = ep, .cp = 1,
-                        .etp = 1, .edp = 1, .replicas = replicas,
-                        .gpus = tp * pp * dp * replicas, .first_gpu = first, .dtype = dt,
+    struct rf_side s = {.kind = RF_SIDE_MEGATRON,
+                        .tp = tp,
+                        .cp = cp,
+                        .pp = pp,
+                        .dp = dp,
+                        .ep = ep,
+                        .etp = etp,
+                        .edp = tp * cp * dp / (ep * etp),
+                        .fsdp = fsdp,
+                        .gpus = tp * cp * pp * dp,
+                        .first_gpu = first,
+                        .replicas = 1,
+                        .dtype = RF_DT_BF16,
                         .stage_layers = even_stages(pp, layers)};
     struct rf_error err;
     assert_int_equal(rf_side_init(&s, layers, &err), 0);
     return s;
 }
 
-static struct rf_tensor tensor(const char *name, enum rf_class cls, enum rf_role role,
-                               int layer, int64_t a, int64_t b, int64_t c)
+static struct rf_side infer_side(int64_t tp, int64_t pp, int64_t dp, int64_t ep, int64_t replicas,
+                                 int64_t first, int layers, enum rf_dtype dt)
 {
-    struct rf_tensor t = {.name = (char *)name, .cls = cls, .role = role, .layer = layer,
-                          .dtype = RF_DT_BF16, .scale_of = -1, .quant = true};
+    struct rf_side s = {.kind = RF_SIDE_VLLM,
+                        .tp = tp,
+                        .pp = pp,
+                        .dp = dp,
+                        .ep = ep,
+                        .cp = 1,
+                        .etp = 1,
+                        .edp = 1,
+                        .replicas = replicas,
+                        .gpus = tp * pp * dp * replicas,
+                        .first_gpu = first,
+                        .dtype = dt,
+                        .stage_layers = even_stages(pp, layers)};
+    struct rf_error err;
+    assert_int_equal(rf_side_init(&s, layers, &err), 0);
+    return s;
+}
+
+static struct rf_tensor tensor(const char *name, enum rf_class cls, enum rf_role role, int layer,
+                               int64_t a, int64_t b, int64_t c)
+{
+    struct rf_tensor t = {.name = (char *)name,
+                          .cls = cls,
+                          .role = role,
+                          .layer = layer,
+                          .dtype = RF_DT_BF16,
+                          .scale_of = -1,
+                          .quant = true};
     t.ndim = c ? 3 : b ? 2 : 1;
     t.shape[0] = a;
     t.shape[1] = b;
@@ -78,8 +105,7 @@ static struct rf_tensor tensor(const char *name, enum rf_class cls, enum rf_role
 
 /* Checks that every destination element of every tensor is delivered exactly once from a
  * source that holds it. */
-static void check_coverage(const struct rf_plan *plan, struct rf_side *train,
-                           struct rf_side *infer)
+static void check_coverage(const struct rf_plan *plan, struct rf_side *train, struct rf_side *infer)
 {
     for (size_t ti = 0; ti < plan->n_tensors; ti++) {
         const struct rf_tensor *t = &plan->tensors[ti];
@@ -259,10 +285,9 @@ static void broadcast_is_two_model_sizes(void **state)
 static void fp8_adds_block_scales(void **state)
 {
     (void)state;
-    struct rf_tensor ts[] = {tensor("model.w.weight", RF_CLASS_COLUMN, RF_ROLE_ATTENTION, 0,
-                                    300, 256, 0),
-                             tensor("model.n.weight", RF_CLASS_REPLICATED, RF_ROLE_NORM, 0, 256,
-                                    0, 0)};
+    struct rf_tensor ts[] = {
+        tensor("model.w.weight", RF_CLASS_COLUMN, RF_ROLE_ATTENTION, 0, 300, 256, 0),
+        tensor("model.n.weight", RF_CLASS_REPLICATED, RF_ROLE_NORM, 0, 256, 0, 0)};
     struct rf_model m = {.name = "m", .layers = 1, .tensors = ts, .n_tensors = 2};
     struct rf_side tr = train_side(2, 1, 1, 1, 1, 1, false, 0, 1);
     struct rf_side in = infer_side(1, 1, 1, 1, 1, 2, 1, RF_DT_FP8);
@@ -287,24 +312,28 @@ static void random_model(struct rf_model *m, struct rf_tensor *ts, int layers)
     static const int64_t dims[] = {1, 3, 5, 7, 8, 12, 16, 30};
     static const int64_t experts[] = {2, 4, 6, 8, 12};
     int n = 0;
-    ts[n++] = tensor("emb", RF_CLASS_VOCAB, RF_ROLE_EMBEDDING, -1, pick(dims, 8) + 10,
-                     pick(dims, 8), 0);
+    ts[n++] =
+        tensor("emb", RF_CLASS_VOCAB, RF_ROLE_EMBEDDING, -1, pick(dims, 8) + 10, pick(dims, 8), 0);
     for (int l = 0; l < layers; l++) {
-        ts[n++] = tensor("col", RF_CLASS_COLUMN, RF_ROLE_ATTENTION, l, pick(dims, 8),
-                         pick(dims, 8), 0);
-        ts[n++] = tensor("row", RF_CLASS_ROW, RF_ROLE_ATTENTION, l, pick(dims, 8),
-                         pick(dims, 8), 0);
+        ts[n++] =
+            tensor("col", RF_CLASS_COLUMN, RF_ROLE_ATTENTION, l, pick(dims, 8), pick(dims, 8), 0);
+        ts[n++] =
+            tensor("row", RF_CLASS_ROW, RF_ROLE_ATTENTION, l, pick(dims, 8), pick(dims, 8), 0);
         ts[n++] = tensor("norm", RF_CLASS_REPLICATED, RF_ROLE_NORM, l, pick(dims, 8), 0, 0);
         int64_t e = pick(experts, 5);
         ts[n++] = tensor("ecol", RF_CLASS_EXPERT_COLUMN, RF_ROLE_EXPERT, l, e, pick(dims, 8),
                          pick(dims, 8));
-        ts[n++] = tensor("erow", RF_CLASS_EXPERT_ROW, RF_ROLE_EXPERT, l, e, pick(dims, 8),
-                         pick(dims, 8));
+        ts[n++] =
+            tensor("erow", RF_CLASS_EXPERT_ROW, RF_ROLE_EXPERT, l, e, pick(dims, 8), pick(dims, 8));
     }
     ts[n++] = tensor("head", RF_CLASS_VOCAB, RF_ROLE_LM_HEAD, layers, pick(dims, 8) + 3,
                      pick(dims, 8), 0);
-    *m = (struct rf_model){.name = "random", .layers = layers, .tensors = ts,
-                           .n_tensors = (size_t)n, .experts = 4, .experts_per_token = 1};
+    *m = (struct rf_model){.name = "random",
+                           .layers = layers,
+                           .tensors = ts,
+                           .n_tensors = (size_t)n,
+                           .experts = 4,
+                           .experts_per_token = 1};
 }
 
 static void random_sides(struct rf_side *tr, struct rf_side *in, int layers, bool swap,

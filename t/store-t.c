@@ -65,25 +65,48 @@ static void fixture_init(struct fixture *f)
     static int one[1] = {1};
     struct rf_error err;
     memset(f, 0, sizeof(*f));
-    f->ts[0] = (struct rf_tensor){.name = "a.weight", .ndim = 2, .shape = {8, 4},
-                                  .cls = RF_CLASS_COLUMN, .role = RF_ROLE_ATTENTION,
+    f->ts[0] = (struct rf_tensor){.name = "a.weight",
+                                  .ndim = 2,
+                                  .shape = {8, 4},
+                                  .cls = RF_CLASS_COLUMN,
+                                  .role = RF_ROLE_ATTENTION,
                                   .scale_of = -1};
-    f->ts[1] = (struct rf_tensor){.name = "b.weight", .ndim = 1, .shape = {4},
-                                  .cls = RF_CLASS_REPLICATED, .role = RF_ROLE_NORM,
+    f->ts[1] = (struct rf_tensor){.name = "b.weight",
+                                  .ndim = 1,
+                                  .shape = {4},
+                                  .cls = RF_CLASS_REPLICATED,
+                                  .role = RF_ROLE_NORM,
                                   .scale_of = -1};
     f->m = (struct rf_model){.name = "tiny", .layers = 1, .tensors = f->ts, .n_tensors = 2};
-    f->tr = (struct rf_side){.kind = RF_SIDE_MEGATRON, .gpus = 2, .tp = 2, .cp = 1, .pp = 1,
-                             .dp = 1, .ep = 1, .etp = 1, .edp = 2, .replicas = 1,
+    f->tr = (struct rf_side){.kind = RF_SIDE_MEGATRON,
+                             .gpus = 2,
+                             .tp = 2,
+                             .cp = 1,
+                             .pp = 1,
+                             .dp = 1,
+                             .ep = 1,
+                             .etp = 1,
+                             .edp = 2,
+                             .replicas = 1,
                              .stage_layers = one};
-    f->in = (struct rf_side){.kind = RF_SIDE_VLLM, .gpus = 2, .first_gpu = 2, .tp = 1, .cp = 1,
-                             .pp = 1, .dp = 1, .ep = 1, .etp = 1, .edp = 1, .replicas = 2,
+    f->in = (struct rf_side){.kind = RF_SIDE_VLLM,
+                             .gpus = 2,
+                             .first_gpu = 2,
+                             .tp = 1,
+                             .cp = 1,
+                             .pp = 1,
+                             .dp = 1,
+                             .ep = 1,
+                             .etp = 1,
+                             .edp = 1,
+                             .replicas = 2,
                              .stage_layers = one};
     assert_int_equal(rf_side_init(&f->tr, 1, &err), 0);
     assert_int_equal(rf_side_init(&f->in, 1, &err), 0);
     assert_int_equal(rf_plan_build(&f->plan, &f->m, &f->tr, &f->in, RF_STRAT_RESHARD, NULL, &err),
                      0);
-    f->info = (struct rf_run_info){.scenario = "t", .model = "tiny", .train = &f->tr,
-                                   .infer = &f->in};
+    f->info =
+        (struct rf_run_info){.scenario = "t", .model = "tiny", .train = &f->tr, .infer = &f->in};
 }
 
 static void fixture_release(struct fixture *f)
@@ -126,8 +149,7 @@ static void run_is_stored_whole(void **state)
     assert_int_equal(query("SELECT count(*) FROM transfer_each"), f.plan.total.transfers);
     assert_int_equal(query("SELECT sum(bytes) FROM transfer_each WHERE src_gpu != dst_gpu"),
                      f.plan.total.payload_bytes);
-    assert_int_equal(query("SELECT payload_bytes FROM run WHERE id = 1"),
-                     (8 * 4 + 4) * 2 * 2);
+    assert_int_equal(query("SELECT payload_bytes FROM run WHERE id = 1"), (8 * 4 + 4) * 2 * 2);
     assert_int_equal(query("SELECT sum(payload_bytes) FROM role_summary"),
                      f.plan.total.payload_bytes);
     fixture_release(&f);

@@ -1,0 +1,68 @@
+#!/bin/sh
+# End to end: `refit models` and `refit plan` on real model files; results checked in the
+# JSON output and in the SQLite database.
+. "${SRCDIR:-.}/t/lib.sh"
+plan 21
+db=$tmp/refit.db
+scen=$SRCDIR/scripts/dsv3-h100.lua
+
+"$REFIT" models --json >"$tmp/models.json"
+ok $? "refit models --json succeeds"
+is "$(json "$tmp/models.json" '$.length')" "" "models output is an array" 2>/dev/null || true
+count=$("$SQLITE3" :memory: "SELECT json_array_length(readfile('$tmp/models.json'))")
+is "$count" 11 "eleven models are known"
+p=$("$SQLITE3" :memory: "SELECT value->>'params' FROM json_each(readfile('$tmp/models.json'))
+    WHERE value->>'name' = 'deepseek-v3'")
+ok "$(test "$p" -gt 667700000000 && test "$p" -lt 674400000000; echo $?)" \
+    "deepseek-v3 has 671B parameters within 0.5% ($p)"
+
+# Reshard: each of the 8 inference replicas receives the model exactly once.
+"$REFIT" plan "$scen" --db "$db" --json >"$tmp/reshard.json"
+ok $? "refit plan reshard succeeds"
+mb=$(json "$tmp/reshard.json" '$.model_bytes')
+is "$(json "$tmp/reshard.json" '$.payload_bytes')" "$((8 * mb))" \
+    "reshard payload is replicas x model bytes"
+is "$(json "$tmp/reshard.json" '$.logical_bytes')" "$(json "$tmp/reshard.json" '$.moved_bytes')" \
+    "reshard logical volume is the bytes sent"
+is "$(json "$tmp/reshard.json" '$.run_id')" 1 "first run gets id 1"
+
+# Broadcast: the logical volume is all-gather plus broadcast, 2x the model.
+"$REFIT" plan "$scen" --db "$db" --strategy broadcast --json >"$tmp/bcast.json"
+ok $? "refit plan --strategy broadcast succeeds"
+is "$(json "$tmp/bcast.json" '$.strategy')" broadcast "strategy override is applied"
+is "$(json "$tmp/bcast.json" '$.logical_bytes')" "$((2 * mb))" "broadcast logical is 2x model"
+is "$(json "$tmp/bcast.json" '$.payload_bytes')" "$((256 * mb))" \
+    "every inference GPU receives the whole model"
+
+"$REFIT" plan "$scen" --db "$db" --strategy hybrid --json >"$tmp/hybrid.json"
+ok $? "refit plan --strategy hybrid succeeds"
+is "$(json "$tmp/hybrid.json" '$.roles.expert.collectives')" "" "experts take the reshard path"
+hp=$(json "$tmp/hybrid.json" '$.payload_bytes')
+ok "$(test "$hp" -gt "$((8 * mb))" && test "$hp" -lt "$((256 * mb))"; echo $?)" \
+    "hybrid payload lies between reshard and broadcast"
+
+# The database holds the same figures as the JSON.
+is "$(sql "$db" 'SELECT count(*) FROM run')" 3 "three runs stored"
+is "$(sql "$db" "SELECT sum(bytes * dst_count) FROM transfer
+                 WHERE run_id = 1 AND src_gpu != dst_gpu AND phase = 'deliver'")" \
+    "$((8 * mb))" "run 1 transfers add up to the payload"
+is "$(sql "$db" "SELECT count(*) FROM collective WHERE run_id = 2")" \
+    "$(sql "$db" "SELECT count(*) FROM tensor WHERE run_id = 2")" "one broadcast per tensor"
+
+# FP8 inference: FP8 weights plus FP32 block scales on the wire.
+sed 's/infer *= *{\(.*\)dtype *= *"bf16"/infer = {\1dtype = "fp8"/' "$scen" >"$tmp/fp8.lua"
+"$REFIT" plan "$tmp/fp8.lua" --db "$db" --json >"$tmp/fp8.json"
+ok $? "FP8 scenario plans"
+fp=$(json "$tmp/fp8.json" '$.payload_bytes')
+ok "$(test "$fp" -gt "$((4 * mb))" && test "$fp" -lt "$((5 * mb))"; echo $?)" \
+    "FP8 payload is about half of BF16 ($fp)"
+is "$(sql "$db" "SELECT count(*) FROM tensor WHERE run_id = 4 AND name LIKE '%weight_scale_inv'
+                 AND wire_dtype = 'fp32'")" \
+    "$(sql "$db" "SELECT count(*) FROM tensor WHERE run_id = 4 AND wire_dtype = 'fp8'")" \
+    "one FP32 scale tensor per FP8 weight"
+
+# Bad input: one line naming file, line and field; nothing stored.
+sed 's/tp = 32/tp = 30/' "$scen" >"$tmp/bad.lua"
+"$REFIT" plan "$tmp/bad.lua" --db "$db" 2>"$tmp/err" >/dev/null
+ok "$(test $? -ne 0; echo $?)" "inconsistent sizes exit non-zero"
+done_testing
