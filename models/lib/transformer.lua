@@ -98,13 +98,14 @@ end
 
 local function attention_gqa(model, a, hidden, layer, prefix)
     local q, kv = a.heads * a.head_dim, a.kv_heads * a.head_dim
-    add(model, prefix .. "self_attn.q_proj.weight", { q, hidden }, "attention", layer, "column", true)
-    add(model, prefix .. "self_attn.k_proj.weight", { kv, hidden }, "attention", layer, "column", true)
-    add(model, prefix .. "self_attn.v_proj.weight", { kv, hidden }, "attention", layer, "column", true)
-    add(model, prefix .. "self_attn.o_proj.weight", { hidden, q }, "attention", layer, "row", true)
+    local p = prefix .. "self_attn."
+    add(model, p .. "q_proj.weight", { q, hidden }, "attention", layer, "column", true)
+    add(model, p .. "k_proj.weight", { kv, hidden }, "attention", layer, "column", true)
+    add(model, p .. "v_proj.weight", { kv, hidden }, "attention", layer, "column", true)
+    add(model, p .. "o_proj.weight", { hidden, q }, "attention", layer, "row", true)
     if a.qk_norm then
-        norm(model, prefix .. "self_attn.q_norm.weight", a.head_dim, layer)
-        norm(model, prefix .. "self_attn.k_norm.weight", a.head_dim, layer)
+        norm(model, p .. "q_norm.weight", a.head_dim, layer)
+        norm(model, p .. "k_norm.weight", a.head_dim, layer)
     end
 end
 
