@@ -41,13 +41,24 @@ local function distance(a, b)
     return prev[#b]
 end
 
+local function common_prefix(a, b)
+    local n = 0
+    while n < #a and a:sub(n + 1, n + 1) == b:sub(n + 1, n + 1) do
+        n = n + 1
+    end
+    return n
+end
+
 -- " (did you mean 'heads'?)" when one of `names` is within two edits of `word`, else "".
+-- Ties go to the longer common prefix: 'tpp' suggests 'tp', not 'pp'.
 function schema.suggest(word, names)
-    local best, best_distance = nil, 3
+    local best, best_distance, best_prefix = nil, 3, -1
     for _, name in ipairs(names) do
-        local d = distance(word, name)
-        if d < best_distance then
-            best, best_distance = name, d
+        local d, p = distance(word, name), common_prefix(word, name)
+        local better = d < best_distance or best ~= nil and d == best_distance
+            and (p > best_prefix or p == best_prefix and name < best)
+        if better then
+            best, best_distance, best_prefix = name, d, p
         end
     end
     return best and string.format(" (did you mean '%s'?)", best) or ""

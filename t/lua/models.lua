@@ -3,7 +3,7 @@
 
 package.path = (arg[0]:match("^(.*)/[^/]*$") or ".") .. "/?.lua;" .. package.path
 local tap = require("tap")
-local refit, data = tap.setup()
+local refit, data, root = tap.setup()
 
 local function numel(t)
     local n = 1
@@ -169,7 +169,7 @@ tap.is(shape(by_name(models["llama3-405b"], "model.layers.125.mlp.gate_proj.weig
 tap.is(models["qwen3-8b"].experts, 0, "qwen3-8b: dense models have 0 experts")
 
 -- Layouts, through scenarios.
-local s = refit.load_scenario("scripts/dsv3-h100.lua")
+local s = refit.load_scenario(root .. "/scripts/dsv3-h100.lua")
 tap.is(list(s.train.stage_layers), "3,4,4,4,4,4,4,4,4,4,4,4,4,4,4,2",
     "dsv3-h100: Megatron PP16 stages 3, 4 x 14, 2")
 tap.ok(s.train.dp == 16 and s.train.edp == 1 and s.train.tp == 1 and s.train.cp == 1
@@ -178,14 +178,14 @@ tap.ok(s.train.dp == 16 and s.train.edp == 1 and s.train.tp == 1 and s.train.cp 
 tap.ok(s.infer.replicas == 8 and s.infer.pp == 1 and s.infer.dp == 1
     and s.infer.first_gpu == 256 and list(s.infer.stage_layers) == "61",
     "dsv3-h100: infer 8 replicas of TP32, one stage")
-tap.ok(s.strategy == "reshard" and s.source == "scripts/dsv3-h100.lua"
+tap.ok(s.strategy == "reshard" and s.source == root .. "/scripts/dsv3-h100.lua"
     and s.cluster.system == "dgx-h100" and s.cluster.nodes == 64
     and s.model.name == "deepseek-v3", "dsv3-h100: strategy, source, cluster, model")
 tap.ok(#s.tensor_strategy == #s.model.tensors and s.tensor_strategy[1] == "reshard"
     and s.tensor_strategy[#s.tensor_strategy] == "reshard",
     "dsv3-h100: every tensor reshards")
 
-local k = refit.load_scenario("scripts/kimi-k3-bench.lua")
+local k = refit.load_scenario(root .. "/scripts/kimi-k3-bench.lua")
 tap.ok(k.train.dp == 16 and k.train.edp == 2
     and list(k.train.stage_layers) == "5,6,6,6,6,6,6,6,6,6,6,6,6,6,6,4"
     and k.infer.replicas == 256 and k.infer.ep == 16,

@@ -63,7 +63,8 @@ function tap.done()
 end
 
 -- Sets package.path for the library in `models_dir` (the test's first argument) and
--- returns the refit module plus the test data directory (t/data, found from the script).
+-- returns the refit module, the test data directory (t/data) and the source tree's root,
+-- both found from the script's own path so tests run from any directory.
 function tap.setup()
     local models_dir = arg[1]
     if not models_dir then
@@ -74,7 +75,7 @@ function tap.setup()
     package.path = models_dir .. "/lib/?.lua;" .. script_dir .. "/?.lua;" .. package.path
     local refit = require("refit")
     refit.models_dir = models_dir
-    return refit, script_dir .. "/../data"
+    return refit, script_dir .. "/../data", script_dir .. "/../.."
 end
 
 return tap
