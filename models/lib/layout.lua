@@ -50,8 +50,8 @@ local function train_stages(t, layers, site, prefix)
         if pp < 2 then
             schema.raise(site, field, string.format("needs pp >= 2, got pp = %d", pp))
         end
-        local rest, others = layers - (t.pp_first or 0) - (t.pp_last or 0), pp
-        others = others - (t.pp_first and 1 or 0) - (t.pp_last and 1 or 0)
+        local rest = layers - (t.pp_first or 0) - (t.pp_last or 0)
+        local others = pp - (t.pp_first and 1 or 0) - (t.pp_last and 1 or 0)
         local even = others == 0 and rest == 0
             or others > 0 and rest >= others and rest % others == 0
         if not even then

@@ -206,13 +206,12 @@ local function build(kind, spec, site)
     local model = { kind = "model", name = spec.name, family = spec.family, source = site.file,
                     layers = spec.layers, experts = 0, experts_per_token = 0, tensors = {} }
     local h = spec.hidden
-    local dense_layers = spec.layers
+    local dense_layers, dense_width = spec.layers, spec.intermediate
     if kind == "moe" then
         model.experts, model.experts_per_token = spec.moe.experts, spec.moe.experts_per_token
         dense_layers = spec.dense and spec.dense.layers or 0
+        dense_width = spec.dense and spec.dense.intermediate
     end
-    local dense_width = kind == "moe" and spec.dense and spec.dense.intermediate
-        or spec.intermediate
 
     add(model, "model.embed_tokens.weight", { spec.vocab, h }, "embedding", -1, "vocab", false)
     for layer = 0, spec.layers - 1 do

@@ -143,6 +143,19 @@ end
 tap.ok(q_proj and q_proj.shape[1] == 128 * 192 and q_proj.class == "column",
     "config.json without q_lora_rank: MLA with a plain q_proj")
 
+-- schema: the integer ranges and types no model or scenario field uses yet.
+local schema = require("schema")
+local site = { file = "t.lua", line = 0, scan = false }
+local RANGE = { type = "record", fields = { n = { type = "integer", min = 2, max = 4 },
+                                             k = { type = "integer", min = -1 } } }
+tap.raises(function()
+    schema.validate({ n = 5 }, RANGE, site, "x")
+end, "t.lua:0: x.n: expected an integer from 2 to 4, got 5", "schema: integer range")
+tap.raises(function()
+    schema.validate({ k = 1.5 }, RANGE, site, "x")
+end, "t.lua:0: x.k: expected an integer >= -1, got 1.5", "schema: integer lower bound")
+tap.is(schema.validate({ n = 3.0 }, RANGE, site, "x").n, 3, "schema: 3.0 is the integer 3")
+
 -- locate: keys are found past strings, long brackets, comments and function bodies.
 local source = [==[
 -- a comment with { braces and key = 1
