@@ -144,8 +144,8 @@ function hf.model(cfg, name, source)
     end
     -- JSON null (refit.json.null) means "not set", like an absent field: DeepSeek-V2-Lite
     -- writes "q_lora_rank": null.
-    local json = package.loaded["refit.json"]
-    local null = type(json) == "table" and json.null
+    local has_json, json = pcall(require, "refit.json")
+    local null = has_json and json.null
     local plain = {}
     for k, v in pairs(cfg) do
         if v ~= null then
