@@ -28,6 +28,13 @@ local function dirname(path)
     return path:match("^(.*)/[^/]*$") or "."
 end
 
+-- What a policy may answer, as a set and as the text of the error message.
+local allowed, quoted = {}, {}
+for i, answer in ipairs(policy.per_tensor) do
+    allowed[answer], quoted[i] = true, string.format("'%s'", answer)
+end
+local allowed_text = table.concat(quoted, " or ")
+
 -- The strategy of every tensor, in model order. Policies get a copy of the tensor, so
 -- they cannot alter the model.
 local function tensor_strategies(s, model, site)
@@ -40,10 +47,9 @@ local function tensor_strategies(s, model, site)
             end
             view.shape = table.move(t.shape, 1, #t.shape, 1, {})
             local answer = (s.policy or policy.default)(view)
-            if answer ~= "reshard" and answer ~= "broadcast" then
-                schema.raise(site, "policy", string.format(
-                    "returned %s for %s; expected 'reshard' or 'broadcast'",
-                    schema.describe(answer), t.name))
+            if not allowed[answer] then
+                schema.raise(site, "policy", string.format("returned %s for %s; expected %s",
+                    schema.describe(answer), t.name, allowed_text))
             end
             out[i] = answer
         else
