@@ -1,0 +1,176 @@
+-- layout.lua: the two sides of a scenario, normalised: a Megatron-style training layout and a
+-- vLLM/SGLang-style inference layout, with derived sizes and the layers of each PP stage.
+
+-- layout.TRAIN and layout.INFER are the schemas a scenario's `train` and `infer` tables are
+-- validated against (omitted sizes are 1); layout.train and layout.infer then check the
+-- relations between sizes and derive dp/edp, replicas and stage_layers. GPU ranges of the
+-- two sides may overlap (colocated training and inference).
+
+local schema = require("schema")
+
+local layout = {}
+
+local function size(default, required)
+    return { type = "integer", min = 1, default = default, required = required }
+end
+
+layout.TRAIN = { type = "record", required = true, fields = {
+    gpus = size(nil, true),
+    first_gpu = { type = "integer", min = 0, default = 0 },
+    tp = size(1), cp = size(1), pp = size(1), ep = size(1), etp = size(1),
+    -- Derived from gpus; given only as a cross-check.
+    dp = size(),
+    fsdp = { type = "boolean", default = false },
+    dtype = { type = "string", values = { "bf16", "fp8" }, default = "bf16" },
+    -- Megatron's decoder_first/last_pipeline_num_layers.
+    pp_first = size(), pp_last = size(),
+} }
+
+layout.INFER = { type = "record", required = true, fields = {
+    gpus = size(nil, true),
+    first_gpu = { type = "integer", min = 0, default = 0 },
+    tp = size(1), pp = size(1),
+    -- Attention data parallelism inside one engine (vLLM/SGLang DP attention).
+    dp = size(1),
+    ep = size(1),
+    -- Engines: derived from gpus; given only as a cross-check.
+    replicas = size(),
+    dtype = { type = "string", values = { "bf16", "fp8" }, default = "bf16" },
+} }
+
+-- Megatron's stage split. With pp_first/pp_last the remaining layers split evenly over the
+-- other stages. Without, an even split when possible, else the middle stages take
+-- m = ceil(L/pp) and the remainder r = L - m*(pp-2) goes to the first ceil(r/2) and the
+-- last floor(r/2) stage: NeMo-RL's DeepSeek-V3 recipes (61 layers: PP16 -> 3, 4 x 14, 2;
+-- PP8 -> 7, 6 x 8, 6).
+local function train_stages(t, layers, site, prefix)
+    local pp, stages = t.pp, {}
+    if t.pp_first or t.pp_last then
+        local field = prefix .. (t.pp_first and ".pp_first" or ".pp_last")
+        if pp < 2 then
+            schema.raise(site, field, string.format("needs pp >= 2, got pp = %d", pp))
+        end
+        local rest = layers - (t.pp_first or 0) - (t.pp_last or 0)
+        local others = pp - (t.pp_first and 1 or 0) - (t.pp_last and 1 or 0)
+        local even = others == 0 and rest == 0
+            or others > 0 and rest >= others and rest % others == 0
+        if not even then
+            schema.raise(site, field, string.format(
+                "the other %d layers do not split evenly over the other %d stages",
+                rest, others))
+        end
+        local m = others > 0 and rest // others or 0
+        for s = 1, pp do
+            stages[s] = m
+        end
+        stages[1] = t.pp_first or m
+        stages[pp] = t.pp_last or m
+        return stages
+    end
+    if layers % pp == 0 then
+        for s = 1, pp do
+            stages[s] = layers // pp
+        end
+        return stages
+    end
+    local m = (layers + pp - 1) // pp
+    local r = layers - m * (pp - 2)
+    local first, last = (r + 1) // 2, r // 2
+    if r < 0 or first > m or last < 1 then
+        schema.raise(site, prefix .. ".pp", string.format(
+            "%d layers do not split over %d stages (middle stages of %d layers leave %d); "
+            .. "set pp_first and pp_last", layers, pp, m, r))
+    end
+    for s = 2, pp - 1 do
+        stages[s] = m
+    end
+    stages[1], stages[pp] = first, last
+    return stages
+end
+
+-- Normalises a validated `train` table for `model`; `prefix` names it in errors.
+function layout.train(t, model, site, prefix)
+    local function field(name)
+        return prefix .. "." .. name
+    end
+    local tcp = t.tp * t.cp * t.pp
+    if t.gpus % tcp ~= 0 then
+        schema.raise(site, field("gpus"), string.format(
+            "%d is not a multiple of tp*cp*pp = %d", t.gpus, tcp))
+    end
+    local dp = t.gpus // tcp
+    if t.dp and t.dp ~= dp then
+        schema.raise(site, field("dp"), string.format(
+            "%d does not match gpus/(tp*cp*pp) = %d/%d = %d", t.dp, t.gpus, tcp, dp))
+    end
+    if model.experts == 0 and t.ep * t.etp > 1 then
+        schema.raise(site, field(t.ep > 1 and "ep" or "etp"),
+            "the model has no experts, so ep and etp must be 1")
+    end
+    -- Experts run on an ep x etp x edp mesh over the same ranks as tp x cp x dp.
+    local expert_mesh = t.ep * t.etp
+    if (t.tp * t.cp * dp) % expert_mesh ~= 0 then
+        schema.raise(site, field("ep"), string.format(
+            "tp*cp*dp = %d is not a multiple of ep*etp = %d", t.tp * t.cp * dp, expert_mesh))
+    end
+    -- Megatron asserts num_moe_experts % expert_model_parallel_size == 0.
+    if model.experts % t.ep ~= 0 then
+        schema.raise(site, field("ep"), string.format(
+            "the %d experts do not split evenly over ep = %d", model.experts, t.ep))
+    end
+    return {
+        gpus = t.gpus, first_gpu = t.first_gpu, tp = t.tp, cp = t.cp, pp = t.pp, dp = dp,
+        ep = t.ep, etp = t.etp, edp = t.tp * t.cp * dp // expert_mesh, fsdp = t.fsdp,
+        dtype = t.dtype, stage_layers = train_stages(t, model.layers, site, prefix),
+    }
+end
+
+-- vLLM's get_pp_indices: layers // pp each, the remainder one each to the stages before the
+-- last, counting back from the second-last.
+local function infer_stages(pp, layers)
+    local stages = {}
+    for s = 1, pp do
+        stages[s] = layers // pp
+    end
+    for i = 2, layers % pp + 1 do
+        stages[pp + 1 - i] = stages[pp + 1 - i] + 1
+    end
+    return stages
+end
+
+-- Normalises a validated `infer` table for `model`; `prefix` names it in errors.
+function layout.infer(t, model, site, prefix)
+    local function field(name)
+        return prefix .. "." .. name
+    end
+    local engine = t.tp * t.pp * t.dp
+    if t.gpus % engine ~= 0 then
+        schema.raise(site, field("gpus"), string.format(
+            "%d is not a multiple of tp*pp*dp = %d", t.gpus, engine))
+    end
+    local replicas = t.gpus // engine
+    if t.replicas and t.replicas ~= replicas then
+        schema.raise(site, field("replicas"), string.format(
+            "%d does not match gpus/(tp*pp*dp) = %d/%d = %d", t.replicas, t.gpus, engine,
+            replicas))
+    end
+    -- vLLM's expert parallelism is on or off: when on, experts span the engine's TP x DP.
+    if t.ep ~= 1 and t.ep ~= t.tp * t.dp then
+        schema.raise(site, field("ep"), string.format(
+            "expected 1 or tp*dp = %d (expert parallelism spans the engine's TP x DP ranks), "
+            .. "got %d", t.tp * t.dp, t.ep))
+    end
+    if model.experts == 0 and t.ep > 1 then
+        schema.raise(site, field("ep"), "the model has no experts, so ep must be 1")
+    end
+    if t.pp > model.layers then
+        schema.raise(site, field("pp"), string.format(
+            "%d stages for %d layers would leave a stage empty", t.pp, model.layers))
+    end
+    return {
+        gpus = t.gpus, first_gpu = t.first_gpu, tp = t.tp, pp = t.pp, dp = t.dp, ep = t.ep,
+        replicas = replicas, dtype = t.dtype, stage_layers = infer_stages(t.pp, model.layers),
+    }
+end
+
+return layout

@@ -1,0 +1,135 @@
+-- refit.lua: the module the C side loads with require("refit"); the entry points of the Lua
+-- half (doc/architecture.md, "Contract: Lua -> C").
+
+-- C sets package.path to <models>/lib/?.lua and refit.models_dir to <models> right after
+-- require. Every error is raised as one string "<file>:<line>: <dotted.field>: <message>".
+
+local schema = require("schema")
+local sandbox = require("sandbox")
+local transformer = require("transformer")
+local hf = require("hf")
+local policy = require("policy")
+local scenario = require("scenario")
+
+local refit = {}
+
+-- The strategies a scenario may name (one list, kept in policy.lua).
+refit.strategies = policy.strategies
+
+-- Default models directory: the parent of this file's directory (models/lib/refit.lua ->
+-- models), for use without C, e.g. `lua5.4` with package.path set by hand.
+local function dirname(path)
+    return path:match("^(.*)/[^/]*$") or "."
+end
+
+local function parent(dir)
+    if dir == "." then
+        return ".."
+    end
+    return dirname(dir)
+end
+
+refit.models_dir = parent(dirname((debug.getinfo(1, "S").source:gsub("^@", ""))))
+
+local load_model
+
+-- include(name) in a model file: load another model file (a name in models/ or a path
+-- relative to the including file) and return its model.
+local function include(name)
+    local site = sandbox.caller()
+    if type(name) ~= "string" then
+        schema.raise(site, "include", "expected a model name, got " .. schema.describe(name))
+    end
+    return load_model(name, site, "include", dirname(site.file))
+end
+
+-- What model and scenario files see besides the safe standard library.
+local function globals()
+    return { transformer = { dense = transformer.dense, moe = transformer.moe },
+             include = include }
+end
+
+-- Relative paths are taken from base_dir (the directory of the file naming them), or from
+-- the working directory when the spec comes from the command line.
+local function resolve_path(path, base_dir)
+    if base_dir and path:sub(1, 1) ~= "/" then
+        return base_dir .. "/" .. path
+    end
+    return path
+end
+
+-- The model name of a config.json: its directory's name (…/DeepSeek-V3/config.json),
+-- or the file's name without .json.
+local function json_model_name(path)
+    local file = path:match("([^/]*)$")
+    if file == "config.json" then
+        return dirname(path):match("([^/]*)$")
+    end
+    return (file:gsub("%.json$", ""))
+end
+
+local function load_json_model(path, site, field)
+    -- refit.json is preloaded by the refit command; plain lua5.4 has no JSON decoder.
+    local ok, json = pcall(require, "refit.json")
+    if not ok then
+        schema.raise(site, field, "reading " .. path
+            .. " needs the JSON decoder of the refit command (module refit.json)")
+    end
+    local f = io.open(path, "r")
+    if not f then
+        schema.raise(site, field, string.format("cannot read '%s'", path))
+    end
+    local text = f:read("a")
+    f:close()
+    return hf.model(json.decode(text), json_model_name(path), path)
+end
+
+-- Resolves a model spec (see refit.load_model); problems with the spec itself are raised
+-- at `site` as `field`.
+load_model = function(spec, site, field, base_dir)
+    if type(spec) == "table" then
+        if spec.kind ~= "model" then
+            schema.raise(site, field, "expected a model name, a path, or a model built by "
+                .. "transformer.dense{...} or transformer.moe{...}")
+        end
+        return spec
+    end
+    if spec:match("%.json$") then
+        return load_json_model(resolve_path(spec, base_dir), site, field)
+    end
+    local path
+    if spec:match("%.lua$") or spec:find("/") then
+        path = resolve_path(spec, base_dir)
+    else
+        path = refit.models_dir .. "/" .. spec .. ".lua"
+    end
+    local model = sandbox.run(path, globals(), site, field)
+    if type(model) ~= "table" or model.kind ~= "model" then
+        schema.raise({ file = path }, "return", "expected the file to return a model built by "
+            .. "transformer.dense{...} or transformer.moe{...}, got " .. schema.describe(model))
+    end
+    return model
+end
+
+-- spec: a model name (models/<name>.lua), a path to a .lua model file or to a Hugging Face
+-- config.json, or a model table. Returns the normalised model.
+function refit.load_model(spec)
+    local site = { file = tostring(spec), line = 0, scan = false }
+    if type(spec) ~= "string" and type(spec) ~= "table" then
+        schema.raise(site, "model", "expected a model name, a path or a model, got "
+            .. schema.describe(spec))
+    end
+    return load_model(spec, site, "model")
+end
+
+-- Loads and normalises the scenario file at `path`.
+function refit.load_scenario(path)
+    return scenario.load(path, load_model, globals())
+end
+
+-- Maps a decoded config.json table to a model; `source` (the JSON path) is used in errors.
+function refit.model_from_hf(config, name, source)
+    return hf.model(config, name, source)
+end
+
+return refit

@@ -1,0 +1,85 @@
+-- scenario.lua: load a scenario file (model, cluster, train and infer layouts, strategy,
+-- optional per-tensor policy) and normalise it into the table the C side reads.
+
+local schema = require("schema")
+local sandbox = require("sandbox")
+local layout = require("layout")
+local policy = require("policy")
+
+local scenario = {}
+
+local SCENARIO = { type = "record", fields = {
+    -- A name in models/, a path to a .lua model or a config.json, or a built model.
+    model = { type = { "string", "table" }, required = true },
+    -- Taken as is until cluster presets exist.
+    cluster = { type = "record", required = true, fields = {
+        system = { type = "string", required = true },
+        nodes = { type = "integer", min = 1, required = true },
+    } },
+    train = layout.TRAIN,
+    infer = layout.INFER,
+    strategy = { type = "string", values = policy.strategies, default = "reshard" },
+    -- function(tensor) -> "reshard" | "broadcast"; consulted by the hybrid strategy only,
+    -- so a scenario can switch strategies without removing it.
+    policy = { type = "function" },
+} }
+
+local function dirname(path)
+    return path:match("^(.*)/[^/]*$") or "."
+end
+
+-- What a policy may answer, as a set and as the text of the error message.
+local allowed, quoted = {}, {}
+for i, answer in ipairs(policy.per_tensor) do
+    allowed[answer], quoted[i] = true, string.format("'%s'", answer)
+end
+local allowed_text = table.concat(quoted, " or ")
+
+-- The strategy of every tensor, in model order. Policies get a copy of the tensor, so
+-- they cannot alter the model.
+local function tensor_strategies(s, model, site)
+    local out = {}
+    for i, t in ipairs(model.tensors) do
+        if s.strategy == "hybrid" then
+            local view = {}
+            for k, v in pairs(t) do
+                view[k] = v
+            end
+            view.shape = table.move(t.shape, 1, #t.shape, 1, {})
+            local answer = (s.policy or policy.default)(view)
+            if not allowed[answer] then
+                schema.raise(site, "policy", string.format("returned %s for %s; expected %s",
+                    schema.describe(answer), t.name, allowed_text))
+            end
+            out[i] = answer
+        else
+            out[i] = s.strategy
+        end
+    end
+    return out
+end
+
+-- Loads the scenario at `path`. `load_model(spec, site, field, base_dir)` resolves the
+-- model field (refit.lua); `globals` are the constructors available to the file.
+function scenario.load(path, load_model, globals)
+    local site = { file = path }
+    local raw = sandbox.run(path, globals, { file = path, line = 0, scan = false }, "scenario")
+    if type(raw) ~= "table" then
+        schema.raise(site, "return", "expected the file to return a scenario table, got "
+            .. schema.describe(raw))
+    end
+    local s = schema.validate(raw, SCENARIO, site, "")
+    -- Relative model paths are read from the scenario's own directory.
+    local model = load_model(s.model, site, "model", dirname(path))
+    return {
+        source = path,
+        model = model,
+        strategy = s.strategy,
+        train = layout.train(s.train, model, site, "train"),
+        infer = layout.infer(s.infer, model, site, "infer"),
+        cluster = s.cluster,
+        tensor_strategy = tensor_strategies(s, model, site),
+    }
+end
+
+return scenario

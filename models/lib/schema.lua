@@ -1,0 +1,229 @@
+-- schema.lua: validate plain Lua tables against declarative schemas.
+-- The one mechanism every constructor uses; errors read "<file>:<line>: <dotted.field>: <message>".
+
+-- A schema is a table: { type = "integer"|"number"|"string"|"boolean"|"function"|"table"|
+-- "record" (or a list of plain type names), required, default, min, max (integers),
+-- values (allowed strings), fields (records: name -> schema), open (records: ignore unknown
+-- keys), variant + variants (records: a tag field such as `kind` selects extra fields) }.
+--
+-- A site says where the checked table was written: { file, line, scan }. `line` is the line
+-- of the constructor call (nil: the table returned by the file); `scan = false` (JSON
+-- files) reports `line` as is instead of rescanning the source for the field.
+
+local locate = require("locate")
+
+local schema = {}
+
+-- Raises the one-string error of the contract. error(msg, 0): the message already names
+-- the user's file and line, which Lua's own position would only obscure.
+function schema.raise(site, field, message)
+    local line = site.line or 0
+    if site.scan ~= false then
+        line = locate.line(site.file, site.line, field)
+    end
+    error(string.format("%s:%d: %s: %s", site.file, line, field, message), 0)
+end
+
+-- Levenshtein distance, to suggest the key a typo was meant to be.
+local function distance(a, b)
+    local prev = {}
+    for j = 0, #b do
+        prev[j] = j
+    end
+    for i = 1, #a do
+        local cur = { [0] = i }
+        for j = 1, #b do
+            local cost = a:sub(i, i) == b:sub(j, j) and 0 or 1
+            cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+        end
+        prev = cur
+    end
+    return prev[#b]
+end
+
+local function common_prefix(a, b)
+    local n = 0
+    while n < #a and a:sub(n + 1, n + 1) == b:sub(n + 1, n + 1) do
+        n = n + 1
+    end
+    return n
+end
+
+-- " (did you mean 'heads'?)" when one of `names` is within two edits of `word`, else "".
+-- Ties go to the longer common prefix: 'tpp' suggests 'tp', not 'pp'.
+function schema.suggest(word, names)
+    local best, best_distance, best_prefix = nil, 3, -1
+    for _, name in ipairs(names) do
+        local d, p = distance(word, name), common_prefix(word, name)
+        local better = d < best_distance or best ~= nil and d == best_distance
+            and (p > best_prefix or p == best_prefix and name < best)
+        if better then
+            best, best_distance, best_prefix = name, d, p
+        end
+    end
+    return best and string.format(" (did you mean '%s'?)", best) or ""
+end
+
+-- How a value is shown after "got": strings quoted, tables and functions by kind.
+function schema.describe(value)
+    local kind = type(value)
+    if kind == "string" then
+        return string.format("'%s'", value)
+    elseif kind == "number" or kind == "boolean" or kind == "nil" then
+        return tostring(value)
+    end
+    return "a " .. kind
+end
+
+local function quoted_list(values)
+    local out = {}
+    for i, v in ipairs(values) do
+        out[i] = string.format("'%s'", v)
+    end
+    return table.concat(out, ", ")
+end
+
+local ARTICLE = { integer = "an integer", number = "a number", string = "a string",
+                  boolean = "a boolean", ["function"] = "a function", table = "a table",
+                  record = "a table" }
+
+-- The "expected ..." phrase of a schema.
+local function expected(spec)
+    if spec.values then
+        return "one of " .. quoted_list(spec.values)
+    elseif spec.type == "integer" and spec.min and spec.max then
+        return string.format("an integer from %d to %d", spec.min, spec.max)
+    elseif spec.type == "integer" and spec.min == 1 then
+        return "a positive integer"
+    elseif spec.type == "integer" and spec.min == 0 then
+        return "a non-negative integer"
+    elseif spec.type == "integer" and spec.min then
+        return string.format("an integer >= %d", spec.min)
+    elseif type(spec.type) == "table" then
+        local names = {}
+        for i, t in ipairs(spec.type) do
+            names[i] = ARTICLE[t]
+        end
+        return table.concat(names, " or ")
+    end
+    return ARTICLE[spec.type]
+end
+
+local function join(prefix, key)
+    if prefix == nil or prefix == "" then
+        return tostring(key)
+    end
+    return prefix .. "." .. tostring(key)
+end
+
+local function contains(list, value)
+    for _, v in ipairs(list) do
+        if v == value then
+            return true
+        end
+    end
+    return false
+end
+
+local function sorted_keys(t)
+    local keys = {}
+    for k in pairs(t) do
+        keys[#keys + 1] = k
+    end
+    table.sort(keys, function(a, b)
+        return tostring(a) < tostring(b)
+    end)
+    return keys
+end
+
+local check
+
+-- Records: every field checked (alphabetical order, so the first error reported does not
+-- depend on hash order), unknown and positional entries rejected unless the record is open.
+local function check_record(value, spec, field)
+    local fields = spec.fields or {}
+    if spec.variant then
+        local tag = value[spec.variant]
+        local kinds = sorted_keys(spec.variants)
+        local tag_field = join(field, spec.variant)
+        if tag == nil then
+            return nil, tag_field, "missing (one of " .. quoted_list(kinds) .. ")"
+        elseif not spec.variants[tag] then
+            return nil, tag_field, string.format("expected one of %s, got %s",
+                quoted_list(kinds), schema.describe(tag))
+        end
+        local merged = { [spec.variant] = { type = "string" } }
+        for name, sub in pairs(fields) do
+            merged[name] = sub
+        end
+        for name, sub in pairs(spec.variants[tag]) do
+            merged[name] = sub
+        end
+        fields = merged
+    end
+    if not spec.open then
+        local names = sorted_keys(fields)
+        for _, key in ipairs(sorted_keys(value)) do
+            if type(key) ~= "string" then
+                return nil, join(field, key), "unexpected positional entry "
+                    .. schema.describe(value[key]) .. " (fields are written name = value)"
+            elseif not fields[key] then
+                return nil, join(field, key),
+                    string.format("unknown key '%s'%s", key, schema.suggest(key, names))
+            end
+        end
+    end
+    local out = {}
+    for _, name in ipairs(sorted_keys(fields)) do
+        local v, bad_field, message = check(value[name], fields[name], join(field, name))
+        if bad_field then
+            return nil, bad_field, message
+        end
+        out[name] = v
+    end
+    return out
+end
+
+-- Returns the normalised value (defaults filled in, integral floats made integers), or
+-- nil, field, message.
+check = function(value, spec, field)
+    if value == nil then
+        if spec.required then
+            return nil, field, "missing"
+        end
+        return spec.default
+    end
+    local kind = spec.type
+    local result, ok = value, false
+    if kind == "integer" then
+        -- JSON decoders may hand integers over as floats: 7168.0 is accepted as 7168.
+        local n = type(value) == "number" and math.tointeger(value) or nil
+        ok = n ~= nil and not (spec.min and n < spec.min) and not (spec.max and n > spec.max)
+        result = n
+    elseif kind == "record" then
+        if type(value) == "table" then
+            return check_record(value, spec, field)
+        end
+    elseif type(kind) == "table" then
+        ok = contains(kind, type(value))
+    else
+        ok = type(value) == kind and (spec.values == nil or contains(spec.values, value))
+    end
+    if not ok then
+        return nil, field, string.format("expected %s, got %s", expected(spec),
+            schema.describe(value))
+    end
+    return result
+end
+
+-- Validates `value` against `spec`; returns the normalised copy or raises at `site`.
+-- `prefix` is the dotted path of `value` itself ("" at the top of a file).
+function schema.validate(value, spec, site, prefix)
+    local out, field, message = check(value, spec, prefix)
+    if field then
+        schema.raise(site, field, message)
+    end
+    return out
+end
+
+return schema

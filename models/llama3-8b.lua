@@ -1,0 +1,23 @@
+-- Llama 3.1 8B (dense; Llama 3 8B has the same shapes, with 8K context).
+-- GQA with 8 KV heads, SwiGLU, untied embeddings, no biases.
+-- Computed total 8.030B, 16.1 GB BF16.
+--
+-- Sources: meta-llama/llama-models models/llama3_1/api/sku_list.py (dim 4096, 32 layers,
+-- 32 heads, 8 KV heads, ffn_dim_multiplier 1.3, multiple_of 1024, vocab 128256); the FFN
+-- width follows Meta's rule (4d, x2/3, x multiplier, rounded up to multiple_of) = 14336,
+-- which is the HF config's intermediate_size (Llama-3.1-8B config in citsjtu2020/LLM-Prof
+-- sglang/Model_Config.md). Summarised in shared/reference/models.md §6.
+return transformer.dense{
+    name = "llama3-8b",
+    family = "llama",         -- model_type
+    hidden = 4096,            -- hidden_size (dim)
+    layers = 32,              -- num_hidden_layers (n_layers)
+    vocab = 128256,           -- vocab_size
+    tie_embeddings = false,   -- tie_word_embeddings
+    intermediate = 14336,     -- intermediate_size
+    attention = {
+        kind = "gqa",
+        heads = 32,           -- num_attention_heads (n_heads)
+        kv_heads = 8,         -- num_key_value_heads (n_kv_heads); head_dim = hidden / heads
+    },
+}

@@ -1,0 +1,3 @@
+-- A scenario must return a table.
+local gpus = 8
+return gpus

@@ -1,0 +1,11 @@
+-- A hybrid policy must answer "reshard" or "broadcast".
+return {
+    model = "qwen3-8b",
+    cluster = { system = "dgx-h100", nodes = 2 },
+    train = { gpus = 8 },
+    infer = { gpus = 8, first_gpu = 8 },
+    strategy = "hybrid",
+    policy = function(tensor)
+        return "teleport"
+    end,
+}

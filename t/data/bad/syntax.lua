@@ -1,0 +1,4 @@
+-- A missing comma.
+return transformer.dense{
+    name = "bad" family = "llama",
+}

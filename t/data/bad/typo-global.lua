@@ -1,0 +1,7 @@
+-- `transfomer` is a typo of `transformer`.
+local hidden = 64
+
+return transfomer.dense{
+    name = "tiny", family = "llama", hidden = hidden, layers = 2, vocab = 100,
+    intermediate = 128, attention = { kind = "gqa", heads = 4 },
+}

@@ -1,0 +1,10 @@
+-- train.tpp is a typo of train.tp.
+return {
+    model = "qwen3-8b",
+    cluster = { system = "dgx-h100", nodes = 2 },
+    train = {
+        gpus = 8,
+        tpp = 2,
+    },
+    infer = { gpus = 8, first_gpu = 8 },
+}

@@ -1,0 +1,2 @@
+-- A model file that is another model file.
+return include("qwen3-8b")

@@ -1,0 +1,190 @@
+-- errors.lua: TAP tests of error messages: every error is one string
+-- "<file>:<line>: <dotted.field>: <message>" naming where the user wrote the fault.
+-- Usage: lua5.4 t/lua/errors.lua <models-dir>
+
+package.path = (arg[0]:match("^(.*)/[^/]*$") or ".") .. "/?.lua;" .. package.path
+local tap = require("tap")
+local refit, data = tap.setup()
+local locate = require("locate")
+
+local bad = data .. "/bad/"
+
+-- Scenario files with one fault each: file, line, field, message.
+local SCENARIOS = {
+    { "unknown-key.lua", 7, "train.tpp", "unknown key 'tpp' (did you mean 'tp'?)" },
+    { "wrong-type.lua", 6, "train.tp", "expected a positive integer, got '2'" },
+    { "missing-field.lua", 6, "infer.gpus", "missing" },
+    { "out-of-range.lua", 8, "train.tp", "expected a positive integer, got -2" },
+    { "gpus-multiple.lua", 6, "train.gpus", "250 is not a multiple of tp*cp*pp = 16" },
+    { "dp-mismatch.lua", 6, "train.dp", "8 does not match gpus/(tp*cp*pp) = 256/16 = 16" },
+    { "edp.lua", 6, "train.ep", "tp*cp*dp = 16 is not a multiple of ep*etp = 32" },
+    { "infer-ep.lua", 7, "infer.ep", "expected 1 or tp*dp = 8 (expert parallelism spans "
+        .. "the engine's TP x DP ranks), got 4" },
+    { "replicas.lua", 6, "infer.replicas", "4 does not match gpus/(tp*pp*dp) = 64/8 = 8" },
+    { "strategy.lua", 7, "strategy",
+      "expected one of 'broadcast', 'reshard', 'hybrid', got 'magic'" },
+    { "policy.lua", 8, "policy", "returned 'teleport' for model.embed_tokens.weight; "
+        .. "expected 'reshard' or 'broadcast'" },
+    { "pp-first-last.lua", 6, "train.pp_first",
+      "the other 55 layers do not split evenly over the other 14 stages" },
+    { "pp-uneven.lua", 6, "train.pp", "36 layers do not split over 20 stages (middle "
+        .. "stages of 2 layers leave 0); set pp_first and pp_last" },
+    { "dense-ep.lua", 5, "train.ep", "the model has no experts, so ep and etp must be 1" },
+    { "positional.lua", 6, "train.1",
+      "unexpected positional entry 8 (fields are written name = value)" },
+    { "no-model.lua", 4, "model",
+      "cannot read '" .. refit.models_dir .. "/no-such-model.lua'" },
+    { "not-a-table.lua", 3, "return",
+      "expected the file to return a scenario table, got 8" },
+}
+
+for _, case in ipairs(SCENARIOS) do
+    local file, line, field, message = table.unpack(case)
+    tap.raises(function()
+        refit.load_scenario(bad .. file)
+    end, string.format("%s%s:%d: %s: %s", bad, file, line, field, message),
+        string.format("scenario %s: %s at line %d", file, field, line))
+end
+
+-- Model files, loaded by path; the faults sit inside constructor calls.
+local MODELS = {
+    { "typo-global.lua", 4, "transfomer", "unknown global (did you mean 'transformer'?)" },
+    { "typo-constructor.lua", 2, "transformer.dens", "not defined (did you mean 'dense'?)" },
+    { "global-assign.lua", 2, "hidden", "assignment to a global; declare it local" },
+    { "model-unknown-key.lua", 6, "attention.haeds",
+      "unknown key 'haeds' (did you mean 'heads'?)" },
+    { "model-missing.lua", 5, "moe.experts", "missing" },
+    { "model-range.lua", 8, "moe.experts_per_token", "300 is more than the 256 experts" },
+    { "model-kind.lua", 5, "attention.kind", "expected one of 'gqa', 'mla', got 'mha'" },
+    { "model-heads.lua", 4, "attention.kv_heads", "heads 6 is not a multiple of kv_heads 4" },
+}
+
+for _, case in ipairs(MODELS) do
+    local file, line, field, message = table.unpack(case)
+    tap.raises(function()
+        refit.load_model(bad .. file)
+    end, string.format("%s%s:%d: %s: %s", bad, file, line, field, message),
+        string.format("model %s: %s at line %d", file, field, line))
+end
+
+tap.raises(function()
+    refit.load_scenario(bad .. "inline-model.lua")
+end, bad .. "inline-model.lua:5: layers: expected a positive integer, got 0",
+    "a constructor inside a scenario names the scenario's line")
+tap.raises(function()
+    refit.load_scenario(bad .. "uses-bad-model.lua")
+end, bad .. "model-unknown-key.lua:6: attention.haeds: unknown key 'haeds' (did you mean "
+    .. "'heads'?)", "a scenario's relative model path is read from the scenario's directory")
+tap.raises_prefix(function()
+    refit.load_model(bad .. "syntax.lua")
+end, bad .. "syntax.lua:3:", "a syntax error names file and line")
+tap.raises(function()
+    refit.load_model(42)
+end, "42:0: model: expected a model name, a path or a model, got 42",
+    "load_model refuses a number")
+
+-- Hugging Face configs: JSON has no lines, so line 0 and the JSON field name.
+local configs = dofile(data .. "/hf/configs.lua")
+
+local function config(name, changes)
+    local out = {}
+    for k, v in pairs(configs[name]) do
+        out[k] = v
+    end
+    for k, v in pairs(changes) do
+        out[k] = v
+    end
+    return out
+end
+
+local src = "hf/x/config.json"
+local HF = {
+    { "deepseek-v3", { hidden_size = false }, "hidden_size", "missing" },
+    { "qwen3-8b", { model_type = "gpt2" }, "model_type",
+      "'gpt2' is not supported (supported: deepseek_v3, kimi_k2, llama, qwen3, qwen3_moe)" },
+    { "deepseek-v3", { num_hidden_layers = "61" }, "num_hidden_layers",
+      "expected a positive integer, got '61'" },
+    { "qwen3-235b-a22b", { decoder_sparse_step = 2 }, "decoder_sparse_step",
+      "2 is not supported: only every-layer MoE is modelled" },
+    { "qwen3-235b-a22b", { mlp_only_layers = { 0 } }, "mlp_only_layers",
+      "dense layers among MoE layers are not supported" },
+    { "llama3-8b", { attention_bias = true }, "attention_bias",
+      "true is not supported: attention biases are not modelled" },
+    { "deepseek-v3", { n_routed_experts = false }, "n_routed_experts", "missing" },
+}
+
+for _, case in ipairs(HF) do
+    local name, changes, field, message = table.unpack(case)
+    -- false stands for "remove the field" (nil cannot be stored in `changes`).
+    local cfg = config(name, changes)
+    for k, v in pairs(changes) do
+        if v == false then
+            cfg[k] = nil
+        end
+    end
+    tap.raises(function()
+        refit.model_from_hf(cfg, name, src)
+    end, string.format("%s:0: %s: %s", src, field, message),
+        string.format("config.json (%s): %s", name, field))
+end
+
+local floats = refit.model_from_hf(config("qwen3-8b", { hidden_size = 4096.0 }), "q", src)
+tap.is(math.type(floats.tensors[1].shape[2]), "integer",
+    "config.json: integral floats are read as integers")
+local lite = config("deepseek-v3", {})
+lite.q_lora_rank = nil
+local lite_model = refit.model_from_hf(lite, "lite", src)
+local q_proj
+for _, t in ipairs(lite_model.tensors) do
+    if t.name == "model.layers.0.self_attn.q_proj.weight" then
+        q_proj = t
+    end
+end
+tap.ok(q_proj and q_proj.shape[1] == 128 * 192 and q_proj.class == "column",
+    "config.json without q_lora_rank: MLA with a plain q_proj")
+
+-- schema: the integer ranges and types no model or scenario field uses yet.
+local schema = require("schema")
+local site = { file = "t.lua", line = 0, scan = false }
+local RANGE = { type = "record", fields = { n = { type = "integer", min = 2, max = 4 },
+                                             k = { type = "integer", min = -1 } } }
+tap.raises(function()
+    schema.validate({ n = 5 }, RANGE, site, "x")
+end, "t.lua:0: x.n: expected an integer from 2 to 4, got 5", "schema: integer range")
+tap.raises(function()
+    schema.validate({ k = 1.5 }, RANGE, site, "x")
+end, "t.lua:0: x.k: expected an integer >= -1, got 1.5", "schema: integer lower bound")
+tap.is(schema.validate({ n = 3.0 }, RANGE, site, "x").n, 3, "schema: 3.0 is the integer 3")
+
+-- locate: keys are found past strings, long brackets, comments and function bodies.
+local source = [==[
+-- a comment with { braces and key = 1
+local s = "}{ x = 1" .. '\'{'
+return {
+    a = [=[ ]] b = { ]=],
+    --[[ c = { } ]]
+    train = {
+        tp = 2, ["pp"] = 4,
+        { 1, 2 },
+        f = function(t) local x = { y = 1 }; return x end,
+        after = 3,
+    },
+    m = f{
+        deep = { er = 1 },
+    },
+}
+]==]
+local parsed = locate.parse(source)
+local root = locate.root(parsed, nil)
+tap.is(locate.find(root, "a"), 4, "locate: a key after a long string opening")
+tap.is(locate.find(root, "train.tp"), 7, "locate: a nested key")
+tap.is(locate.find(root, "train.pp"), 7, "locate: a [\"string\"] key")
+tap.is(locate.find(root, "train.1"), 8, "locate: a positional item")
+tap.is(locate.find(root, "train.after"), 10, "locate: a key after a function body")
+tap.is(locate.find(root, "train.zzz"), 6, "locate: a missing key names its table's key")
+tap.is(locate.find(root, "c"), nil, "locate: keys in comments are not keys")
+local call = locate.root(parsed, 12)
+tap.is(locate.find(call, "deep.er"), 13, "locate: inside a constructor call's table")
+tap.is(call.line, 12, "locate: the call's table starts on the call line")
+
+tap.done()
