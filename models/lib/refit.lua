@@ -123,8 +123,8 @@ function refit.load_model(spec)
 end
 
 -- Loads and normalises the scenario file at `path`.
-function refit.load_scenario(path)
-    return scenario.load(path, load_model, globals())
+function refit.load_scenario(path, overrides)
+    return scenario.load(path, load_model, globals(), overrides)
 end
 
 -- Maps a decoded config.json table to a model; `source` (the JSON path) is used in errors.

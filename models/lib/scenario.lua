@@ -61,12 +61,16 @@ end
 
 -- Loads the scenario at `path`. `load_model(spec, site, field, base_dir)` resolves the
 -- model field (refit.lua); `globals` are the constructors available to the file.
-function scenario.load(path, load_model, globals)
+-- `overrides` (optional) replaces fields from the command line: { strategy = "hybrid" }.
+function scenario.load(path, load_model, globals, overrides)
     local site = { file = path }
     local raw = sandbox.run(path, globals, { file = path, line = 0, scan = false }, "scenario")
     if type(raw) ~= "table" then
         schema.raise(site, "return", "expected the file to return a scenario table, got "
             .. schema.describe(raw))
+    end
+    if overrides and overrides.strategy then
+        raw.strategy = overrides.strategy
     end
     local s = schema.validate(raw, SCENARIO, site, "")
     -- Relative model paths are read from the scenario's own directory.

@@ -62,11 +62,12 @@ function tap.done()
     os.exit(tap.failed == 0 and 0 or 1)
 end
 
--- Sets package.path for the library in `models_dir` (the test's first argument) and
+-- Sets package.path for the library in `models_dir` (the test's first argument, else
+-- $REFIT_MODELS as `make check` sets it) and
 -- returns the refit module, the test data directory (t/data) and the source tree's root,
 -- both found from the script's own path so tests run from any directory.
 function tap.setup()
-    local models_dir = arg[1]
+    local models_dir = arg[1] or os.getenv("REFIT_MODELS")
     if not models_dir then
         io.stderr:write("usage: lua5.4 " .. arg[0] .. " <models-dir>\n")
         os.exit(2)
