@@ -55,8 +55,11 @@ static int l_decode(lua_State *L)
     *doc = NULL;
     luaL_setmetatable(L, "refit.json.doc");
     *doc = json_loadb(text, len, JSON_DECODE_ANY, &jerr);
-    if (!*doc)
-        return luaL_error(L, "%s:%d: column %d: %s", name, jerr.line, jerr.column, jerr.text);
+    if (!*doc) {
+        /* Not luaL_error: the message names the JSON file, not the Lua caller. */
+        lua_pushfstring(L, "%s:%d: column %d: %s", name, jerr.line, jerr.column, jerr.text);
+        return lua_error(L);
+    }
     push_value(L, *doc);
     return 1;
 }

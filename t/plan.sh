@@ -67,6 +67,20 @@ is "$(sql "$db" "SELECT count(*) FROM tensor WHERE run_id = 4 AND name LIKE '%we
     "$(sql "$db" "SELECT count(*) FROM tensor WHERE run_id = 4 AND wire_dtype = 'fp8'")" \
     "one FP32 scale tensor per FP8 weight"
 
+# A Hugging Face config.json instead of a model file: same tensors, same plan.
+sed "s|model = \"deepseek-v3\"|model = \"$SRCDIR/t/data/hf/deepseek-v3/config.json\"|" \
+    "$scen" >"$tmp/hf.lua"
+"$REFIT" plan "$tmp/hf.lua" --db "$tmp/hf.db" --json >"$tmp/hf.json"
+ok $? "a scenario may name a config.json"
+is "$(json "$tmp/hf.json" '$.model_params')" "$(json "$tmp/reshard.json" '$.model_params')" \
+    "config.json gives DeepSeek-V3's parameter count"
+is "$(json "$tmp/hf.json" '$.payload_bytes')" "$rp" "and the same reshard payload"
+printf '{ "model_type": "llama",\n  "hidden_size": 4096,,\n}\n' >"$tmp/broken.json"
+sed "s|model = \"deepseek-v3\"|model = \"$tmp/broken.json\"|" "$scen" >"$tmp/broken.lua"
+"$REFIT" plan "$tmp/broken.lua" --db "$tmp/hf.db" 2>"$tmp/err" >/dev/null
+ok "$(test $? -ne 0; echo $?)" "malformed config.json exits non-zero"
+ok "$(grep -q "broken.json:2:" "$tmp/err"; echo $?)" "its error names the JSON file and line"
+
 # Bad input: one line naming file, line and field; nothing stored.
 sed 's/tp = 32/tp = 30/' "$scen" >"$tmp/bad.lua"
 "$REFIT" plan "$tmp/bad.lua" --db "$db" 2>"$tmp/err" >/dev/null

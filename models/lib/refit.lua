@@ -81,7 +81,7 @@ local function load_json_model(path, site, field)
     end
     local text = f:read("a")
     f:close()
-    return hf.model(json.decode(text), json_model_name(path), path)
+    return hf.model(json.decode(text, path), json_model_name(path), path)
 end
 
 -- Resolves a model spec (see refit.load_model); problems with the spec itself are raised
