@@ -248,6 +248,7 @@ static int emit(struct planner *p, int32_t box, int32_t src, int32_t dst, int32_
                                                                 .dst_count = count,
                                                                 .dst_stride = stride,
                                                                 .phase = phase,
+                                                                .after = -1,
                                                                 .bytes = bytes};
     struct rf_tally d = {0};
     int64_t all = bytes * count;

@@ -31,6 +31,8 @@ struct rf_transfer {
     int32_t dst_count;
     int32_t dst_stride;
     uint8_t phase;
+    int32_t after; /* transfer run that must land first (the source's copy), or -1 */
+    int32_t round; /* set by rf_schedule */
     int64_t bytes; /* per destination */
 };
 
@@ -41,6 +43,7 @@ struct rf_collective {
     int32_t tensor;
     int32_t root;
     int32_t first_gpu, gpu_count, gpu_stride;
+    int32_t round; /* set by rf_schedule: after every gather of its tensor */
     int64_t bytes;
 };
 
@@ -72,6 +75,8 @@ struct rf_plan {
     size_t n_collectives, cap_collectives;
 
     int64_t model_params, model_bytes;
+    int64_t staging_bytes; /* schedule: per-GPU send and receive budget of one round */
+    int32_t n_rounds;
     struct rf_tally total;
     struct rf_tally role[RF_ROLE_COUNT];
 };

@@ -14,6 +14,7 @@
 
 #include "plan.h"
 #include "scenario.h"
+#include "schedule.h"
 #include "store.h"
 
 #ifndef RF_MODELS_DIR
@@ -115,9 +116,10 @@ static void print_plan(const struct rf_scenario *sc, const struct rf_plan *plan,
                (double)t->params / 1e9, gb(t->payload_bytes), gb(t->moved_bytes),
                gb(t->logical_bytes), (long long)t->transfers);
     }
-    printf("\nrun %lld stored in %s: %zu boxes, %zu transfer runs, %zu collectives "
-           "(%.2f s)\n",
-           (long long)run, db, plan->n_boxes, plan->n_transfers, plan->n_collectives, seconds);
+    printf("\nrun %lld stored in %s: %zu boxes, %zu transfer runs, %zu collectives in %d rounds "
+           "of %.2f GB staging per GPU (%.2f s)\n",
+           (long long)run, db, plan->n_boxes, plan->n_transfers, plan->n_collectives,
+           plan->n_rounds, gb(plan->staging_bytes), seconds);
 }
 
 /* Peak resident memory of this process, in bytes. */
@@ -147,7 +149,7 @@ static void print_plan_json(const struct rf_scenario *sc, const struct rf_plan *
                       (json_int_t)t->collectives));
     }
     json_t *o = json_pack(
-        "{sI ss ss ss sI sI sI sI sI sI sI sI sI sI sf sf sI so}", "run_id", (json_int_t)run,
+        "{sI ss ss ss sI sI sI sI sI sI sI sI sI sI sI sI sf sf sI so}", "run_id", (json_int_t)run,
         "scenario", sc->source, "model", sc->model.name, "strategy",
         rf_strategy_name(plan->strategy), "model_params", (json_int_t)plan->model_params,
         "model_bytes", (json_int_t)plan->model_bytes, "payload_bytes",
@@ -155,7 +157,8 @@ static void print_plan_json(const struct rf_scenario *sc, const struct rf_plan *
         "logical_bytes", (json_int_t)plan->total.logical_bytes, "local_bytes",
         (json_int_t)plan->total.local_bytes, "transfers", (json_int_t)plan->total.transfers,
         "transfer_runs", (json_int_t)plan->n_transfers, "boxes", (json_int_t)plan->n_boxes,
-        "collectives", (json_int_t)plan->n_collectives, "plan_seconds", plan_seconds,
+        "collectives", (json_int_t)plan->n_collectives, "rounds", (json_int_t)plan->n_rounds,
+        "staging_bytes", (json_int_t)plan->staging_bytes, "plan_seconds", plan_seconds,
         "store_seconds", store_seconds, "peak_rss_bytes", (json_int_t)peak_rss(), "roles", roles);
     json_dumpf(o, stdout, JSON_INDENT(2));
     fputc('\n', stdout);
@@ -207,7 +210,9 @@ static int cmd_plan(int argc, char **argv)
         rf_lua_load_scenario(L, argv[optind], strategy, &sc, &err) < 0 ||
         rf_scenario_init_sides(&sc, &err) < 0 ||
         rf_plan_build(&plan, &sc.model, &sc.train, &sc.infer, sc.strategy, sc.tensor_strategy,
-                      &err) < 0) {
+                      &err) < 0 ||
+        rf_schedule(&plan, &(struct rf_schedule_opts){.staging_bytes = sc.staging_bytes}, &err) <
+            0) {
         rc = fail(&err);
         goto out;
     }

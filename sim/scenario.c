@@ -366,6 +366,12 @@ static int read_scenario(lua_State *L, int t, struct rf_scenario *sc, struct rf_
         (rc = get_enum(L, t, "strategy", parse_strategy, &sc->strategy, "scenario", err)) < 0)
         goto out;
 
+    if ((rc = get_int(L, t, "staging_bytes", &sc->staging_bytes, "scenario", err)) < 0)
+        goto out;
+    if (sc->staging_bytes < 1) {
+        rc = rf_error_set(err, RF_EINVAL, "scenario.staging_bytes: must be positive");
+        goto out;
+    }
     lua_getfield(L, t, "model");
     rc = read_model(L, lua_gettop(L), &sc->model, err);
     lua_pop(L, 1);

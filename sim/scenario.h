@@ -16,6 +16,7 @@ struct rf_scenario {
     enum rf_strategy *tensor_strategy; /* per model tensor: broadcast or reshard */
     char *cluster_system;
     int64_t cluster_nodes;
+    int64_t staging_bytes; /* schedule budget per GPU and round */
 };
 
 struct rf_lua;

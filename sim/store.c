@@ -4,6 +4,7 @@
 
 #include <sqlite3.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char schema_v1[] =
@@ -86,6 +87,52 @@ static const char schema_v1[] =
     "JOIN box b ON b.run_id = t.run_id AND b.id = t.box_id\n"
     "JOIN tensor tn ON tn.run_id = b.run_id AND tn.id = b.tensor_id;\n";
 
+/* Version 2: the schedule (a round per transfer and collective), the two sides' layouts so
+ * the executor can rebuild every shard, and per-round totals. Runs planned before version 2
+ * keep NULL rounds. */
+static const char migration_v2[] =
+    "ALTER TABLE run ADD COLUMN staging_bytes INTEGER;\n"
+    "ALTER TABLE run ADD COLUMN rounds INTEGER;\n"
+    "ALTER TABLE transfer ADD COLUMN round INTEGER;\n"
+    "ALTER TABLE transfer ADD COLUMN after_id INTEGER;\n"
+    "ALTER TABLE collective ADD COLUMN round INTEGER;\n"
+    "CREATE TABLE side (\n"
+    "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,\n"
+    "  side TEXT NOT NULL CHECK (side IN ('train', 'infer')),\n"
+    "  kind TEXT NOT NULL CHECK (kind IN ('megatron', 'vllm')),\n"
+    "  gpus INTEGER NOT NULL, first_gpu INTEGER NOT NULL,\n"
+    "  tp INTEGER NOT NULL, cp INTEGER NOT NULL, pp INTEGER NOT NULL, dp INTEGER NOT NULL,\n"
+    "  ep INTEGER NOT NULL, etp INTEGER NOT NULL, edp INTEGER NOT NULL,\n"
+    "  replicas INTEGER NOT NULL, fsdp INTEGER NOT NULL, dtype TEXT NOT NULL,\n"
+    "  stage_layers TEXT NOT NULL,\n"
+    "  PRIMARY KEY (run_id, side)\n"
+    ") WITHOUT ROWID;\n"
+    "CREATE TABLE round (\n"
+    "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,\n"
+    "  round INTEGER NOT NULL,\n"
+    "  transfer_runs INTEGER NOT NULL, transfers INTEGER NOT NULL,\n"
+    "  collectives INTEGER NOT NULL,\n"
+    "  bytes INTEGER NOT NULL,\n"
+    "  PRIMARY KEY (run_id, round)\n"
+    ") WITHOUT ROWID;\n"
+    "DROP VIEW transfer_each;\n"
+    "CREATE VIEW transfer_each AS\n"
+    "WITH RECURSIVE k(run_id, transfer_id, i) AS (\n"
+    "  SELECT run_id, id, 0 FROM transfer\n"
+    "  UNION ALL\n"
+    "  SELECT k.run_id, k.transfer_id, k.i + 1 FROM k\n"
+    "  JOIN transfer t ON t.run_id = k.run_id AND t.id = k.transfer_id\n"
+    "  WHERE k.i + 1 < t.dst_count)\n"
+    "SELECT t.run_id, t.id AS transfer_id, t.round, tn.id AS tensor_id, tn.name AS tensor,\n"
+    "  t.phase, t.src_gpu, t.dst_gpu + k.i * t.dst_stride AS dst_gpu,\n"
+    "  b.off0, b.off1, b.off2, b.off3, b.len0, b.len1, b.len2, b.len3, t.bytes\n"
+    "FROM k JOIN transfer t ON t.run_id = k.run_id AND t.id = k.transfer_id\n"
+    "JOIN box b ON b.run_id = t.run_id AND b.id = t.box_id\n"
+    "JOIN tensor tn ON tn.run_id = b.run_id AND tn.id = b.tensor_id;\n";
+
+/* migrations[v] takes a file from version v to v + 1; a new file runs them all. */
+static const char *const migrations[RF_STORE_SCHEMA_VERSION] = {schema_v1, migration_v2};
+
 static int db_error(struct rf_store *st, struct rf_error *err, const char *what)
 {
     return rf_error_set(err, RF_EDB, "%s: %s", what, sqlite3_errmsg(st->db));
@@ -153,20 +200,24 @@ int rf_store_open(struct rf_store *st, const char *path, struct rf_error *err)
                    "PRAGMA foreign_keys=ON;",
                    err)) < 0)
         goto fail;
-    if (objects == 0) {
-        /* New file: create schema version 1 in one transaction. Later versions add
-         * forward-only migrations from `version` here. */
-        snprintf(sql, sizeof(sql), "PRAGMA application_id=%d; PRAGMA user_version=%d;",
-                 RF_STORE_APPLICATION_ID, RF_STORE_SCHEMA_VERSION);
+    if (version < RF_STORE_SCHEMA_VERSION) {
+        /* New or older file: apply the forward-only migrations in one transaction, reading
+         * the version again inside it in case another process migrated meanwhile. */
         if ((rc = exec(st, "BEGIN IMMEDIATE", err)) < 0)
             goto fail;
-        if ((rc = exec(st, schema_v1, err)) < 0 || (rc = exec(st, sql, err)) < 0 ||
-            (rc = exec(st, "COMMIT", err)) < 0) {
-            sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-            goto fail;
-        }
+        if ((rc = pragma_int(st, "PRAGMA user_version", &version, err)) < 0)
+            goto rollback;
+        for (int64_t v = version; v < RF_STORE_SCHEMA_VERSION; v++)
+            if ((rc = exec(st, migrations[v], err)) < 0)
+                goto rollback;
+        snprintf(sql, sizeof(sql), "PRAGMA application_id=%d; PRAGMA user_version=%d;",
+                 RF_STORE_APPLICATION_ID, RF_STORE_SCHEMA_VERSION);
+        if ((rc = exec(st, sql, err)) < 0 || (rc = exec(st, "COMMIT", err)) < 0)
+            goto rollback;
     }
     return 0;
+rollback:
+    sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 fail:
     sqlite3_close(st->db);
     st->db = NULL;
@@ -181,19 +232,23 @@ void rf_store_close(struct rf_store *st)
     }
 }
 
-enum { S_RUN, S_TENSOR, S_BOX, S_TRANSFER, S_COLL, S_ROLE, S_COUNT };
+enum { S_RUN, S_TENSOR, S_BOX, S_TRANSFER, S_COLL, S_ROLE, S_SIDE, S_ROUND, S_COUNT };
 
 static const char *const insert_sql[S_COUNT] = {
     "INSERT INTO run (label, scenario, model, strategy, cluster_system, cluster_nodes,"
     " train_gpus, train_first_gpu, train_layout, train_dtype, infer_gpus, infer_first_gpu,"
     " infer_layout, infer_dtype, model_params, model_bytes, payload_bytes, moved_bytes,"
-    " logical_bytes, local_bytes, transfers, collectives, plan_seconds)"
-    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    " logical_bytes, local_bytes, transfers, collectives, plan_seconds, staging_bytes, rounds)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO tensor VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO box VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-    "INSERT INTO transfer VALUES (?,?,?,?,?,?,?,?,?)",
-    "INSERT INTO collective VALUES (?,?,?,?,?,?,?,?,?)",
+    "INSERT INTO transfer (run_id, id, box_id, src_gpu, dst_gpu, dst_count, dst_stride, phase,"
+    " bytes, round, after_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+    "INSERT INTO collective (run_id, id, kind, tensor_id, root_gpu, first_gpu, gpu_count,"
+    " gpu_stride, bytes, round) VALUES (?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO role_summary VALUES (?,?,?,?,?,?,?,?,?,?)",
+    "INSERT INTO side VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    "INSERT INTO round VALUES (?,?,?,?,?,?)",
 };
 
 static void bind_text(sqlite3_stmt *s, int i, const char *v)
@@ -257,7 +312,65 @@ static int insert_run(struct rf_store *st, sqlite3_stmt *s, const struct rf_run_
     sqlite3_bind_int64(s, i++, plan->total.transfers);
     sqlite3_bind_int64(s, i++, plan->total.collectives);
     sqlite3_bind_double(s, i++, info->plan_seconds);
+    sqlite3_bind_int64(s, i++, plan->staging_bytes);
+    sqlite3_bind_int(s, i++, plan->n_rounds);
     return step(st, s, err, "run");
+}
+
+static int insert_side(struct rf_store *st, sqlite3_stmt *q, int64_t run, const char *name,
+                       const struct rf_side *sd, struct rf_error *err)
+{
+    char layers[4096];
+    size_t n = 0;
+    layers[0] = '\0';
+    for (int64_t i = 0; i < sd->pp && n < sizeof(layers); i++)
+        n +=
+            (size_t)snprintf(layers + n, sizeof(layers) - n, i ? ",%d" : "%d", sd->stage_layers[i]);
+    if (n >= sizeof(layers))
+        return rf_error_set(err, RF_EINVAL, "%s: too many pipeline stages to store", name);
+    int64_t v[] = {sd->gpus, sd->first_gpu, sd->tp,  sd->cp,       sd->pp,  sd->dp,
+                   sd->ep,   sd->etp,       sd->edp, sd->replicas, sd->fsdp};
+    sqlite3_bind_int64(q, 1, run);
+    bind_text(q, 2, name);
+    bind_text(q, 3, sd->kind == RF_SIDE_MEGATRON ? "megatron" : "vllm");
+    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+        sqlite3_bind_int64(q, 4 + (int)i, v[i]);
+    bind_text(q, 15, rf_dtype_name(sd->dtype));
+    bind_text(q, 16, layers);
+    return step(st, q, err, "side");
+}
+
+/* Per-round totals: transfer runs, single transfers, collectives and bytes leaving a GPU. */
+static int insert_rounds(struct rf_store *st, sqlite3_stmt *q, int64_t run,
+                         const struct rf_plan *plan, struct rf_error *err)
+{
+    int64_t(*tot)[4] = calloc((size_t)plan->n_rounds + 1, sizeof(*tot));
+    int rc = 0;
+    if (!tot)
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    for (size_t k = 0; k < plan->n_transfers; k++) {
+        const struct rf_transfer *t = &plan->transfers[k];
+        tot[t->round][0]++;
+        tot[t->round][1] += t->dst_count;
+        if (t->src != t->dst || t->dst_count > 1)
+            tot[t->round][3] += t->bytes * t->dst_count;
+    }
+    for (size_t k = 0; k < plan->n_collectives; k++) {
+        const struct rf_collective *c = &plan->collectives[k];
+        tot[c->round][2]++;
+        tot[c->round][3] +=
+            c->bytes * (c->gpu_count -
+                        (c->root >= c->first_gpu && c->root < c->first_gpu + c->gpu_count ? 1 : 0));
+    }
+    for (int32_t r = 0; r < plan->n_rounds && rc == 0; r++) {
+        sqlite3_bind_int64(q, 1, run);
+        sqlite3_bind_int(q, 2, r);
+        for (int i = 0; i < 4; i++)
+            sqlite3_bind_int64(q, 3 + i, tot[r][i]);
+        rc = step(st, q, err, "round");
+    }
+    free(tot);
+    return rc;
 }
 
 static int insert_rows(struct rf_store *st, sqlite3_stmt **s, int64_t run,
@@ -315,6 +428,11 @@ static int insert_rows(struct rf_store *st, sqlite3_stmt **s, int64_t run,
         sqlite3_bind_text(q, 8, t->phase == RF_PHASE_GATHER ? "gather" : "deliver", -1,
                           SQLITE_STATIC);
         sqlite3_bind_int64(q, 9, t->bytes);
+        sqlite3_bind_int(q, 10, t->round);
+        if (t->after >= 0)
+            sqlite3_bind_int(q, 11, t->after);
+        else
+            sqlite3_bind_null(q, 11);
         if ((rc = step(st, q, err, "transfer")) < 0)
             return rc;
     }
@@ -330,6 +448,7 @@ static int insert_rows(struct rf_store *st, sqlite3_stmt **s, int64_t run,
         sqlite3_bind_int(q, 7, c->gpu_count);
         sqlite3_bind_int(q, 8, c->gpu_stride);
         sqlite3_bind_int64(q, 9, c->bytes);
+        sqlite3_bind_int(q, 10, c->round);
         if ((rc = step(st, q, err, "collective")) < 0)
             return rc;
     }
@@ -372,7 +491,10 @@ int rf_store_save_plan(struct rf_store *st, const struct rf_run_info *info,
     if ((rc = insert_run(st, s[S_RUN], info, plan, err)) < 0)
         goto out;
     *run_id = sqlite3_last_insert_rowid(st->db);
-    if ((rc = insert_rows(st, s, *run_id, plan, err)) < 0)
+    if ((rc = insert_rows(st, s, *run_id, plan, err)) < 0 ||
+        (rc = insert_side(st, s[S_SIDE], *run_id, "train", info->train, err)) < 0 ||
+        (rc = insert_side(st, s[S_SIDE], *run_id, "infer", info->infer, err)) < 0 ||
+        (rc = insert_rounds(st, s[S_ROUND], *run_id, plan, err)) < 0)
         goto out;
     if ((rc = exec(st, "COMMIT", err)) < 0)
         goto out;

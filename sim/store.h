@@ -8,7 +8,7 @@
 #include "plan.h"
 
 #define RF_STORE_APPLICATION_ID 0x52454654 /* "REFT" */
-#define RF_STORE_SCHEMA_VERSION 1
+#define RF_STORE_SCHEMA_VERSION 2
 
 struct sqlite3;
 

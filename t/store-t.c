@@ -199,6 +199,43 @@ static void newer_or_foreign_files_are_refused(void **state)
     assert_non_null(strstr(err.msg, "not a refit database"));
 }
 
+/* A file written by schema version 1 (t/data/store/v1.sql, dumped from refit 0.1.0) is
+ * migrated in place: its run survives with no schedule, and new runs get one. */
+static void version_1_file_is_migrated(void **state)
+{
+    (void)state;
+    char sqlpath[4096];
+    const char *srcdir = getenv("SRCDIR");
+    snprintf(sqlpath, sizeof(sqlpath), "%s/t/data/store/v1.sql", srcdir ? srcdir : ".");
+    FILE *f = fopen(sqlpath, "rb");
+    assert_non_null(f);
+    static char sql[1 << 20];
+    size_t n = fread(sql, 1, sizeof(sql) - 1, f);
+    fclose(f);
+    sql[n] = '\0';
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(query("PRAGMA user_version"), 1);
+
+    struct fixture fx;
+    struct rf_store st;
+    struct rf_error err;
+    int64_t run = 0;
+    assert_int_equal(rf_store_open(&st, path, &err), 0);
+    assert_int_equal(query("PRAGMA user_version"), RF_STORE_SCHEMA_VERSION);
+    assert_int_equal(query("SELECT count(*) FROM run WHERE rounds IS NULL"), 1);
+    assert_int_equal(query("SELECT count(*) FROM transfer_each WHERE run_id = 1"),
+                     query("SELECT transfers FROM run WHERE id = 1"));
+    fixture_init(&fx);
+    assert_int_equal(rf_store_save_plan(&st, &fx.info, &fx.plan, &run, &err), 0);
+    rf_store_close(&st);
+    assert_int_equal(run, 2);
+    assert_int_equal(query("SELECT count(*) FROM side WHERE run_id = 2"), 2);
+    fixture_release(&fx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -206,6 +243,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(run_is_stored_whole, setup, teardown),
         cmocka_unit_test_setup_teardown(failure_leaves_no_partial_run, setup, teardown),
         cmocka_unit_test_setup_teardown(newer_or_foreign_files_are_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(version_1_file_is_migrated, setup, teardown),
     };
     return cmocka_run_group_tests_name("store", tests, NULL, NULL);
 }

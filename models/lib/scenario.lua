@@ -22,7 +22,13 @@ local SCENARIO = { type = "record", fields = {
     -- function(tensor) -> "reshard" | "broadcast"; consulted by the hybrid strategy only,
     -- so a scenario can switch strategies without removing it.
     policy = { type = "function" },
+    -- Per-GPU staging memory of one round (bucket), in MB (1e6 bytes). Default: NeMo-RL's
+    -- refit buckets, 2% of GPU memory capped at 5 GiB (nemo_rl/utils/packed_tensor.py),
+    -- taken for an 80 GB GPU until clusters carry their memory size.
+    staging_mb = { type = "integer", min = 1 },
 } }
+
+local DEFAULT_STAGING_BYTES = math.floor(0.02 * 80e9)
 
 local function dirname(path)
     return path:match("^(.*)/[^/]*$") or "."
@@ -82,6 +88,7 @@ function scenario.load(path, load_model, globals, overrides)
         train = layout.train(s.train, model, site, "train"),
         infer = layout.infer(s.infer, model, site, "infer"),
         cluster = s.cluster,
+        staging_bytes = s.staging_mb and s.staging_mb * 1000000 or DEFAULT_STAGING_BYTES,
         tensor_strategy = tensor_strategies(s, model, site),
     }
 end

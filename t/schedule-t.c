@@ -1,0 +1,173 @@
+/* Schedule: rounds respect the per-GPU staging budget, dependencies and the gather-before-
+ * broadcast order, on hand cases and on real plans of random layouts. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fixtures.h"
+#include "schedule.h"
+
+/* Checks every round against the budget: per GPU, sends and receives (a transfer larger than
+ * the budget counts as exactly the budget, so it must be alone on its GPUs). */
+static void check_budget(const struct rf_plan *p, int64_t budget)
+{
+    int64_t n_gpus = 0;
+    for (size_t i = 0; i < p->n_transfers; i++) {
+        const struct rf_transfer *t = &p->transfers[i];
+        int64_t hi = t->dst + (int64_t)(t->dst_count - 1) * t->dst_stride;
+        n_gpus = t->src + 1 > n_gpus ? t->src + 1 : n_gpus;
+        n_gpus = hi + 1 > n_gpus ? hi + 1 : n_gpus;
+        assert_true(t->round >= 0 && t->round < p->n_rounds);
+        if (t->after >= 0)
+            assert_true(t->round > p->transfers[t->after].round);
+    }
+    int64_t *send = calloc((size_t)(n_gpus * p->n_rounds), sizeof(int64_t));
+    int64_t *recv = calloc((size_t)(n_gpus * p->n_rounds), sizeof(int64_t));
+    for (size_t i = 0; i < p->n_transfers; i++) {
+        const struct rf_transfer *t = &p->transfers[i];
+        if (t->src == t->dst && t->dst_count == 1)
+            continue;
+        int64_t s = t->bytes * t->dst_count, r = t->bytes;
+        send[t->round * n_gpus + t->src] += s < budget ? s : budget;
+        for (int32_t k = 0; k < t->dst_count; k++)
+            recv[t->round * n_gpus + t->dst + k * t->dst_stride] += r < budget ? r : budget;
+    }
+    for (int64_t i = 0; i < n_gpus * p->n_rounds; i++) {
+        assert_true(send[i] <= budget);
+        assert_true(recv[i] <= budget);
+    }
+    free(send);
+    free(recv);
+}
+
+static void four_transfers_two_rounds(void **state)
+{
+    (void)state;
+    /* One source, 4 rows of 512 KiB each to 4 destinations: a 1 MiB budget fits 2 a round. */
+    struct rf_tensor ts[] = {tensor("w", RF_CLASS_COLUMN, RF_ROLE_ATTENTION, 0, 4, 262144, 0)};
+    struct rf_model m = {.name = "m", .layers = 1, .tensors = ts, .n_tensors = 1};
+    struct rf_side tr = train_side(1, 1, 1, 1, 1, 1, false, 0, 1);
+    struct rf_side in = infer_side(4, 1, 1, 1, 1, 1, 1, RF_DT_BF16);
+    struct rf_plan p;
+    struct rf_error err;
+    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_RESHARD, NULL, &err), 0);
+    assert_int_equal(rf_schedule(&p, &(struct rf_schedule_opts){.staging_bytes = 1 << 20}, &err),
+                     0);
+    assert_int_equal(p.n_rounds, 2);
+    check_budget(&p, 1 << 20);
+    rf_plan_release(&p);
+    rf_side_release(&tr);
+    rf_side_release(&in);
+}
+
+static void oversized_transfer_is_alone(void **state)
+{
+    (void)state;
+    struct rf_tensor ts[] = {tensor("big", RF_CLASS_REPLICATED, RF_ROLE_NORM, 0, 4096, 0, 0),
+                             tensor("small", RF_CLASS_REPLICATED, RF_ROLE_NORM, 0, 16, 0, 0)};
+    struct rf_model m = {.name = "m", .layers = 1, .tensors = ts, .n_tensors = 2};
+    struct rf_side tr = train_side(1, 1, 1, 1, 1, 1, false, 0, 1);
+    struct rf_side in = infer_side(1, 1, 1, 1, 1, 1, 1, RF_DT_BF16);
+    struct rf_plan p;
+    struct rf_error err;
+    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_RESHARD, NULL, &err), 0);
+    assert_int_equal(rf_schedule(&p, &(struct rf_schedule_opts){.staging_bytes = 1024}, &err), 0);
+    assert_int_equal(p.n_rounds, 2);
+    assert_int_not_equal(p.transfers[0].round, p.transfers[1].round);
+    rf_plan_release(&p);
+    rf_side_release(&tr);
+    rf_side_release(&in);
+}
+
+static void broadcast_follows_its_gather(void **state)
+{
+    (void)state;
+    struct rf_tensor ts[] = {tensor("a", RF_CLASS_COLUMN, RF_ROLE_ATTENTION, 0, 64, 64, 0),
+                             tensor("e", RF_CLASS_EXPERT_ROW, RF_ROLE_EXPERT, 1, 8, 16, 32)};
+    struct rf_model m = {.name = "m", .layers = 2, .tensors = ts, .n_tensors = 2};
+    struct rf_side tr = train_side(2, 1, 2, 2, 4, 1, false, 0, 2);
+    struct rf_side in = infer_side(2, 1, 1, 1, 2, 8, 2, RF_DT_BF16);
+    struct rf_plan p;
+    struct rf_error err;
+    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_BROADCAST, NULL, &err), 0);
+    assert_int_equal(rf_schedule(&p, &(struct rf_schedule_opts){.staging_bytes = 4096}, &err), 0);
+    for (size_t c = 0; c < p.n_collectives; c++)
+        for (size_t i = 0; i < p.n_transfers; i++)
+            if (p.boxes[p.transfers[i].box].tensor == p.collectives[c].tensor)
+                assert_true(p.collectives[c].round > p.transfers[i].round);
+    check_budget(&p, 4096);
+    rf_plan_release(&p);
+    rf_side_release(&tr);
+    rf_side_release(&in);
+}
+
+static void dependent_transfer_waits(void **state)
+{
+    (void)state;
+    /* Forwarding: GPU 1 passes on what it received from GPU 0. */
+    struct rf_tensor ts[] = {tensor("w", RF_CLASS_REPLICATED, RF_ROLE_NORM, 0, 64, 0, 0)};
+    struct rf_plan_box boxes[1] = {{.tensor = 0, .box = {.off = {0}, .len = {64, 1, 1, 1}}}};
+    struct rf_transfer tr[2] = {
+        {.box = 0, .src = 0, .dst = 1, .dst_count = 1, .after = -1, .bytes = 128},
+        {.box = 0, .src = 1, .dst = 2, .dst_count = 1, .after = 0, .bytes = 128},
+    };
+    struct rf_plan p = {.tensors = ts,
+                        .n_tensors = 1,
+                        .boxes = boxes,
+                        .n_boxes = 1,
+                        .transfers = tr,
+                        .n_transfers = 2};
+    struct rf_error err;
+    assert_int_equal(rf_schedule(&p, &(struct rf_schedule_opts){.staging_bytes = 1 << 20}, &err),
+                     0);
+    assert_int_equal(tr[0].round, 0);
+    assert_int_equal(tr[1].round, 1);
+}
+
+static void random_plans_respect_the_budget(void **state)
+{
+    (void)state;
+    static const int64_t budgets[] = {64, 256, 1000, 4096, 1 << 20};
+    for (int iter = 0; iter < 30; iter++) {
+        struct rf_tensor ts[] = {
+            tensor("emb", RF_CLASS_VOCAB, RF_ROLE_EMBEDDING, -1, 40 + iter, 8, 0),
+            tensor("c", RF_CLASS_COLUMN, RF_ROLE_ATTENTION, 0, 12 + iter % 5, 7, 0),
+            tensor("r", RF_CLASS_ROW, RF_ROLE_ATTENTION, 1, 9, 30 + iter % 3, 0),
+            tensor("e", RF_CLASS_EXPERT_COLUMN, RF_ROLE_EXPERT, 1, 8, 6, 5 + iter % 4),
+            tensor("n", RF_CLASS_REPLICATED, RF_ROLE_NORM, 1, 33, 0, 0)};
+        struct rf_model m = {.name = "m", .layers = 2, .tensors = ts, .n_tensors = 5};
+        struct rf_side tr = train_side(1 + iter % 2, 1, 1 + iter % 2, 2, 2, 1, iter % 3 == 0, 0, 2);
+        struct rf_side in = infer_side(1 + iter % 4, 1, 1, 1, 1 + iter % 3, tr.gpus, 2,
+                                       iter % 2 ? RF_DT_FP8 : RF_DT_BF16);
+        int64_t budget = budgets[iter % 5];
+        for (int s = RF_STRAT_BROADCAST; s <= RF_STRAT_RESHARD; s++) {
+            struct rf_plan p;
+            struct rf_error err;
+            assert_int_equal(rf_plan_build(&p, &m, &tr, &in, s, NULL, &err), 0);
+            assert_int_equal(
+                rf_schedule(&p, &(struct rf_schedule_opts){.staging_bytes = budget}, &err), 0);
+            check_budget(&p, budget);
+            rf_plan_release(&p);
+        }
+        rf_side_release(&tr);
+        rf_side_release(&in);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(four_transfers_two_rounds),
+        cmocka_unit_test(oversized_transfer_is_alone),
+        cmocka_unit_test(broadcast_follows_its_gather),
+        cmocka_unit_test(dependent_transfer_waits),
+        cmocka_unit_test(random_plans_respect_the_budget),
+    };
+    return cmocka_run_group_tests_name("schedule", tests, NULL, NULL);
+}
