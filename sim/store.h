@@ -35,4 +35,19 @@ void rf_store_close(struct rf_store *st);
 int rf_store_save_plan(struct rf_store *st, const struct rf_run_info *info,
                        const struct rf_plan *plan, int64_t *run_id, struct rf_error *err);
 
+/* What a stored run needs to be replayed: its plan (tensors, boxes, transfers, collectives,
+ * rounds) and both sides, rebuilt so shards can be recomputed with the layout algebra.
+ * Fields the replay does not need (tallies per role, quantisation flags) are left zero. */
+struct rf_stored_run {
+    int64_t id;
+    char *model;
+    struct rf_plan plan;
+    struct rf_side train, infer;
+};
+
+/* Loads run `id`; a run without a schedule (planned before schema version 2) is refused. */
+int rf_store_load_run(struct rf_store *st, int64_t id, struct rf_stored_run *run,
+                      struct rf_error *err);
+void rf_stored_run_release(struct rf_stored_run *run);
+
 #endif

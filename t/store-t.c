@@ -199,6 +199,51 @@ static void newer_or_foreign_files_are_refused(void **state)
     assert_non_null(strstr(err.msg, "not a refit database"));
 }
 
+/* What is stored loads back identical: the executor replays exactly the planned schedule. */
+static void saved_run_loads_back(void **state)
+{
+    (void)state;
+    struct fixture f;
+    struct rf_store st;
+    struct rf_error err;
+    struct rf_stored_run r;
+    int64_t run = 0;
+    fixture_init(&f);
+    assert_int_equal(rf_store_open(&st, path, &err), 0);
+    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), 0);
+    if (rf_store_load_run(&st, run, &r, &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_string_equal(r.model, "tiny");
+    assert_int_equal(r.plan.n_tensors, f.plan.n_tensors);
+    assert_int_equal(r.plan.n_boxes, f.plan.n_boxes);
+    assert_int_equal(r.plan.n_transfers, f.plan.n_transfers);
+    for (size_t i = 0; i < f.plan.n_tensors; i++) {
+        assert_string_equal(r.plan.tensors[i].name, f.plan.tensors[i].name);
+        assert_memory_equal(r.plan.tensors[i].shape, f.plan.tensors[i].shape,
+                            sizeof(f.plan.tensors[i].shape[0]) * (size_t)f.plan.tensors[i].ndim);
+        assert_int_equal(r.plan.tensors[i].cls, f.plan.tensors[i].cls);
+    }
+    for (size_t i = 0; i < f.plan.n_boxes; i++) {
+        assert_int_equal(r.plan.boxes[i].tensor, f.plan.boxes[i].tensor);
+        assert_memory_equal(&r.plan.boxes[i].box, &f.plan.boxes[i].box, sizeof(struct rf_box));
+    }
+    for (size_t i = 0; i < f.plan.n_transfers; i++) {
+        const struct rf_transfer *a = &r.plan.transfers[i], *b = &f.plan.transfers[i];
+        assert_true(a->box == b->box && a->src == b->src && a->dst == b->dst &&
+                    a->dst_count == b->dst_count && a->dst_stride == b->dst_stride &&
+                    a->phase == b->phase && a->after == b->after && a->round == b->round &&
+                    a->bytes == b->bytes);
+    }
+    assert_int_equal(r.train.tp, 2);
+    assert_int_equal(r.infer.replicas, 2);
+    assert_int_equal(r.infer.dense.stride[0], 1);
+    assert_int_equal(rf_store_load_run(&st, 99, &r, &err), RF_EINVAL);
+    assert_string_equal(err.msg, "no run 99 in this database");
+    rf_stored_run_release(&r);
+    rf_store_close(&st);
+    fixture_release(&f);
+}
+
 /* A file written by schema version 1 (t/data/store/v1.sql, dumped from refit 0.1.0) is
  * migrated in place: its run survives with no schedule, and new runs get one. */
 static void version_1_file_is_migrated(void **state)
@@ -244,6 +289,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(failure_leaves_no_partial_run, setup, teardown),
         cmocka_unit_test_setup_teardown(newer_or_foreign_files_are_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(version_1_file_is_migrated, setup, teardown),
+        cmocka_unit_test_setup_teardown(saved_run_loads_back, setup, teardown),
     };
     return cmocka_run_group_tests_name("store", tests, NULL, NULL);
 }
