@@ -513,6 +513,97 @@ static int plan_tensors(struct planner *p, const struct rf_model *model,
     return 0;
 }
 
+static bool holds(const int32_t *h, size_t n, int32_t gpu)
+{
+    return bsearch(&gpu, h, n, sizeof(int32_t), cmp_i32) != NULL;
+}
+
+/* Sorted unique domains of a cell's holders, into out (capacity n). */
+static size_t domains_of(const int32_t *h, size_t n, int64_t domain_gpus, int64_t *out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t d = h[i] / domain_gpus;
+        if (k == 0 || out[k - 1] != d)
+            out[k++] = d; /* holders are sorted, so their domains are too */
+    }
+    return k;
+}
+
+int rf_plan_need(const struct rf_plan *plan, const struct rf_side *train,
+                 const struct rf_side *infer, int64_t domain_gpus, int64_t *gpu_need,
+                 size_t n_gpus, int64_t *domain_need, size_t n_domains, struct rf_error *err)
+{
+    struct planner p = {.plan = (struct rf_plan *)plan, .err = err};
+    int64_t *dd = NULL, *sd = NULL;
+    size_t cap_dd = 0, cap_sd = 0;
+    int rc = 0;
+
+    for (size_t ti = 0; ti < plan->n_tensors && rc == 0; ti++) {
+        const struct rf_tensor *t = &plan->tensors[ti];
+        int64_t elem = (int64_t)rf_dtype_size(plan->wire_dtype[ti]);
+        if ((rc = collect_cells(&p, train, t, &p.src)) < 0 ||
+            (rc = collect_cells(&p, infer, t, &p.dst)) < 0 || (rc = build_grid(&p, t)) < 0)
+            break;
+        for (size_t di = 0; di < p.dst.n && rc == 0; di++) {
+            const struct rf_box *b = &p.dst.box[di];
+            const int32_t *dh = p.dst.holders + p.dst.hstart[di];
+            size_t ndh = p.dst.hstart[di + 1] - p.dst.hstart[di];
+            int64_t bytes = rf_box_numel(b, t->ndim) * elem;
+            if (ndh > cap_dd) {
+                free(dd);
+                cap_dd = ndh;
+                if (!(dd = malloc(cap_dd * sizeof(*dd)))) {
+                    rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+                    break;
+                }
+            }
+            size_t nd = domains_of(dh, ndh, domain_gpus, dd);
+            for (size_t i = 0; i < ndh; i++)
+                if ((size_t)dh[i] < n_gpus)
+                    gpu_need[dh[i]] += bytes;
+            for (size_t i = 0; i < nd; i++)
+                if ((size_t)dd[i] < n_domains)
+                    domain_need[dd[i]] += bytes;
+            /* Subtract what a GPU or its domain already holds on the training side. */
+            for (size_t si = 0; si < p.src.n; si++) {
+                struct rf_box piece;
+                if (!rf_box_intersect(b, &p.src.box[si], t->ndim, &piece))
+                    continue;
+                int64_t inter = rf_box_numel(&piece, t->ndim) * elem;
+                const int32_t *sh = p.src.holders + p.src.hstart[si];
+                size_t nsh = p.src.hstart[si + 1] - p.src.hstart[si];
+                if (nsh > cap_sd) {
+                    free(sd);
+                    cap_sd = nsh;
+                    if (!(sd = malloc(cap_sd * sizeof(*sd)))) {
+                        rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+                        break;
+                    }
+                }
+                size_t ns = domains_of(sh, nsh, domain_gpus, sd);
+                for (size_t i = 0; i < ndh; i++)
+                    if ((size_t)dh[i] < n_gpus && holds(sh, nsh, dh[i]))
+                        gpu_need[dh[i]] -= inter;
+                for (size_t i = 0, j = 0; i < nd; i++) {
+                    while (j < ns && sd[j] < dd[i])
+                        j++;
+                    if (j < ns && sd[j] == dd[i] && (size_t)dd[i] < n_domains)
+                        domain_need[dd[i]] -= inter;
+                }
+            }
+        }
+    }
+    cells_release(&p.src);
+    cells_release(&p.dst);
+    for (int d = 0; d < RF_MAX_DIMS; d++)
+        free(p.starts[d]);
+    free(p.cell_of);
+    free(dd);
+    free(sd);
+    return rc;
+}
+
 int rf_plan_build(struct rf_plan *plan, const struct rf_model *model, struct rf_side *train,
                   struct rf_side *infer, enum rf_strategy strategy,
                   const enum rf_strategy *tensor_strategy, struct rf_error *err)

@@ -91,4 +91,12 @@ int rf_plan_build(struct rf_plan *plan, const struct rf_model *model, struct rf_
                   const enum rf_strategy *tensor_strategy, struct rf_error *err);
 void rf_plan_release(struct rf_plan *plan);
 
+/* Bytes each inference GPU, and each NVLink domain of domain_gpus GPUs, must receive from
+ * outside itself whatever the strategy: its shards (wire dtypes of plan's tensors) minus
+ * what it already holds on the training side (colocated). Adds into gpu_need[gpu] and
+ * domain_need[domain] (callers zero them; indices beyond n_gpus / n_domains are ignored). */
+int rf_plan_need(const struct rf_plan *plan, const struct rf_side *train,
+                 const struct rf_side *infer, int64_t domain_gpus, int64_t *gpu_need,
+                 size_t n_gpus, int64_t *domain_need, size_t n_domains, struct rf_error *err);
+
 #endif
