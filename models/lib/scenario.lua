@@ -5,17 +5,15 @@ local schema = require("schema")
 local sandbox = require("sandbox")
 local layout = require("layout")
 local policy = require("policy")
+local cluster = require("cluster")
 
 local scenario = {}
 
 local SCENARIO = { type = "record", fields = {
     -- A name in models/, a path to a .lua model or a config.json, or a built model.
     model = { type = { "string", "table" }, required = true },
-    -- Taken as is until cluster presets exist.
-    cluster = { type = "record", required = true, fields = {
-        system = { type = "string", required = true },
-        nodes = { type = "integer", min = 1, required = true },
-    } },
+    -- A preset name or cluster file, the number of nodes and overrides (cluster.lua).
+    cluster = cluster.SPEC,
     train = layout.TRAIN,
     infer = layout.INFER,
     strategy = { type = "string", values = policy.strategies, default = "reshard" },
@@ -59,12 +57,14 @@ local function tensor_strategies(s, model, site)
     return out
 end
 
--- Loads the scenario at `path`. `load_model(spec, site, field, base_dir)` resolves the
--- model field (refit.lua); `globals` are the constructors available to the file.
+-- Loads the scenario at `path`. `context.load_model(spec, site, field, base_dir)` resolves
+-- the model field (refit.lua), `context.globals` are the constructors available to the
+-- file and `context.models_dir` holds the cluster presets (<models_dir>/clusters).
 -- `overrides` (optional) replaces fields from the command line: { strategy = "hybrid" }.
-function scenario.load(path, load_model, globals, overrides)
+function scenario.load(path, context, overrides)
     local site = { file = path }
-    local raw = sandbox.run(path, globals, { file = path, line = 0, scan = false }, "scenario")
+    local raw = sandbox.run(path, context.globals, { file = path, line = 0, scan = false },
+        "scenario")
     if type(raw) ~= "table" then
         schema.raise(site, "return", "expected the file to return a scenario table, got "
             .. schema.describe(raw))
@@ -73,15 +73,21 @@ function scenario.load(path, load_model, globals, overrides)
         raw.strategy = overrides.strategy
     end
     local s = schema.validate(raw, SCENARIO, site, "")
-    -- Relative model paths are read from the scenario's own directory.
-    local model = load_model(s.model, site, "model", dirname(path))
+    -- Relative model and cluster paths are read from the scenario's own directory.
+    local model = context.load_model(s.model, site, "model", dirname(path))
+    local c = cluster.load(s.cluster, site, "cluster",
+        { models = context.models_dir, base = dirname(path) })
+    local train = layout.train(s.train, model, site, "train")
+    local infer = layout.infer(s.infer, model, site, "infer")
+    cluster.fit(c, train, site, "train")
+    cluster.fit(c, infer, site, "infer")
     return {
         source = path,
         model = model,
         strategy = s.strategy,
-        train = layout.train(s.train, model, site, "train"),
-        infer = layout.infer(s.infer, model, site, "infer"),
-        cluster = s.cluster,
+        train = train,
+        infer = infer,
+        cluster = c,
         tensor_strategy = tensor_strategies(s, model, site),
     }
 end
