@@ -18,8 +18,9 @@ return cluster.system{
     pcie = { gbps = 64 },           -- PCIe 5.0 x16 (Xeon 8480C host; 64 GB/s, hw §2.1)
     fabric = {
         -- [derived] a 64-port 400 Gb/s Quantum-2 QM9700 rail leaf (itctshop.com/infiniband-
-        -- switch-guide) split 32 down / 32 up is non-blocking for 32 nodes: the DGX SuperPOD
-        -- scalable unit of 32 DGX H100 (introl.com, gpu-cluster-network-topology ... 2025).
+        -- switch-guide) split 32 down / 32 up is non-blocking for 32 nodes, the DGX SuperPOD
+        -- unit of up to 32 DGX systems (introl.com/ja/blog/gpu-cluster-network-topology-
+        -- fat-tree-dragonfly-rail-optimized-2025). Calibrate from the site's cabling.
         nodes_per_leaf = 32,
     },
     calibration = {

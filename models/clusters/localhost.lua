@@ -13,7 +13,7 @@ return cluster.system{
     nvlink = {
         domain_gpus = 8,            -- every rank reaches every other through shared memory
         -- Measured: MPI_Send/MPI_Recv ping-pong of 64 MiB between 2 ranks, 1.6-3.8 GB/s one
-        -- way over 6 runs (default transport and vader + CMA single copy).
+        -- way over 10 runs (default transport; ob1/vader with and without CMA single copy).
         gbps = 2.5,
         latency_us = 0,             -- no wire; the per-message cost is message_latency_us
     },
@@ -22,7 +22,7 @@ return cluster.system{
     fabric = { nodes_per_leaf = 1, switch_latency_us = 0, pxn = false },   -- no fabric
     calibration = {
         nvlink_efficiency = 1.0,    -- nvlink.gbps above is already an achieved rate
-        -- Measured: one-way latency of 8-byte MPI messages, 0.25-1.6 us.
+        -- Measured: one-way latency of 8-byte MPI messages, 0.23-1.6 us (same runs).
         message_latency_us = 1,
         nvl_channels_per_peer = 1,  -- MPI moves a message as one stream, not NCCL channels
         memcpy_gbps = 8.5,          -- measured: memcpy of 256 MiB in one process, 8.4-8.6 GB/s
