@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "auto.h"
 #include "plan.h"
 #include "scenario.h"
 #include "schedule.h"
@@ -38,7 +39,8 @@ static const char usage_plan[] =
     "\n"
     "Plans the refit described by SCENARIO (a Lua file), stores the run in FILE\n"
     "(default refit.db) in one transaction, and prints a summary per tensor role.\n"
-    "  --strategy S   broadcast | reshard | hybrid (overrides the scenario)\n"
+    "  --strategy S   broadcast | reshard | hierarchical | hybrid | auto (overrides the\n"
+    "                 scenario; auto predicts candidates on the scenario's cluster)\n"
     "  --label TEXT   label stored with the run\n"
     "  --json         print one JSON object instead of the table\n";
 
@@ -48,7 +50,7 @@ static const char usage_sim[] =
     "Plans the refit of SCENARIO, simulates it on the scenario's cluster (max-min fair flows\n"
     "over the modelled links, the schedule's rounds, fixed costs), and stores plan and\n"
     "prediction in FILE (default refit.db), one transaction per strategy.\n"
-    "  --strategy S   broadcast | reshard | hybrid (overrides the scenario)\n"
+    "  --strategy S   broadcast | reshard | hierarchical | hybrid | auto\n"
     "  --compare      every strategy, side by side\n"
     "  --label TEXT   label stored with the run(s)\n"
     "  --json         one JSON object (an array with --compare)\n";
@@ -178,18 +180,39 @@ static void print_plan_json(const struct rf_scenario *sc, const struct rf_plan *
     json_decref(o);
 }
 
-/* Loads SCENARIO (with an optional strategy override), builds and schedules its plan. */
+/* Loads SCENARIO (with an optional strategy override), builds its cluster's topology and
+ * builds and schedules its plan. For auto the search predicts every candidate, so the
+ * winner's prediction comes back in pred (pred->n_links > 0); otherwise pred is untouched. */
 static int plan_scenario(struct rf_lua *L, const char *path, const char *strategy,
-                         struct rf_scenario *sc, struct rf_plan *plan, struct rf_error *err)
+                         struct rf_scenario *sc, struct rf_topology *topo, struct rf_plan *plan,
+                         struct rf_prediction *pred, struct rf_auto_choice *choice,
+                         struct rf_error *err)
 {
     int rc;
     if ((rc = rf_lua_load_scenario(L, path, strategy, sc, err)) < 0 ||
         (rc = rf_scenario_init_sides(sc, err)) < 0 ||
-        (rc = rf_plan_build(plan, &sc->model, &sc->train, &sc->infer, sc->strategy,
-                            sc->tensor_strategy, err)) < 0)
+        (rc = rf_topology_init(topo, &sc->cluster, err)) < 0)
         return rc;
-    return rf_schedule(plan, &(struct rf_schedule_opts){.staging_bytes = sc->staging_bytes},
-                       err);
+    if (sc->strategy == RF_STRAT_AUTO) {
+        /* The scenario's hybrid split is one of auto's candidates. */
+        struct rf_scenario hy = {0};
+        if ((rc = rf_lua_load_scenario(L, path, "hybrid", &hy, err)) < 0)
+            return rc;
+        struct rf_auto_input in = {.model = &sc->model,
+                                   .train = &sc->train,
+                                   .infer = &sc->infer,
+                                   .topo = topo,
+                                   .staging_bytes = sc->staging_bytes,
+                                   .hybrid = hy.tensor_strategy};
+        rc = rf_auto(&in, plan, pred, choice, err);
+        rf_scenario_release(&hy);
+        return rc;
+    }
+    struct rf_plan_opts opts = {.topo = topo, .sources = sc->sources};
+    if ((rc = rf_plan_build(plan, &sc->model, &sc->train, &sc->infer, sc->strategy,
+                            sc->tensor_strategy, &opts, err)) < 0)
+        return rc;
+    return rf_schedule(plan, &(struct rf_schedule_opts){.staging_bytes = sc->staging_bytes}, err);
 }
 
 static int cmd_plan(int argc, char **argv)
@@ -221,20 +244,25 @@ static int cmd_plan(int argc, char **argv)
     struct rf_lua *L = NULL;
     struct rf_scenario sc = {0};
     struct rf_plan plan = {0};
+    struct rf_topology topo = {0};
+    struct rf_prediction pred = {0};
+    struct rf_auto_choice choice = {0};
     struct rf_store st = {0};
     int64_t run = 0;
     int rc = 1;
     enum rf_strategy override;
 
     if (strategy && (rf_strategy_parse(strategy, &override) < 0)) {
-        fprintf(stderr, "refit: --strategy: unknown strategy '%s' (broadcast, reshard, hybrid)\n",
+        fprintf(stderr,
+                "refit: --strategy: unknown strategy '%s' (broadcast, reshard, hierarchical, "
+                "hybrid, auto)\n",
                 strategy);
         return 2;
     }
     models_dir(dir, sizeof(dir));
     double t0 = now();
     if (rf_lua_open(&L, dir, &err) < 0 ||
-        plan_scenario(L, argv[optind], strategy, &sc, &plan, &err) < 0) {
+        plan_scenario(L, argv[optind], strategy, &sc, &topo, &plan, &pred, &choice, &err) < 0) {
         rc = fail(&err);
         goto out;
     }
@@ -246,7 +274,9 @@ static int cmd_plan(int argc, char **argv)
                                .cluster_nodes = sc.cluster_nodes,
                                .train = &sc.train,
                                .infer = &sc.infer,
-                               .plan_seconds = planned};
+                               .plan_seconds = planned,
+                               .prediction = pred.n_links ? &pred : NULL,
+                               .topo = &topo};
     if (rf_store_open(&st, db, &err) < 0 || rf_store_save_plan(&st, &info, &plan, &run, &err) < 0) {
         rc = fail(&err);
         goto out;
@@ -259,6 +289,8 @@ static int cmd_plan(int argc, char **argv)
     rc = 0;
 out:
     rf_store_close(&st);
+    rf_prediction_release(&pred);
+    rf_topology_release(&topo);
     rf_plan_release(&plan);
     rf_scenario_release(&sc);
     rf_lua_close(L);
@@ -266,25 +298,22 @@ out:
 }
 
 static json_t *sim_json(const struct rf_scenario *sc, const struct rf_plan *plan,
-                        const struct rf_topology *topo, const struct rf_prediction *p,
-                        int64_t run)
+                        const struct rf_topology *topo, const struct rf_prediction *p, int64_t run)
 {
     char bottleneck[96] = "";
     if (p->bottleneck >= 0)
         rf_link_describe(topo, (size_t)p->bottleneck, bottleneck, sizeof(bottleneck));
-    return json_pack("{sI ss ss ss sf sf sI sI sI sI sI sI sI sI ss si sI sI sf}", "run_id",
-                     (json_int_t)run, "model", sc->model.name, "cluster", sc->cluster.name,
-                     "strategy", rf_strategy_name(plan->strategy), "predicted_s", p->predicted_s,
-                     "lower_bound_s", p->lower_bound_s, "payload_bytes",
-                     (json_int_t)plan->total.payload_bytes, "moved_bytes",
-                     (json_int_t)plan->total.moved_bytes, "logical_bytes",
-                     (json_int_t)plan->total.logical_bytes, "fabric_bytes",
-                     (json_int_t)p->fabric_bytes, "nvlink_bytes", (json_int_t)p->nvlink_bytes,
-                     "transfers", (json_int_t)plan->total.transfers, "collectives",
-                     (json_int_t)plan->total.collectives, "messages", (json_int_t)p->messages,
-                     "bottleneck", bottleneck, "rounds", plan->n_rounds, "flows",
-                     (json_int_t)p->flows, "events", (json_int_t)p->events, "sim_seconds",
-                     p->sim_seconds);
+    return json_pack(
+        "{sI ss ss ss sf sf sI sI sI sI sI sI sI sI ss si sI sI sf}", "run_id", (json_int_t)run,
+        "model", sc->model.name, "cluster", sc->cluster.name, "strategy",
+        rf_strategy_name(plan->strategy), "predicted_s", p->predicted_s, "lower_bound_s",
+        p->lower_bound_s, "payload_bytes", (json_int_t)plan->total.payload_bytes, "moved_bytes",
+        (json_int_t)plan->total.moved_bytes, "logical_bytes", (json_int_t)plan->total.logical_bytes,
+        "fabric_bytes", (json_int_t)p->fabric_bytes, "nvlink_bytes", (json_int_t)p->nvlink_bytes,
+        "transfers", (json_int_t)plan->total.transfers, "collectives",
+        (json_int_t)plan->total.collectives, "messages", (json_int_t)p->messages, "bottleneck",
+        bottleneck, "rounds", plan->n_rounds, "flows", (json_int_t)p->flows, "events",
+        (json_int_t)p->events, "sim_seconds", p->sim_seconds);
 }
 
 static void sim_header(void)
@@ -294,24 +323,25 @@ static void sim_header(void)
 }
 
 static void sim_row(const struct rf_plan *plan, const struct rf_topology *topo,
-                   const struct rf_prediction *p)
+                    const struct rf_prediction *p)
 {
     char bottleneck[96] = "-";
     if (p->bottleneck >= 0)
         rf_link_describe(topo, (size_t)p->bottleneck, bottleneck, sizeof(bottleneck));
-    printf("%-12s %11.3f %10.3f %12.1f %12.1f %11.1f %7d  %s\n",
-           rf_strategy_name(plan->strategy), p->predicted_s, p->lower_bound_s,
-           gb(plan->total.payload_bytes), gb(p->fabric_bytes), gb(p->nvlink_bytes),
-           plan->n_rounds, bottleneck);
+    printf("%-12s %11.3f %10.3f %12.1f %12.1f %11.1f %7d  %s\n", rf_strategy_name(plan->strategy),
+           p->predicted_s, p->lower_bound_s, gb(plan->total.payload_bytes), gb(p->fabric_bytes),
+           gb(p->nvlink_bytes), plan->n_rounds, bottleneck);
 }
 
 static int cmd_sim(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"db", required_argument, NULL, 'd'},    {"strategy", required_argument, NULL, 's'},
-        {"label", required_argument, NULL, 'l'}, {"json", no_argument, NULL, 'j'},
-        {"compare", no_argument, NULL, 'c'},     {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
+                                         {"strategy", required_argument, NULL, 's'},
+                                         {"label", required_argument, NULL, 'l'},
+                                         {"json", no_argument, NULL, 'j'},
+                                         {"compare", no_argument, NULL, 'c'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
     const char *db = "refit.db", *strategy = NULL, *label = NULL;
     bool json = false, compare = false;
     int c;
@@ -362,13 +392,12 @@ static int cmd_sim(int argc, char **argv)
         struct rf_plan plan = {0};
         struct rf_topology topo = {0};
         struct rf_prediction pred = {0};
+        struct rf_auto_choice choice = {0};
         int64_t run = 0;
         double t0 = now();
-        int r = plan_scenario(L, argv[optind], all[i], &sc, &plan, &err);
+        int r = plan_scenario(L, argv[optind], all[i], &sc, &topo, &plan, &pred, &choice, &err);
         double planned = now() - t0;
-        if (r == 0)
-            r = rf_topology_init(&topo, &sc.cluster, &err);
-        if (r == 0)
+        if (r == 0 && pred.n_links == 0)
             r = rf_simulate(&plan, &sc.train, &sc.infer, &topo, &pred, &err);
         if (r == 0) {
             struct rf_run_info info = {.label = label,
@@ -384,10 +413,19 @@ static int cmd_sim(int argc, char **argv)
             r = rf_store_save_plan(&st, &info, &plan, &run, &err);
         }
         if (r == 0) {
-            if (json)
-                json_array_append_new(list, sim_json(&sc, &plan, &topo, &pred, run));
-            else
+            if (json) {
+                json_t *o = sim_json(&sc, &plan, &topo, &pred, run);
+                if (plan.strategy == RF_STRAT_AUTO) {
+                    json_object_set_new(o, "auto_choice", json_string(choice.description));
+                    json_object_set_new(o, "auto_evaluated", json_integer(choice.evaluated));
+                }
+                json_array_append_new(list, o);
+            } else {
                 sim_row(&plan, &topo, &pred);
+                if (plan.strategy == RF_STRAT_AUTO)
+                    printf("%-12s %s (%d plans predicted)\n", "", choice.description,
+                           choice.evaluated);
+            }
         }
         rf_prediction_release(&pred);
         rf_topology_release(&topo);

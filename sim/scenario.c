@@ -298,9 +298,10 @@ static int read_cluster(lua_State *L, int t, struct rf_cluster *c, struct rf_err
     lua_getfield(L, -1, "pxn");
     c->fabric.pxn = lua_toboolean(L, -1);
     lua_pop(L, 2);
-    if (c->nodes < 1 || c->gpus_per_node < 1 || c->nvlink.domain_gpus < 1 ||
-        c->nic.per_node < 1 || c->fabric.nodes_per_leaf < 1 || c->cal.streams < 1 ||
-        c->nvlink.gbps <= 0 || c->nic.gbps <= 0 || c->cal.memcpy_gbps <= 0 ||
+    /* A cluster without NICs (localhost) is one NVLink domain; models/lib checks that. */
+    if (c->nodes < 1 || c->gpus_per_node < 1 || c->nvlink.domain_gpus < 1 || c->nic.per_node < 0 ||
+        c->fabric.nodes_per_leaf < 1 || c->cal.streams < 1 || c->nvlink.gbps <= 0 ||
+        (c->nic.per_node > 0 && c->nic.gbps <= 0) || c->cal.memcpy_gbps <= 0 ||
         c->cal.quant_gbps <= 0 || c->fabric.oversubscription <= 0)
         return rf_error_set(err, RF_EINVAL, "cluster %s: sizes and rates must be positive",
                             c->name);
@@ -463,6 +464,10 @@ static int read_scenario(lua_State *L, int t, struct rf_scenario *sc, struct rf_
 
     if ((rc = get_int(L, t, "staging_bytes", &sc->staging_bytes, "scenario", err)) < 0)
         goto out;
+    lua_getfield(L, t, "sources");
+    const char *src = lua_tostring(L, -1);
+    sc->sources = src && strcmp(src, "local") == 0 ? RF_SOURCES_LOCAL : RF_SOURCES_BALANCED;
+    lua_pop(L, 1);
     if (sc->staging_bytes < 1) {
         rc = rf_error_set(err, RF_EINVAL, "scenario.staging_bytes: must be positive");
         goto out;
@@ -512,13 +517,14 @@ static int read_scenario(lua_State *L, int t, struct rf_scenario *sc, struct rf_
         lua_rawgeti(L, -1, (lua_Integer)i + 1);
         const char *s = lua_tostring(L, -1);
         int bad = !s || rf_strategy_parse(s, &sc->tensor_strategy[i]) < 0 ||
-                  sc->tensor_strategy[i] == RF_STRAT_HYBRID;
+                  sc->tensor_strategy[i] == RF_STRAT_HYBRID ||
+                  sc->tensor_strategy[i] == RF_STRAT_AUTO;
         lua_pop(L, 1);
         if (bad) {
             lua_pop(L, 1);
             rc = rf_error_set(err, RF_EINVAL,
-                              "tensor_strategy[%zu]: '%s' is not broadcast or "
-                              "reshard",
+                              "tensor_strategy[%zu]: '%s' is not broadcast, reshard or "
+                              "hierarchical",
                               i + 1, s ? s : "nil");
             goto out;
         }

@@ -19,6 +19,7 @@ struct rf_scenario {
     int64_t cluster_nodes;
     struct rf_cluster cluster;
     int64_t staging_bytes; /* schedule budget per GPU and round */
+    enum rf_sources sources;
 };
 
 struct rf_lua;

@@ -15,9 +15,12 @@
 #include "flowsim.h"
 
 static const char *const phase_names[RF_SIM_PHASE_COUNT] = {"gather", "deliver", "fanout",
-                                                             "broadcast", "local"};
+                                                            "broadcast", "local"};
 
-const char *rf_sim_phase_name(enum rf_sim_phase phase) { return phase_names[phase]; }
+const char *rf_sim_phase_name(enum rf_sim_phase phase)
+{
+    return phase_names[phase];
+}
 
 static double wall(void)
 {
@@ -43,8 +46,8 @@ int rf_lower_bound(const struct rf_plan *plan, const struct rf_side *train,
         rc = rf_error_set(err, RF_ENOMEM, "out of memory");
         goto out;
     }
-    if ((rc = rf_plan_need(plan, train, infer, c->nvlink.domain_gpus, gpu_need, n_gpus,
-                           domain_need, n_domains, err)) < 0)
+    if ((rc = rf_plan_need(plan, train, infer, c->nvlink.domain_gpus, gpu_need, n_gpus, domain_need,
+                           n_domains, err)) < 0)
         goto out;
     /* Every byte a GPU receives crosses its NVLink ingress or its NIC (GPUDirect). */
     for (size_t g = 0; g < n_gpus; g++) {
@@ -63,8 +66,8 @@ int rf_lower_bound(const struct rf_plan *plan, const struct rf_side *train,
     /* Every byte entering a domain crosses the NIC of one of its GPUs. */
     for (int64_t n = 0; n < topo->nics; n++) {
         int64_t node = n / c->nic.per_node;
-        int64_t gpu = node * c->gpus_per_node +
-                      (n % c->nic.per_node) * c->gpus_per_node / c->nic.per_node;
+        int64_t gpu =
+            node * c->gpus_per_node + (n % c->nic.per_node) * c->gpus_per_node / c->nic.per_node;
         domain_in[rf_topology_domain(topo, gpu)] +=
             topo->links[rf_topology_link(topo, RF_LINK_NIC_IN, n)].capacity;
     }
@@ -163,8 +166,12 @@ static int add_flow(struct sim *s, const int32_t *path, int n, double bytes, dou
         (rc = grow((void **)&s->flow_group, &c2, s->n_flows + 1, sizeof(int32_t), s->err)) < 0)
         return rc;
     s->cap_flows = c1 < c2 ? c1 : c2;
-    struct rf_flow_spec f = {.bytes = bytes, .latency_s = latency, .rate_cap = cap,
-                             .path = path, .path_len = n, .group = group};
+    struct rf_flow_spec f = {.bytes = bytes,
+                             .latency_s = latency,
+                             .rate_cap = cap,
+                             .path = path,
+                             .path_len = n,
+                             .group = group};
     if ((rc = rf_flowsim_add(s->fs, &f, s->err)) < 0)
         return rc;
     s->flow_phase[s->n_flows] = (uint8_t)phase;
@@ -317,10 +324,9 @@ int rf_simulate(const struct rf_plan *plan, const struct rf_side *train,
         const struct rf_transfer *t = &plan->transfers[i];
         int64_t hi = t->dst + (int64_t)(t->dst_count - 1) * t->dst_stride;
         if (t->src >= topo->gpus || hi >= topo->gpus)
-            return rf_error_set(err, RF_EINVAL,
-                                "the plan uses GPU %lld but cluster %s has %lld GPUs",
-                                (long long)(t->src > hi ? t->src : hi), c->name,
-                                (long long)topo->gpus);
+            return rf_error_set(
+                err, RF_EINVAL, "the plan uses GPU %lld but cluster %s has %lld GPUs",
+                (long long)(t->src > hi ? t->src : hi), c->name, (long long)topo->gpus);
     }
     capacity = malloc(topo->n_links * sizeof(double));
     runs_of = calloc((size_t)topo->gpus, sizeof(int32_t));
@@ -376,9 +382,12 @@ int rf_simulate(const struct rf_plan *plan, const struct rf_side *train,
                 goto out;
             for (int32_t i = 0; i < t->dst_count; i++) {
                 int32_t d = t->dst + i * t->dst_stride;
-                m[n++] = (struct msg){.src = t->src, .dst = d,
+                m[n++] = (struct msg){.src = t->src,
+                                      .dst = d,
                                       .phase = t->src == d ? RF_SIM_LOCAL : phase,
-                                      .quant = quant, .runs = 1, .bytes = t->bytes};
+                                      .quant = quant,
+                                      .runs = 1,
+                                      .bytes = t->bytes};
             }
             if (t->after >= 0 && plan->transfers[t->after].round > r - c->cal.streams &&
                 (rc = add_edge(&s, r, plan->transfers[t->after].round)) < 0)
@@ -391,8 +400,8 @@ int rf_simulate(const struct rf_plan *plan, const struct rf_side *train,
         size_t nc = 0;
         for (size_t k = cstart[r]; k < cstart[r + 1]; k++) {
             const struct rf_collective *col = &plan->collectives[corder[k]];
-            chains[nc++] = (struct chain){.c = col, .bytes = col->bytes,
-                                          .quant = plan->wire_dtype[col->tensor] == RF_DT_FP8};
+            chains[nc++] = (struct chain){
+                .c = col, .bytes = col->bytes, .quant = plan->wire_dtype[col->tensor] == RF_DT_FP8};
         }
         qsort(chains, nc, sizeof(*chains), cmp_chain);
         size_t kc = 0;

@@ -470,9 +470,8 @@ static int insert_prediction(struct rf_store *st, sqlite3_stmt **s, int64_t run,
         sqlite3_bind_double(q, 7, k->capacity / 1e9);
         sqlite3_bind_int64(q, 8, (int64_t)(p->link_bytes[l] + 0.5));
         sqlite3_bind_double(q, 9, p->link_busy[l]);
-        sqlite3_bind_double(q, 10, p->predicted_s > 0
-                                       ? p->link_bytes[l] / (k->capacity * p->predicted_s)
-                                       : 0);
+        sqlite3_bind_double(
+            q, 10, p->predicted_s > 0 ? p->link_bytes[l] / (k->capacity * p->predicted_s) : 0);
         if ((rc = step(st, q, err, "link_load")) < 0)
             return rc;
     }

@@ -9,9 +9,15 @@
 static const char *const kind_names[RF_LINK_KIND_COUNT] = {
     "nvl_out", "nvl_in", "nic_out", "nic_in", "leaf_up", "leaf_down", "copy", "quant"};
 
-const char *rf_link_kind_name(enum rf_link_kind kind) { return kind_names[kind]; }
+const char *rf_link_kind_name(enum rf_link_kind kind)
+{
+    return kind_names[kind];
+}
 
-static int64_t rails(const struct rf_topology *t) { return t->cluster->nic.per_node; }
+static int64_t rails(const struct rf_topology *t)
+{
+    return t->cluster->nic.per_node;
+}
 
 static int64_t groups(const struct rf_cluster *c)
 {
@@ -21,15 +27,16 @@ static int64_t groups(const struct rf_cluster *c)
 int rf_topology_init(struct rf_topology *t, const struct rf_cluster *c, struct rf_error *err)
 {
     memset(t, 0, sizeof(*t));
-    if (c->nodes < 1 || c->gpus_per_node < 1 || c->nic.per_node < 1 ||
-        c->nvlink.domain_gpus < 1 || c->fabric.nodes_per_leaf < 1 ||
-        c->fabric.oversubscription <= 0)
+    if (c->nodes < 1 || c->gpus_per_node < 1 || c->nic.per_node < 0 || c->nvlink.domain_gpus < 1 ||
+        c->fabric.nodes_per_leaf < 1 || c->fabric.oversubscription <= 0)
         return rf_error_set(err, RF_EINVAL, "%s: cluster sizes must be positive", c->name);
     t->cluster = c;
     t->gpus = c->nodes * c->gpus_per_node;
     t->nics = c->nodes * c->nic.per_node;
     t->leaves = groups(c) * c->nic.per_node;
-    int64_t count[RF_LINK_KIND_COUNT] = {t->gpus, t->gpus, t->nics,   t->nics,
+    if (c->nic.per_node == 0 && t->gpus > c->nvlink.domain_gpus)
+        return rf_error_set(err, RF_EINVAL, "%s: GPUs beyond one NVLink domain need NICs", c->name);
+    int64_t count[RF_LINK_KIND_COUNT] = {t->gpus,   t->gpus,   t->nics, t->nics,
                                          t->leaves, t->leaves, t->gpus, t->gpus};
     size_t n = 0;
     for (int k = 0; k < RF_LINK_KIND_COUNT; k++) {
@@ -63,7 +70,7 @@ int rf_topology_init(struct rf_topology *t, const struct rf_cluster *c, struct r
             case RF_LINK_LEAF_DOWN: {
                 /* A leaf's uplinks carry what its nodes' NICs on that rail can inject,
                  * divided by the fabric's oversubscription. */
-                int64_t group = i / rails(t);
+                int64_t group = i / rails(t); /* leaves exist only when rails do */
                 int64_t in_group = c->nodes - group * c->fabric.nodes_per_leaf;
                 if (in_group > c->fabric.nodes_per_leaf)
                     in_group = c->fabric.nodes_per_leaf;
@@ -118,6 +125,8 @@ int32_t rf_topology_link(const struct rf_topology *t, enum rf_link_kind kind, in
 static int64_t nic_of(const struct rf_topology *t, int64_t gpu)
 {
     const struct rf_cluster *c = t->cluster;
+    if (c->nic.per_node == 0)
+        return -1;
     int64_t node = gpu / c->gpus_per_node, local = gpu % c->gpus_per_node;
     return node * c->nic.per_node + local * c->nic.per_node / c->gpus_per_node;
 }
@@ -127,6 +136,15 @@ static int64_t leaf_of(const struct rf_topology *t, int64_t nic)
     const struct rf_cluster *c = t->cluster;
     int64_t node = nic / c->nic.per_node, rail = nic % c->nic.per_node;
     return node / c->fabric.nodes_per_leaf * c->nic.per_node + rail;
+}
+
+int64_t rf_topology_nic(const struct rf_topology *t, int64_t gpu)
+{
+    return nic_of(t, gpu);
+}
+int64_t rf_topology_leaf(const struct rf_topology *t, int64_t nic)
+{
+    return leaf_of(t, nic);
 }
 
 static void hop(struct rf_route *r, const struct rf_topology *t, enum rf_link_kind k, int64_t i)
@@ -188,8 +206,6 @@ void rf_link_describe(const struct rf_topology *t, size_t link, char *buf, size_
     case RF_LINK_LEAF_DOWN:
         snprintf(buf, size, "%s[rail %d group %d]", kind_names[l->kind], l->a, l->b);
         break;
-    default:
-        snprintf(buf, size, "%s[gpu %d]", kind_names[l->kind], l->a);
-        break;
+    default: snprintf(buf, size, "%s[gpu %d]", kind_names[l->kind], l->a); break;
     }
 }

@@ -41,14 +41,14 @@ struct rf_cluster {
 };
 
 enum rf_link_kind {
-    RF_LINK_NVL_OUT,  /* GPU NVLink egress */
-    RF_LINK_NVL_IN,   /* GPU NVLink ingress */
-    RF_LINK_NIC_OUT,  /* NIC transmit */
-    RF_LINK_NIC_IN,   /* NIC receive */
-    RF_LINK_LEAF_UP,  /* rail leaf switch -> spine (aggregate) */
-    RF_LINK_LEAF_DOWN,/* spine -> rail leaf switch (aggregate) */
-    RF_LINK_COPY,     /* GPU copy engine: pack/unpack through HBM */
-    RF_LINK_QUANT,    /* GPU BF16 -> FP8 quantisation */
+    RF_LINK_NVL_OUT,   /* GPU NVLink egress */
+    RF_LINK_NVL_IN,    /* GPU NVLink ingress */
+    RF_LINK_NIC_OUT,   /* NIC transmit */
+    RF_LINK_NIC_IN,    /* NIC receive */
+    RF_LINK_LEAF_UP,   /* rail leaf switch -> spine (aggregate) */
+    RF_LINK_LEAF_DOWN, /* spine -> rail leaf switch (aggregate) */
+    RF_LINK_COPY,      /* GPU copy engine: pack/unpack through HBM */
+    RF_LINK_QUANT,     /* GPU BF16 -> FP8 quantisation */
     RF_LINK_KIND_COUNT
 };
 
@@ -89,6 +89,9 @@ int64_t rf_topology_domain(const struct rf_topology *topo, int64_t gpu);
 void rf_topology_route(const struct rf_topology *topo, int64_t src, int64_t dst,
                        struct rf_route *route);
 int32_t rf_topology_link(const struct rf_topology *topo, enum rf_link_kind kind, int64_t index);
+/* The NIC serving a GPU (-1 without NICs), and the rail leaf a NIC hangs off. */
+int64_t rf_topology_nic(const struct rf_topology *topo, int64_t gpu);
+int64_t rf_topology_leaf(const struct rf_topology *topo, int64_t nic);
 /* Short name such as "nic_in[node 3 nic 5]", for tables and the store. */
 void rf_link_describe(const struct rf_topology *topo, size_t link, char *buf, size_t size);
 

@@ -56,7 +56,7 @@ static void four_transfers_two_rounds(void **state)
     struct rf_side in = infer_side(4, 1, 1, 1, 1, 1, 1, RF_DT_BF16);
     struct rf_plan p;
     struct rf_error err;
-    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_RESHARD, NULL, &err), 0);
+    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_RESHARD, NULL, NULL, &err), 0);
     assert_int_equal(rf_schedule(&p, &(struct rf_schedule_opts){.staging_bytes = 1 << 20}, &err),
                      0);
     assert_int_equal(p.n_rounds, 2);
@@ -76,7 +76,7 @@ static void oversized_transfer_is_alone(void **state)
     struct rf_side in = infer_side(1, 1, 1, 1, 1, 1, 1, RF_DT_BF16);
     struct rf_plan p;
     struct rf_error err;
-    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_RESHARD, NULL, &err), 0);
+    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_RESHARD, NULL, NULL, &err), 0);
     assert_int_equal(rf_schedule(&p, &(struct rf_schedule_opts){.staging_bytes = 1024}, &err), 0);
     assert_int_equal(p.n_rounds, 2);
     assert_int_not_equal(p.transfers[0].round, p.transfers[1].round);
@@ -95,7 +95,7 @@ static void broadcast_follows_its_gather(void **state)
     struct rf_side in = infer_side(2, 1, 1, 1, 2, 8, 2, RF_DT_BF16);
     struct rf_plan p;
     struct rf_error err;
-    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_BROADCAST, NULL, &err), 0);
+    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_BROADCAST, NULL, NULL, &err), 0);
     assert_int_equal(rf_schedule(&p, &(struct rf_schedule_opts){.staging_bytes = 4096}, &err), 0);
     for (size_t c = 0; c < p.n_collectives; c++)
         for (size_t i = 0; i < p.n_transfers; i++)
@@ -149,7 +149,7 @@ static void random_plans_respect_the_budget(void **state)
         for (int s = RF_STRAT_BROADCAST; s <= RF_STRAT_RESHARD; s++) {
             struct rf_plan p;
             struct rf_error err;
-            assert_int_equal(rf_plan_build(&p, &m, &tr, &in, s, NULL, &err), 0);
+            assert_int_equal(rf_plan_build(&p, &m, &tr, &in, s, NULL, NULL, &err), 0);
             assert_int_equal(
                 rf_schedule(&p, &(struct rf_schedule_opts){.staging_bytes = budget}, &err), 0);
             check_budget(&p, budget);

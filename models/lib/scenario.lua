@@ -23,6 +23,10 @@ local SCENARIO = { type = "record", fields = {
     -- Per-GPU staging memory of one round (bucket), in MB (1e6 bytes). Default: 2% of the
     -- cluster's GPU memory, at most 5 GiB (see staging_bytes below).
     staging_mb = { type = "integer", min = 1 },
+    -- The bulk part of hybrid: reshard, or hierarchical (a leader per NVLink domain).
+    hybrid_bulk = { type = "string", values = { "reshard", "hierarchical" }, default = "reshard" },
+    -- Replicated sources: balanced (least loaded) or local (nearest first, then least loaded).
+    sources = { type = "string", values = policy.sources, default = "balanced" },
 } }
 
 -- NeMo-RL's refit buckets: 2% of GPU memory, at most 5 GiB (nemo_rl/utils/packed_tensor.py).
@@ -60,7 +64,9 @@ local function tensor_strategies(s, model, site)
                 schema.raise(site, "policy", string.format("returned %s for %s; expected %s",
                     schema.describe(answer), t.name, allowed_text))
             end
-            out[i] = answer
+            out[i] = answer == "reshard" and s.hybrid_bulk or answer
+        elseif s.strategy == "auto" then
+            out[i] = "reshard" -- auto chooses in C; this is only a placeholder
         else
             out[i] = s.strategy
         end
@@ -100,6 +106,7 @@ function scenario.load(path, context, overrides)
         infer = infer,
         cluster = c,
         staging_bytes = staging_bytes(s.staging_mb, c),
+        sources = s.sources,
         tensor_strategy = tensor_strategies(s, model, site),
     }
 end

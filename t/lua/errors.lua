@@ -22,9 +22,9 @@ local SCENARIOS = {
         .. "the engine's TP x DP ranks), got 4" },
     { "replicas.lua", 6, "infer.replicas", "4 does not match gpus/(tp*pp*dp) = 64/8 = 8" },
     { "strategy.lua", 7, "strategy",
-      "expected one of 'broadcast', 'reshard', 'hybrid', got 'magic'" },
+      "expected one of 'broadcast', 'reshard', 'hierarchical', 'hybrid', 'auto', got 'magic'" },
     { "policy.lua", 8, "policy", "returned 'teleport' for model.embed_tokens.weight; "
-        .. "expected 'reshard' or 'broadcast'" },
+        .. "expected 'reshard' or 'broadcast' or 'hierarchical'" },
     { "pp-first-last.lua", 6, "train.pp_first",
       "the other 55 layers do not split evenly over the other 14 stages" },
     { "pp-uneven.lua", 6, "train.pp", "36 layers do not split over 20 stages (middle "
