@@ -177,8 +177,8 @@ int rf_flowsim_new(struct rf_flowsim **out, size_t n_links, const double *capaci
     }
     for (size_t l = 0; l < n_links; l++)
         if (!(capacity[l] > 0) || !isfinite(capacity[l])) {
-            rc = rf_error_set(err, RF_EINVAL, "flowsim: link %zu capacity %g is not positive",
-                              l, capacity[l]);
+            rc = rf_error_set(err, RF_EINVAL, "flowsim: link %zu capacity %g is not positive", l,
+                              capacity[l]);
             goto out;
         }
     fs = calloc(1, sizeof(*fs));
@@ -533,8 +533,8 @@ static int build_groups(struct rf_flowsim *fs, struct rf_error *err)
         int32_t g = 0;
         while (indeg[g] == 0)
             g++;
-        rc = rf_error_set(err, RF_EINVAL, "flowsim: groups form a cycle (through group %d)",
-                          (int)g);
+        rc =
+            rf_error_set(err, RF_EINVAL, "flowsim: groups form a cycle (through group %d)", (int)g);
     }
 out:
     free(queue);
@@ -984,8 +984,7 @@ static int verify(struct rf_flowsim *fs, size_t *added)
                 int32_t c = L->list[j].c;
                 const struct cls *k = &fs->cls[c];
                 if (k->stamp != fs->sstamp && k->b == q->l &&
-                    (!sat || q->max_new > k->rate * (1 + RATE_EPS)) &&
-                    (rc = solve_add(fs, c)) < 0)
+                    (!sat || q->max_new > k->rate * (1 + RATE_EPS)) && (rc = solve_add(fs, c)) < 0)
                     return rc;
             }
         }
