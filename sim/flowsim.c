@@ -92,10 +92,7 @@ struct smem {
     bool frozen;
 };
 
-struct hent {
-    double key;
-    int32_t id;
-};
+struct hent;
 
 struct rf_flowsim {
     size_t n_links;
@@ -176,7 +173,8 @@ static bool grow_any(void *pp, size_t *cap, size_t need, size_t elem)
     return true;
 }
 
-#define GROW(arr, cap, need) grow_any(&(arr), &(cap), (need), sizeof(*(arr)))
+#define GROW(arr, cap, need)                                                                       \
+    ((need) <= (cap) || grow_any(&(arr), &(cap), (need), sizeof(*(arr))))
 
 int rf_flowsim_new(struct rf_flowsim **out, size_t n_links, const double *capacity,
                    struct rf_error *err)
@@ -272,8 +270,8 @@ void rf_flowsim_free(struct rf_flowsim *fs)
 
 int rf_flowsim_add(struct rf_flowsim *fs, const struct rf_flow_spec *f, struct rf_error *err)
 {
-    if (f->group < 0)
-        return rf_error_set(err, RF_EINVAL, "flowsim: flow group %d is negative", (int)f->group);
+    if (f->group < 0 || f->group == INT32_MAX)
+        return rf_error_set(err, RF_EINVAL, "flowsim: bad flow group %d", (int)f->group);
     if (!(f->bytes >= 0) || !isfinite(f->bytes) || !(f->latency_s >= 0) ||
         !isfinite(f->latency_s) || !(f->rate_cap >= 0) || !isfinite(f->rate_cap))
         return rf_error_set(err, RF_EINVAL,
@@ -338,6 +336,63 @@ int rf_flowsim_after(struct rf_flowsim *fs, int32_t group, int32_t prerequisite,
 
 /* ---- Building classes and groups ---- */
 
+struct hent {
+    double key;
+    int32_t id;
+};
+
+static int cmp_hent(const void *a, const void *b)
+{
+    const struct hent *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+#define FEW_KEYS 16
+
+/* Sorts by key, ties in input order (ids ascending on input stay so). Latencies and caps
+ * take a handful of values (one per kind of path), so a counting sort over the distinct
+ * keys usually does it in two passes; tmp holds n entries. */
+static void sort_hents(struct hent *a, size_t n, struct hent *tmp)
+{
+    double keys[FEW_KEYS];
+    size_t count[FEW_KEYS] = {0}, nk = 0;
+    bool sorted = true;
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && a[i].key < a[i - 1].key)
+            sorted = false;
+        size_t j = 0;
+        while (j < nk && keys[j] != a[i].key)
+            j++;
+        if (j == nk) {
+            if (nk == FEW_KEYS) {
+                qsort(a, n, sizeof(*a), cmp_hent);
+                return;
+            }
+            keys[nk++] = a[i].key;
+        }
+        count[j]++;
+    }
+    if (sorted)
+        return;
+    /* Rank the distinct keys, then place each entry after the smaller ones. */
+    size_t start[FEW_KEYS];
+    for (size_t j = 0; j < nk; j++) {
+        start[j] = 0;
+        for (size_t m = 0; m < nk; m++)
+            if (keys[m] < keys[j])
+                start[j] += count[m];
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t j = 0;
+        while (keys[j] != a[i].key)
+            j++;
+        tmp[start[j]++] = a[i];
+    }
+    memcpy(a, tmp, n * sizeof(*a));
+}
+
 static uint64_t mix(uint64_t h, uint64_t x)
 {
     h ^= x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
@@ -371,19 +426,6 @@ static bool flow_same(const struct rf_flowsim *fs, const struct flow *a, const s
                                        sizeof(int32_t) * (size_t)a->path_len) == 0);
 }
 
-struct lat_key {
-    double lat;
-    int32_t prov;
-};
-
-static int cmp_lat(const void *a, const void *b)
-{
-    const struct lat_key *x = a, *y = b;
-    if (x->lat != y->lat)
-        return x->lat < y->lat ? -1 : 1;
-    return (x->prov > y->prov) - (x->prov < y->prov);
-}
-
 /* Merges the flows of each group into classes by hashing; a group's classes are
  * contiguous and sorted by latency, so its activations are a sweep. */
 static int build_classes(struct rf_flowsim *fs, struct rf_error *err)
@@ -392,7 +434,7 @@ static int build_classes(struct rf_flowsim *fs, struct rf_error *err)
     size_t *gcount = calloc((size_t)G + 1, sizeof(size_t));
     int32_t *order = malloc((fs->n_flows ? fs->n_flows : 1) * sizeof(int32_t));
     int32_t *table = NULL, *used = NULL, *rep = NULL, *wt = NULL, *perm = NULL;
-    struct lat_key *lk = NULL;
+    struct hent *lk = NULL, *tmp = NULL;
     size_t maxg = 0, tsize = 1, total_path = 0;
     int rc = 0;
 
@@ -422,9 +464,10 @@ static int build_classes(struct rf_flowsim *fs, struct rf_error *err)
     wt = malloc((maxg ? maxg : 1) * sizeof(int32_t));
     perm = malloc((maxg ? maxg : 1) * sizeof(int32_t));
     lk = malloc((maxg ? maxg : 1) * sizeof(*lk));
+    tmp = malloc((maxg ? maxg : 1) * sizeof(*tmp));
     /* Classes never outnumber flows; the arrays shrink to size below. */
     fs->cls = malloc((fs->n_flows ? fs->n_flows : 1) * sizeof(struct cls));
-    if (!table || !used || !rep || !wt || !perm || !lk || !fs->cls)
+    if (!table || !used || !rep || !wt || !perm || !lk || !tmp || !fs->cls)
         goto nomem;
     for (size_t i = 0; i < tsize; i++)
         table[i] = -1;
@@ -448,20 +491,16 @@ static int build_classes(struct rf_flowsim *fs, struct rf_error *err)
             wt[table[s]]++;
             fs->f_class[order[i]] = table[s]; /* provisional, within the group */
         }
-        bool sorted = true;
         for (int32_t j = 0; j < np; j++) {
             table[used[j]] = -1;
-            lk[j] = (struct lat_key){fs->flows[rep[j]].lat, j};
-            if (j > 0 && lk[j].lat < lk[j - 1].lat)
-                sorted = false;
+            lk[j] = (struct hent){fs->flows[rep[j]].lat, j};
         }
-        if (!sorted)
-            qsort(lk, (size_t)np, sizeof(*lk), cmp_lat);
+        sort_hents(lk, (size_t)np, tmp);
         struct group *gr = &fs->groups[g];
         gr->cbeg = nc;
         for (int32_t j = 0; j < np; j++) {
-            const struct flow *f = &fs->flows[rep[lk[j].prov]];
-            perm[lk[j].prov] = nc;
+            const struct flow *f = &fs->flows[rep[lk[j].id]];
+            perm[lk[j].id] = nc;
             fs->cls[nc] = (struct cls){.rem = f->bytes,
                                        .lat = f->lat,
                                        .cap = f->cap,
@@ -469,7 +508,7 @@ static int build_classes(struct rf_flowsim *fs, struct rf_error *err)
                                        .path = f->path, /* a flow offset until remapped */
                                        .path_len = f->path_len,
                                        .group = g,
-                                       .w = wt[lk[j].prov],
+                                       .w = wt[lk[j].id],
                                        .key = NAN,
                                        .b = -1};
             total_path += (size_t)f->path_len;
@@ -484,7 +523,8 @@ static int build_classes(struct rf_flowsim *fs, struct rf_error *err)
     if (shrunk)
         fs->cls = shrunk;
 
-    /* Classes get their own path copies, with a parallel array of list positions. */
+    /* Classes get their own copies of their paths, contiguous per group as the classes
+     * are, whatever order the flows were added in: the run walks them group by group. */
     fs->cpath = malloc((total_path ? total_path : 1) * sizeof(int32_t));
     if (!fs->cpath)
         goto nomem;
@@ -508,6 +548,7 @@ out:
     free(wt);
     free(perm);
     free(lk);
+    free(tmp);
     return rc;
 }
 
@@ -820,14 +861,6 @@ static void freeze(struct rf_flowsim *fs, struct smem *m, double r, int32_t b)
     }
 }
 
-static int cmp_hent(const void *a, const void *b)
-{
-    const struct hent *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    return (x->id > y->id) - (x->id < y->id);
-}
-
 /* Gathers the solve set's links into a local table (residual capacity left by the other
  * classes, weight, members in CSR form), so that filling runs on small dense arrays. */
 static int gather(struct rf_flowsim *fs)
@@ -905,7 +938,7 @@ static int fill(struct rf_flowsim *fs)
 
     if ((rc = gather(fs)) < 0)
         return rc;
-    if (!GROW(fs->heap, fs->cap_heap, fs->n_sl) || !GROW(fs->caps, fs->cap_caps, fs->nS))
+    if (!GROW(fs->heap, fs->cap_heap, fs->n_sl) || !GROW(fs->caps, fs->cap_caps, 2 * fs->nS))
         return RF_ENOMEM;
     fs->n_heap = 0;
     for (size_t i = 0; i < fs->n_sl; i++) {
@@ -913,19 +946,15 @@ static int fill(struct rf_flowsim *fs)
         fs->heap[fs->n_heap++] = (struct hent){q->R / (double)q->W, (int32_t)i};
     }
     heapify(fs->heap, fs->n_heap);
-    bool sorted = true;
     for (size_t s = 0; s < fs->nS; s++)
-        if (fs->mem[s].cap > 0) {
-            fs->caps[ncap] = (struct hent){fs->mem[s].cap, (int32_t)s};
-            if (ncap > 0 && fs->caps[ncap].key < fs->caps[ncap - 1].key)
-                sorted = false;
-            ncap++;
-        }
-    if (!sorted) /* usually all flows have the same cap */
-        qsort(fs->caps, ncap, sizeof(*fs->caps), cmp_hent);
+        if (fs->mem[s].cap > 0)
+            fs->caps[ncap++] = (struct hent){fs->mem[s].cap, (int32_t)s};
+    sort_hents(fs->caps, ncap, fs->caps + fs->nS);
 
+    /* Most links never saturate; once every member is frozen their entries are left. */
+    size_t unfrozen = fs->nS;
     double lam = 0;
-    for (;;) {
+    while (unfrozen > 0) {
         /* Bring a current link to the top of the heap. */
         while (fs->n_heap > 0) {
             struct slink *q = &fs->sl[fs->heap[0].id];
@@ -947,6 +976,7 @@ static int fill(struct rf_flowsim *fs)
         if (cp < ncap && fs->caps[cp].key <= link_level) {
             lam = fs->caps[cp].key;
             freeze(fs, &fs->mem[fs->caps[cp++].id], lam, -1);
+            unfrozen--;
             continue;
         }
         if (fs->n_heap == 0)
@@ -957,8 +987,10 @@ static int fill(struct rf_flowsim *fs)
         q->lam_sat = lam;
         for (int32_t i = q->off; i < q->off + q->nS; i++) {
             struct smem *m = &fs->mem[fs->csr[i]];
-            if (!m->frozen)
+            if (!m->frozen) {
                 freeze(fs, m, lam, q->l);
+                unfrozen--;
+            }
         }
         q->done = true;
     }
