@@ -154,9 +154,9 @@ static int run_one(int64_t dst_gpus)
     getrusage(RUSAGE_SELF, &ru);
     printf("%8lld %8lld %7zu %6lld %9lld %9lld %8lld %8lld %11lld %7.2f %7.2f %7.2f %9.4f %8.0f\n",
            (long long)dst_gpus, (long long)src_gpus, t.n_links, (long long)st.groups,
-           (long long)st.flows, (long long)st.classes, (long long)st.events,
-           (long long)st.solves, (long long)st.solved_classes, t1 - t0, t2 - t1, c2 - c1,
-           rf_flowsim_makespan(fs), (double)ru.ru_maxrss / 1024);
+           (long long)st.flows, (long long)st.classes, (long long)st.events, (long long)st.solves,
+           (long long)st.solved_classes, t1 - t0, t2 - t1, c2 - c1, rf_flowsim_makespan(fs),
+           (double)ru.ru_maxrss / 1024);
     fflush(stdout);
     rc = 0;
     goto out;
@@ -177,9 +177,9 @@ int main(int argc, char **argv)
            " simulating, cpu_s: CPU seconds simulating; sim_s: simulated makespan; peak RSS of"
            " the process so far\n",
            ROUNDS);
-    printf("%8s %8s %7s %6s %9s %9s %8s %8s %11s %7s %7s %7s %9s %8s\n", "dst_gpus",
-           "src_gpus", "links", "groups", "flows", "classes", "events", "solves", "re-rated",
-           "add_s", "run_s", "cpu_s", "sim_s", "rss_MiB");
+    printf("%8s %8s %7s %6s %9s %9s %8s %8s %11s %7s %7s %7s %9s %8s\n", "dst_gpus", "src_gpus",
+           "links", "groups", "flows", "classes", "events", "solves", "re-rated", "add_s", "run_s",
+           "cpu_s", "sim_s", "rss_MiB");
     if (argc > 1) {
         for (int i = 1; i < argc; i++)
             if (run_one(strtoll(argv[i], NULL, 10)) != 0)

@@ -173,8 +173,7 @@ static bool grow_any(void *pp, size_t *cap, size_t need, size_t elem)
     return true;
 }
 
-#define GROW(arr, cap, need)                                                                       \
-    ((need) <= (cap) || grow_any(&(arr), &(cap), (need), sizeof(*(arr))))
+#define GROW(arr, cap, need) ((need) <= (cap) || grow_any(&(arr), &(cap), (need), sizeof(*(arr))))
 
 int rf_flowsim_new(struct rf_flowsim **out, size_t n_links, const double *capacity,
                    struct rf_error *err)
@@ -189,8 +188,8 @@ int rf_flowsim_new(struct rf_flowsim **out, size_t n_links, const double *capaci
     }
     for (size_t l = 0; l < n_links; l++)
         if (!(capacity[l] > 0) || !isfinite(capacity[l])) {
-            rc = rf_error_set(err, RF_EINVAL, "flowsim: link %zu capacity %g is not positive",
-                              l, capacity[l]);
+            rc = rf_error_set(err, RF_EINVAL, "flowsim: link %zu capacity %g is not positive", l,
+                              capacity[l]);
             goto out;
         }
     fs = calloc(1, sizeof(*fs));
@@ -594,8 +593,8 @@ static int build_groups(struct rf_flowsim *fs, struct rf_error *err)
         int32_t g = 0;
         while (indeg[g] == 0)
             g++;
-        rc = rf_error_set(err, RF_EINVAL, "flowsim: groups form a cycle (through group %d)",
-                          (int)g);
+        rc =
+            rf_error_set(err, RF_EINVAL, "flowsim: groups form a cycle (through group %d)", (int)g);
     }
 out:
     free(queue);
@@ -872,12 +871,8 @@ static int gather(struct rf_flowsim *fs)
     for (size_t s = 0; s < fs->nS; s++) {
         struct smem *m = &fs->mem[s];
         const struct cls *k = &fs->cls[m->c];
-        *m = (struct smem){.cap = k->cap,
-                           .c = m->c,
-                           .w = k->w,
-                           .off = (int32_t)hops,
-                           .len = k->path_len,
-                           .b = -1};
+        *m = (struct smem){
+            .cap = k->cap, .c = m->c, .w = k->w, .off = (int32_t)hops, .len = k->path_len, .b = -1};
         if (!GROW(fs->s_loc, fs->cap_loc, hops + (size_t)k->path_len))
             return RF_ENOMEM;
         for (int32_t h = 0; h < k->path_len; h++) {
@@ -1033,8 +1028,7 @@ static int verify(struct rf_flowsim *fs, size_t *added)
                 int32_t c = L->list[j];
                 const struct cls *k = &fs->cls[c];
                 if (k->stamp != fs->sstamp && k->b == q->l &&
-                    (!sat || q->max_new > k->rate * (1 + RATE_EPS)) &&
-                    (rc = solve_add(fs, c)) < 0)
+                    (!sat || q->max_new > k->rate * (1 + RATE_EPS)) && (rc = solve_add(fs, c)) < 0)
                     return rc;
             }
         }

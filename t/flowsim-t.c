@@ -307,7 +307,7 @@ static bool close_to(double a, double b, double rel)
     do {                                                                                           \
         double a_ = (a), b_ = (b);                                                                 \
         if (!close_to(a_, b_, rel))                                                                \
-            fail_msg("%s = %.17g, want %.17g", #a, a_, b_);                                       \
+            fail_msg("%s = %.17g, want %.17g", #a, a_, b_);                                        \
     } while (0)
 
 /* A random case: a few links, flows with repeats (to exercise classes), zero bytes, empty
@@ -388,12 +388,12 @@ static void check_against_reference(const struct tcase *tc, int iter)
         dump_case(tc);
     for (int i = 0; i < tc->nf; i++)
         if (!close_to(a.ff[i], b.ff[i], 1e-9))
-            fail_msg("iteration %d: flow %d finishes at %.17g, reference %.17g", iter, i,
-                     a.ff[i], b.ff[i]);
+            fail_msg("iteration %d: flow %d finishes at %.17g, reference %.17g", iter, i, a.ff[i],
+                     b.ff[i]);
     for (int g = 0; g < tc->ng; g++)
         if (!close_to(a.gs[g], b.gs[g], 1e-9) || !close_to(a.gf[g], b.gf[g], 1e-9))
-            fail_msg("iteration %d: group %d runs %.17g..%.17g, reference %.17g..%.17g", iter,
-                     g, a.gs[g], a.gf[g], b.gs[g], b.gf[g]);
+            fail_msg("iteration %d: group %d runs %.17g..%.17g, reference %.17g..%.17g", iter, g,
+                     a.gs[g], a.gf[g], b.gs[g], b.gf[g]);
     for (int l = 0; l < tc->nl; l++)
         if (!close_to(a.lb[l], b.lb[l], 1e-9) || !close_to(a.lu[l], b.lu[l], 1e-9))
             fail_msg("iteration %d: link %d carried %.17g in %.17g s, reference %.17g in %.17g",
@@ -669,8 +669,8 @@ static void makespan_is_never_below_the_busiest_link(void **state)
         engine_run(&tc, &r);
         for (int l = 0; l < tc.nl; l++) {
             if (r.makespan < r.lb[l] / tc.cap[l] * (1 - 1e-12))
-                fail_msg("iteration %d: makespan %.17g below link %d's %.17g", iter, r.makespan,
-                         l, r.lb[l] / tc.cap[l]);
+                fail_msg("iteration %d: makespan %.17g below link %d's %.17g", iter, r.makespan, l,
+                         r.lb[l] / tc.cap[l]);
             assert_true(r.lu[l] <= r.makespan * (1 + 1e-12));
             assert_true(r.lu[l] >= r.lb[l] / tc.cap[l] * (1 - 1e-12));
         }
