@@ -1,14 +1,20 @@
 /* The flow-level simulator: an event-driven fluid model with max-min fair rates, solved
  * incrementally so that millions of flows in hundreds of barrier groups take seconds.
  *
- * Speed comes from four things. Flows of one group with the same path, bytes, cap and
- * latency are one weighted class: they start together and, max-min fairness being
- * symmetric, move at the same rate and finish together. Completions and activations within
- * a relative BATCH_EPS of each other are one event. At an event only the classes that can
- * change rate are re-solved: a local set S, grown until the bottleneck conditions of
- * max-min fairness (below) hold again for the whole system, which is usually far smaller
- * than the connected component (leaf links tie every flow of a group into one component).
- * Per-link arrays of the classes crossing them, and heaps for events and for the filling. */
+ * Flows of one group with the same path, bytes, cap and latency are one weighted class:
+ * they start together and, max-min fairness being symmetric, move at the same rate and
+ * finish together. Completions and activations within a relative BATCH_EPS of each other
+ * are one event. At an event only the classes that can change rate are re-solved: a local
+ * set S (the new classes, and those bottlenecked on links that lost a class), grown until
+ * the bottleneck conditions of max-min fairness hold again for the whole system. That set
+ * is usually far smaller than the connected component, since leaf links tie every flow of
+ * a group into one component without being bottlenecks. Each re-solve is progressive
+ * filling on a small local table of S's links, with a heap of link levels.
+ *
+ * The cost of an event is proportional to the classes whose rates change. A saturated
+ * link shared by many classes with distinct finish times therefore costs quadratic time
+ * in their number (every completion re-rates the rest); equal shard sizes, the common case
+ * in a refit, finish in one event. */
 #include "flowsim.h"
 
 #include <math.h>
