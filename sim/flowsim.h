@@ -47,7 +47,9 @@ int rf_flowsim_after(struct rf_flowsim *fs, int32_t group, int32_t prerequisite,
  * among groups is RF_EINVAL. */
 int rf_flowsim_run(struct rf_flowsim *fs, struct rf_error *err);
 
-/* Results of the last run; NAN for an index out of range or before a run. */
+/* Results of the last run; NAN for an index out of range, before a run, or once flows or
+ * barriers were added after it. Link bytes are those of the flows that crossed the link;
+ * busy time is the total time during which some flow was moving on it. */
 double rf_flowsim_flow_finish(const struct rf_flowsim *fs, int64_t flow);
 double rf_flowsim_group_start(const struct rf_flowsim *fs, int32_t group);
 double rf_flowsim_group_finish(const struct rf_flowsim *fs, int32_t group); /* = start if empty */
