@@ -101,6 +101,7 @@ struct smem {
 struct hent;
 
 struct rf_flowsim {
+    double tolerance; /* completions within t * (1 + tolerance) are one event */
     size_t n_links;
     struct link *links;
     struct lslot *lslot;
@@ -202,6 +203,7 @@ int rf_flowsim_new(struct rf_flowsim **out, size_t n_links, const double *capaci
     if (!fs)
         goto nomem;
     fs->n_links = n_links;
+    fs->tolerance = BATCH_EPS;
     fs->links = calloc(n_links ? n_links : 1, sizeof(*fs->links));
     fs->lbytes = calloc(n_links ? n_links : 1, sizeof(double));
     fs->lbusy = calloc(n_links ? n_links : 1, sizeof(double));
@@ -1145,7 +1147,7 @@ static int simulate(struct rf_flowsim *fs, struct rf_error *err)
         if (t < now)
             t = now;
         now = t;
-        double t_end = t + BATCH_EPS * t;
+        double t_end = t + fs->tolerance * t;
         fs->stats.events++;
         fs->sstamp++;
         fs->fstamp++;
@@ -1181,6 +1183,11 @@ static int simulate(struct rf_flowsim *fs, struct rf_error *err)
     return 0;
 nomem:
     return rf_error_set(err, RF_ENOMEM, "flowsim: out of memory");
+}
+
+void rf_flowsim_set_tolerance(struct rf_flowsim *fs, double rel)
+{
+    fs->tolerance = rel > BATCH_EPS ? rel : BATCH_EPS;
 }
 
 int rf_flowsim_run(struct rf_flowsim *fs, struct rf_error *err)

@@ -43,6 +43,12 @@ int rf_flowsim_add(struct rf_flowsim *fs, const struct rf_flow_spec *f, struct r
 int rf_flowsim_after(struct rf_flowsim *fs, int32_t group, int32_t prerequisite,
                      struct rf_error *err);
 
+/* Completions (and activations) within a relative `rel` of the earliest one are processed as
+ * one event at that instant: those flows finish up to rel x t early. The default, 1e-11, is
+ * exact to rounding; a larger tolerance trades that error for fewer events when many flows
+ * of different sizes share a saturated link (each event re-rates them all). */
+void rf_flowsim_set_tolerance(struct rf_flowsim *fs, double rel);
+
 /* Simulates every flow added so far (again from time 0 when called a second time). A cycle
  * among groups is RF_EINVAL. */
 int rf_flowsim_run(struct rf_flowsim *fs, struct rf_error *err);
