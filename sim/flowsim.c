@@ -101,7 +101,10 @@ struct smem {
 struct hent;
 
 struct rf_flowsim {
-    double tolerance; /* completions within t * (1 + tolerance) are one event */
+    /* Completions within tolerance x (time since the latest group start) of the earliest
+     * are one event: the error stays relative to a round, not to the whole run. */
+    double tolerance;
+    double last_start;
     size_t n_links;
     struct link *links;
     struct lslot *lslot;
@@ -797,6 +800,8 @@ static int activate(struct rf_flowsim *fs, int32_t g, double t, double t_end)
 {
     struct group *gr = &fs->groups[g];
     int rc;
+    if (gr->start > fs->last_start)
+        fs->last_start = gr->start;
     while (gr->cursor < gr->cend && gr->start + fs->cls[gr->cursor].lat <= t_end) {
         int32_t c = gr->cursor++;
         struct cls *k = &fs->cls[c];
@@ -1147,7 +1152,8 @@ static int simulate(struct rf_flowsim *fs, struct rf_error *err)
         if (t < now)
             t = now;
         now = t;
-        double t_end = t + fs->tolerance * t;
+        double window = fs->tolerance * (t - fs->last_start);
+        double t_end = t + (window > BATCH_EPS * t ? window : BATCH_EPS * t);
         fs->stats.events++;
         fs->sstamp++;
         fs->fstamp++;
@@ -1196,6 +1202,7 @@ int rf_flowsim_run(struct rf_flowsim *fs, struct rf_error *err)
 
     free_run(fs);
     memset(&fs->stats, 0, sizeof(fs->stats));
+    fs->last_start = 0;
     for (size_t l = 0; l < fs->n_links; l++) {
         struct link *L = &fs->links[l];
         L->load = L->since = L->bytes = L->busy = 0;

@@ -423,8 +423,8 @@ static int cmd_sim(int argc, char **argv)
             } else {
                 sim_row(&plan, &topo, &pred);
                 if (plan.strategy == RF_STRAT_AUTO)
-                    printf("%-12s %s (%d plans predicted)\n", "", choice.description,
-                           choice.evaluated);
+                    printf("%-12s %s (%d plans predicted, %d pruned)\n", "", choice.description,
+                           choice.evaluated, choice.pruned);
             }
         }
         rf_prediction_release(&pred);
