@@ -12,6 +12,7 @@
 
 struct search {
     const struct rf_auto_input *in;
+    const struct rf_topology *topo, *best_topo; /* the one being tried, the winner's */
     struct rf_plan best_plan;
     struct rf_prediction best_pred;
     bool have;
@@ -28,7 +29,7 @@ static int try_candidate(struct search *s, const enum rf_strategy *ts, enum rf_s
     const struct rf_auto_input *in = s->in;
     struct rf_plan plan;
     struct rf_prediction pred;
-    struct rf_plan_opts opts = {.topo = in->topo, .sources = sources};
+    struct rf_plan_opts opts = {.topo = s->topo, .sources = sources};
     int rc;
 
     *better = false;
@@ -36,14 +37,14 @@ static int try_candidate(struct search *s, const enum rf_strategy *ts, enum rf_s
                             s->err)) < 0)
         return rc;
     /* A plan whose busiest link alone needs longer than the best prediction cannot win. */
-    if (s->have && rf_plan_link_bound(&plan, in->topo) >= s->best_pred.predicted_s) {
+    if (s->have && rf_plan_link_bound(&plan, s->topo) >= s->best_pred.predicted_s) {
         s->pruned++;
         rf_plan_release(&plan);
         return 0;
     }
     if ((rc = rf_schedule(&plan, &(struct rf_schedule_opts){.staging_bytes = in->staging_bytes},
                           s->err)) < 0 ||
-        (rc = rf_simulate(&plan, in->train, in->infer, in->topo, &pred, s->err)) < 0) {
+        (rc = rf_simulate(&plan, in->train, in->infer, s->topo, &pred, s->err)) < 0) {
         rf_plan_release(&plan);
         return rc;
     }
@@ -58,6 +59,7 @@ static int try_candidate(struct search *s, const enum rf_strategy *ts, enum rf_s
         s->have = true;
         memcpy(s->best_ts, ts, in->model->n_tensors * sizeof(*ts));
         s->best_sources = sources;
+        s->best_topo = s->topo;
         *better = true;
         return 0;
     }
@@ -89,7 +91,7 @@ int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_pred
             struct rf_auto_choice *choice, struct rf_error *err)
 {
     size_t n = in->model->n_tensors;
-    struct search s = {.in = in, .err = err};
+    struct search s = {.in = in, .err = err, .topo = in->topo};
     enum rf_strategy *ts = malloc((n + 1) * sizeof(*ts));
     int64_t role_bytes[RF_ROLE_COUNT] = {0};
     int rc;
@@ -156,10 +158,20 @@ int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_pred
         }
     }
 
-    /* Describe the winner: the strategy of each role (or "mixed"). */
-    size_t len =
-        (size_t)snprintf(choice->description, sizeof(choice->description),
-                         "%s sources:", s.best_sources == RF_SOURCES_LOCAL ? "local" : "balanced");
+    /* The winner once more with NCCL's PXN flipped: under rail-skewed traffic PXN funnels a
+     * node's sends through a few NICs, without it they climb to the spine instead. */
+    if (in->alt_topo) {
+        memcpy(ts, s.best_ts, n * sizeof(*ts));
+        s.topo = in->alt_topo;
+        if ((rc = try_candidate(&s, ts, s.best_sources, &better)) < 0)
+            goto out;
+    }
+
+    /* Describe the winner: PXN, sources, and the strategy of each role (or "mixed"). */
+    size_t len = (size_t)snprintf(
+        choice->description, sizeof(choice->description), "pxn %s, %s sources:",
+        s.best_topo->cluster->fabric.pxn ? "on" : "off (NCCL_PXN_DISABLE=1)",
+        s.best_sources == RF_SOURCES_LOCAL ? "local" : "balanced");
     for (int r = 0; r < RF_ROLE_COUNT && len < sizeof(choice->description); r++) {
         if (role_bytes[r] == 0)
             continue;
@@ -176,6 +188,7 @@ int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_pred
                                 " %s=%s", rf_role_name((enum rf_role)r),
                                 mixed ? "mixed" : rf_strategy_name((enum rf_strategy)first));
     }
+    choice->topo = s.best_topo;
     choice->evaluated = s.evaluated;
     choice->pruned = s.pruned;
     *plan = s.best_plan;

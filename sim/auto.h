@@ -14,17 +14,21 @@ struct rf_auto_input {
     int64_t staging_bytes;
     /* The scenario's hybrid split (its policy), tried as one candidate; may be NULL. */
     const enum rf_strategy *hybrid;
+    /* The same cluster with NCCL's PXN flipped (NULL: not tried). */
+    const struct rf_topology *alt_topo;
 };
 
 struct rf_auto_choice {
-    int evaluated;         /* plans predicted */
-    int pruned;            /* plans skipped: their busiest link alone was slower */
-    char description[512]; /* what won, per role */
+    int evaluated;                  /* plans predicted */
+    int pruned;                     /* plans skipped: their busiest link alone was slower */
+    char description[512];          /* what won, per role */
+    const struct rf_topology *topo; /* the winner's: in->topo or in->alt_topo */
 };
 
 /* Fills plan (scheduled, strategy RF_STRAT_AUTO) and its prediction with the best candidate:
  * every named strategy with balanced and local sources, then a greedy pass that moves each
- * role (largest first) to the strategy that lowers the prediction most. */
+ * role (largest first) to the strategy that lowers the prediction most, then the winner
+ * with PXN flipped (NCCL_PXN_DISABLE), when alt_topo is given. */
 int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_prediction *pred,
             struct rf_auto_choice *choice, struct rf_error *err);
 

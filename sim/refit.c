@@ -184,9 +184,10 @@ static void print_plan_json(const struct rf_scenario *sc, const struct rf_plan *
  * builds and schedules its plan. For auto the search predicts every candidate, so the
  * winner's prediction comes back in pred (pred->n_links > 0); otherwise pred is untouched. */
 static int plan_scenario(struct rf_lua *L, const char *path, const char *strategy,
-                         struct rf_scenario *sc, struct rf_topology *topo, struct rf_plan *plan,
-                         struct rf_prediction *pred, struct rf_auto_choice *choice,
-                         struct rf_error *err)
+                         struct rf_scenario *sc, struct rf_topology *topo,
+                         struct rf_cluster *alt_cluster, struct rf_topology *alt,
+                         struct rf_plan *plan, struct rf_prediction *pred,
+                         struct rf_auto_choice *choice, struct rf_error *err)
 {
     int rc;
     if ((rc = rf_lua_load_scenario(L, path, strategy, sc, err)) < 0 ||
@@ -198,7 +199,18 @@ static int plan_scenario(struct rf_lua *L, const char *path, const char *strateg
         struct rf_scenario hy = {0};
         if ((rc = rf_lua_load_scenario(L, path, "hybrid", &hy, err)) < 0)
             return rc;
-        struct rf_auto_input in = {.model = &sc->model,
+        /* PXN only matters where messages can change rails: several NICs per node. The
+         * flipped copy shares the scenario cluster's strings (it owns nothing). */
+        const struct rf_topology *alt_topo = NULL;
+        *alt_cluster = sc->cluster;
+        alt_cluster->fabric.pxn = !alt_cluster->fabric.pxn;
+        if (sc->cluster.nic.per_node > 1) {
+            if ((rc = rf_topology_init(alt, alt_cluster, err)) < 0)
+                return rc;
+            alt_topo = alt;
+        }
+        struct rf_auto_input in = {.alt_topo = alt_topo,
+                                   .model = &sc->model,
                                    .train = &sc->train,
                                    .infer = &sc->infer,
                                    .topo = topo,
@@ -244,7 +256,8 @@ static int cmd_plan(int argc, char **argv)
     struct rf_lua *L = NULL;
     struct rf_scenario sc = {0};
     struct rf_plan plan = {0};
-    struct rf_topology topo = {0};
+    struct rf_topology topo = {0}, alt_topo = {0};
+    struct rf_cluster alt_cluster = {0};
     struct rf_prediction pred = {0};
     struct rf_auto_choice choice = {0};
     struct rf_store st = {0};
@@ -262,7 +275,8 @@ static int cmd_plan(int argc, char **argv)
     models_dir(dir, sizeof(dir));
     double t0 = now();
     if (rf_lua_open(&L, dir, &err) < 0 ||
-        plan_scenario(L, argv[optind], strategy, &sc, &topo, &plan, &pred, &choice, &err) < 0) {
+        plan_scenario(L, argv[optind], strategy, &sc, &topo, &alt_cluster, &alt_topo, &plan, &pred,
+                      &choice, &err) < 0) {
         rc = fail(&err);
         goto out;
     }
@@ -276,7 +290,7 @@ static int cmd_plan(int argc, char **argv)
                                .infer = &sc.infer,
                                .plan_seconds = planned,
                                .prediction = pred.n_links ? &pred : NULL,
-                               .topo = &topo};
+                               .topo = choice.topo ? choice.topo : &topo};
     if (rf_store_open(&st, db, &err) < 0 || rf_store_save_plan(&st, &info, &plan, &run, &err) < 0) {
         rc = fail(&err);
         goto out;
@@ -290,6 +304,7 @@ static int cmd_plan(int argc, char **argv)
 out:
     rf_store_close(&st);
     rf_prediction_release(&pred);
+    rf_topology_release(&alt_topo);
     rf_topology_release(&topo);
     rf_plan_release(&plan);
     rf_scenario_release(&sc);
@@ -395,10 +410,14 @@ static int cmd_sim(int argc, char **argv)
         struct rf_auto_choice choice = {0};
         int64_t run = 0;
         double t0 = now();
-        int r = plan_scenario(L, argv[optind], all[i], &sc, &topo, &plan, &pred, &choice, &err);
+        struct rf_cluster alt_cluster = {0};
+        struct rf_topology alt_topo = {0};
+        int r = plan_scenario(L, argv[optind], all[i], &sc, &topo, &alt_cluster, &alt_topo, &plan,
+                              &pred, &choice, &err);
         double planned = now() - t0;
         if (r == 0 && pred.n_links == 0)
             r = rf_simulate(&plan, &sc.train, &sc.infer, &topo, &pred, &err);
+        const struct rf_topology *used = choice.topo ? choice.topo : &topo;
         if (r == 0) {
             struct rf_run_info info = {.label = label,
                                        .scenario = sc.source,
@@ -409,12 +428,12 @@ static int cmd_sim(int argc, char **argv)
                                        .infer = &sc.infer,
                                        .plan_seconds = planned,
                                        .prediction = &pred,
-                                       .topo = &topo};
+                                       .topo = used};
             r = rf_store_save_plan(&st, &info, &plan, &run, &err);
         }
         if (r == 0) {
             if (json) {
-                json_t *o = sim_json(&sc, &plan, &topo, &pred, run);
+                json_t *o = sim_json(&sc, &plan, used, &pred, run);
                 json_object_set_new(o, "peak_rss_bytes", json_integer(peak_rss()));
                 if (plan.strategy == RF_STRAT_AUTO) {
                     json_object_set_new(o, "auto_choice", json_string(choice.description));
@@ -422,13 +441,14 @@ static int cmd_sim(int argc, char **argv)
                 }
                 json_array_append_new(list, o);
             } else {
-                sim_row(&plan, &topo, &pred);
+                sim_row(&plan, used, &pred);
                 if (plan.strategy == RF_STRAT_AUTO)
                     printf("%-12s %s (%d plans predicted, %d pruned)\n", "", choice.description,
                            choice.evaluated, choice.pruned);
             }
         }
         rf_prediction_release(&pred);
+        rf_topology_release(&alt_topo);
         rf_topology_release(&topo);
         rf_plan_release(&plan);
         rf_scenario_release(&sc);
