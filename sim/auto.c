@@ -169,8 +169,8 @@ int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_pred
 
     /* Describe the winner: PXN, sources, and the strategy of each role (or "mixed"). */
     size_t len = (size_t)snprintf(
-        choice->description, sizeof(choice->description), "pxn %s, %s sources:",
-        s.best_topo->cluster->fabric.pxn ? "on" : "off (NCCL_PXN_DISABLE=1)",
+        choice->description, sizeof(choice->description),
+        "pxn %s, %s sources:", s.best_topo->cluster->fabric.pxn ? "on" : "off (NCCL_PXN_DISABLE=1)",
         s.best_sources == RF_SOURCES_LOCAL ? "local" : "balanced");
     for (int r = 0; r < RF_ROLE_COUNT && len < sizeof(choice->description); r++) {
         if (role_bytes[r] == 0)
