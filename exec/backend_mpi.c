@@ -113,17 +113,17 @@ static int m_exchange(struct rf_backend *b, const struct rf_xfer *sends, size_t 
             do {
                 size_t len = x[i].bytes - at < CHUNK ? x[i].bytes - at : CHUNK;
                 char *p = (char *)x[i].buf + at;
-                int ok = dir == 0 ? MPI_Irecv(p, (int)len, MPI_BYTE, x[i].peer, 0, m->data,
-                                              &m->reqs[n++])
-                                  : MPI_Isend(p, (int)len, MPI_BYTE, x[i].peer, 0, m->data,
-                                              &m->reqs[n++]);
+                int ok =
+                    dir == 0
+                        ? MPI_Irecv(p, (int)len, MPI_BYTE, x[i].peer, 0, m->data, &m->reqs[n++])
+                        : MPI_Isend(p, (int)len, MPI_BYTE, x[i].peer, 0, m->data, &m->reqs[n++]);
                 if (ok != MPI_SUCCESS)
                     return mpi_error(err, ok, dir == 0 ? "MPI_Irecv" : "MPI_Isend", x[i].peer);
                 at += len;
             } while (at < x[i].bytes);
         }
     }
-    return rf_ctl_waitall(b->ctl, (int)n, m->reqs, "messages of this step", err);
+    return rf_ctl_waitall(b->ctl, (int)n, m->reqs, "its messages", err);
 }
 
 static int m_groups(struct rf_backend *b, const struct rf_group *groups, size_t n,
@@ -151,8 +151,7 @@ static int m_groups(struct rf_backend *b, const struct rf_group *groups, size_t 
         m->group_comm[g] = MPI_COMM_NULL;
         if (MPI_Comm_split(m->data, member ? 0 : MPI_UNDEFINED, rank, &m->group_comm[g]) !=
             MPI_SUCCESS)
-            return rf_error_set(err, RF_ECOMM, "MPI_Comm_split for broadcast group %zu failed",
-                                g);
+            return rf_error_set(err, RF_ECOMM, "MPI_Comm_split for broadcast group %zu failed", g);
         m->group_root[g] = below;
         m->n_groups = g + 1;
     }
@@ -204,9 +203,7 @@ static double m_elapsed(struct rf_backend *b, int from, int to)
     return impl(b)->marks[to] - impl(b)->marks[from];
 }
 
-static void m_abort(struct rf_backend *b)
-{
-}
+static void m_abort(struct rf_backend *b) {}
 
 static const char *m_device_name(struct rf_backend *b)
 {

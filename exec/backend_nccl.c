@@ -59,8 +59,7 @@ static int nccl_error(struct rf_error *err, ncclComm_t comm, ncclResult_t r, con
 
 /* A non-blocking communicator reports ncclInProgress until the call has been enqueued (or
  * the communicator is ready); wait for it with the deadline. */
-static int wait_comm(struct rf_backend *b, ncclComm_t comm, const char *what,
-                     struct rf_error *err)
+static int wait_comm(struct rf_backend *b, ncclComm_t comm, const char *what, struct rf_error *err)
 {
     struct rf_ctl_wait w;
     ncclResult_t state;
@@ -398,8 +397,8 @@ static int pick_device(struct nccl_impl *n, struct rf_error *err)
     char host[MPI_MAX_PROCESSOR_NAME] = "";
     int len;
     MPI_Get_processor_name(host, &len);
-    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, n->rank, MPI_INFO_NULL,
-                            &local) != MPI_SUCCESS)
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, n->rank, MPI_INFO_NULL, &local) !=
+        MPI_SUCCESS)
         return rf_error_set(err, RF_ECOMM, "MPI_Comm_split_type failed");
     MPI_Comm_rank(local, &lrank);
     MPI_Comm_size(local, &lsize);

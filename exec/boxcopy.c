@@ -94,8 +94,7 @@ void rf_copy_host(void *dst, const void *src, const struct rf_copy *c)
             d += idx[i] * c->dst_stride[i];
             s += idx[i] * c->src_stride[i];
         }
-        memcpy((char *)dst + d * (int64_t)c->elem, (const char *)src + s * (int64_t)c->elem,
-               width);
+        memcpy((char *)dst + d * (int64_t)c->elem, (const char *)src + s * (int64_t)c->elem, width);
         int i = inner - 1;
         while (i >= 0 && ++idx[i] == c->count[i])
             idx[i--] = 0;

@@ -143,8 +143,8 @@ int rf_ctl_tick(struct rf_ctl *c, struct rf_ctl_wait *w, const char *what, struc
         return rc;
     if ((w->spins & 63) == 0 && now() > w->deadline)
         return rf_error_set(err, RF_ETIMEDOUT,
-                            "timed out after %g s waiting for %s (a rank hangs or died)",
-                            c->timeout, what);
+                            "timed out after %g s waiting for %s%s%s (a rank hangs or died)",
+                            c->timeout, what, c->where[0] ? " in " : "", c->where);
     /* Spin briefly for latency, then back off to at most 1 ms so that ranks sharing cores
      * (mpirun --oversubscribe) leave them to the rank that has work. */
     if (w->spins < 64) {
@@ -198,6 +198,9 @@ _Noreturn void rf_ctl_leave(struct rf_ctl *c, const char *why, bool tell_root)
     /* The launcher is ending the job already, and MPI may block on the dead peer. */
     if (got_signal)
         _exit(1);
+    /* This rank has said why it stops; the launcher's SIGTERM needs no second line. */
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
     if (c->rank == 0) {
         /* Every rank that still polls prints why it stops; then the job ends. */
         static MPI_Request reqs[4096];

@@ -24,6 +24,8 @@ struct rf_ctl {
      * errors); returns 0 or a negative code with err filled. */
     int (*poll_extra)(void *arg, struct rf_error *err);
     void *poll_arg;
+    /* Where the rank is (the replay keeps it current: round, step, peers), for messages. */
+    char where[256];
 };
 
 /* Duplicates the world for notices and installs the SIGTERM/SIGINT reporters. */

@@ -178,7 +178,8 @@ static _Noreturn void fail(struct exec *x, int rc, const struct rf_error *err)
             if (rf_store_measurement_finish(&x->st, x->measurement, &x->m, &e2) < 0)
                 fprintf(stderr, "refit-exec: rank 0: %s: %s\n", x->o.db, e2.msg);
             else
-                fprintf(stderr, "refit-exec: rank 0: measurement %lld of run %lld stored as failed\n",
+                fprintf(stderr,
+                        "refit-exec: rank 0: measurement %lld of run %lld stored as failed\n",
                         (long long)x->measurement, (long long)x->o.run);
         }
         rf_ctl_leave(&x->ctl, why, false);
@@ -366,7 +367,8 @@ static int replay(struct exec *x, struct rf_error *err)
             f = &x->o.fault;
         if (last && x->o.check && (rc = rf_replay_poison(x->replay, err)) < 0)
             goto out;
-        if ((rc = x->be->sync(x->be, err)) < 0 || (rc = rf_ctl_barrier(&x->ctl, x->ctl.comm, err)) < 0)
+        if ((rc = x->be->sync(x->be, err)) < 0 ||
+            (rc = rf_ctl_barrier(&x->ctl, x->ctl.comm, err)) < 0)
             goto out;
         double *dst = it >= x->o.warmup ? &times[(size_t)(it - x->o.warmup) * row] : rounds;
         if ((rc = rf_replay_run(x->replay, dst + 1, &total, f, err)) < 0)

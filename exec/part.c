@@ -146,8 +146,7 @@ static int derive_tensors(struct rf_part *p, const struct rf_stored_run *run, st
             return rf_error_set(err, RF_EINVAL,
                                 "%s: the root would convert %d-byte to %d-byte elements; only "
                                 "BF16 -> FP8 is emulated",
-                                rf_part_tensor_name(p, (int32_t)i), pt->gather_elem,
-                                pt->wire_elem);
+                                rf_part_tensor_name(p, (int32_t)i), pt->gather_elem, pt->wire_elem);
     }
     return 0;
 }
@@ -200,8 +199,8 @@ int rf_part_derive(struct rf_part *p, const struct rf_stored_run *run, struct rf
         if (t->after >= 0) {
             /* A relay: the sender forwards the copy an earlier transfer landed on it. */
             const struct rf_part_transfer *a = &p->transfers[t->after];
-            if ((size_t)t->after >= k || !rf_part_transfer_has_dst(a, t->src) ||
-                a->box != t->box || a->round >= t->round) {
+            if ((size_t)t->after >= k || !rf_part_transfer_has_dst(a, t->src) || a->box != t->box ||
+                a->round >= t->round) {
                 rc = rf_error_set(err, RF_EINVAL,
                                   "transfer %zu depends on transfer %d, which does not deliver "
                                   "its box to GPU %d in an earlier round",
@@ -212,8 +211,8 @@ int rf_part_derive(struct rf_part *p, const struct rf_stored_run *run, struct rf
         }
         int32_t tensor = plan->boxes[t->box].tensor;
         if (t->phase == RF_PHASE_GATHER && p->tensors[tensor].strategy != RF_STRAT_BROADCAST) {
-            rc = rf_error_set(err, RF_EINVAL, "transfer %zu gathers %s, which is not broadcast",
-                              k, rf_part_tensor_name(p, tensor));
+            rc = rf_error_set(err, RF_EINVAL, "transfer %zu gathers %s, which is not broadcast", k,
+                              rf_part_tensor_name(p, tensor));
             goto fail;
         }
     }
@@ -395,10 +394,9 @@ int rf_part_share(struct rf_part *p, struct rf_ctl *ctl, struct rf_error *err)
 
     memset(&h, 0, sizeof(h));
     if (ctl->rank == 0)
-        h = (struct header){p->run_id,      p->staging_bytes, p->payload_bytes,
-                            p->moved_bytes, p->n_gpus,        p->n_rounds,
-                            p->strategy,    p->n_tensors,     p->names_bytes,
-                            p->n_boxes,     p->n_groups,      p->train,
+        h = (struct header){p->run_id,      p->staging_bytes, p->payload_bytes, p->moved_bytes,
+                            p->n_gpus,      p->n_rounds,      p->strategy,      p->n_tensors,
+                            p->names_bytes, p->n_boxes,       p->n_groups,      p->train,
                             p->infer};
     else
         memset(p, 0, sizeof(*p));
@@ -425,8 +423,7 @@ int rf_part_share(struct rf_part *p, struct rf_ctl *ctl, struct rf_error *err)
                           err)) < 0 ||
         (rc = bcast_array(ctl, (void **)&p->infer.stage_layers, (size_t)h.infer.pp, sizeof(int),
                           err)) < 0 ||
-        (rc = bcast_array(ctl, (void **)&p->tensors, p->n_tensors, sizeof(*p->tensors), err)) <
-            0 ||
+        (rc = bcast_array(ctl, (void **)&p->tensors, p->n_tensors, sizeof(*p->tensors), err)) < 0 ||
         (rc = bcast_array(ctl, (void **)&p->names, p->names_bytes, 1, err)) < 0 ||
         (rc = bcast_array(ctl, (void **)&p->boxes, p->n_boxes, sizeof(*p->boxes), err)) < 0 ||
         (rc = bcast_array(ctl, (void **)&p->groups, p->n_groups, sizeof(*p->groups), err)) < 0)

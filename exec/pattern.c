@@ -83,8 +83,7 @@ static int64_t fill_row(void *vc, int64_t at, int64_t g, int64_t n)
     return 0;
 }
 
-void rf_pattern_fill(void *out, const struct rf_pattern_buf *b, int64_t lo, int64_t hi,
-                     bool poison)
+void rf_pattern_fill(void *out, const struct rf_pattern_buf *b, int64_t lo, int64_t hi, bool poison)
 {
     struct fill_ctx c = {out, b, poison};
     rows(b, lo, hi, fill_row, &c);

@@ -217,17 +217,15 @@ static int alloc_buffers(struct rf_replay *r, struct rf_error *err)
         const struct rf_part_tensor *pt = &p->tensors[i];
         struct rf_box box;
         if (held_box(&p->train, pt, r->rank, &box) &&
-            (rc = alloc_buf(r, &r->buf[RF_BUF_TRAIN][i], &box, pt->ndim, pt->train_elem, err)) <
-                0)
+            (rc = alloc_buf(r, &r->buf[RF_BUF_TRAIN][i], &box, pt->ndim, pt->train_elem, err)) < 0)
             goto out;
         if (held_box(&p->infer, pt, r->rank, &box) &&
-            (rc = alloc_buf(r, &r->buf[RF_BUF_INFER][i], &box, pt->ndim, pt->wire_elem, err)) <
-                0)
+            (rc = alloc_buf(r, &r->buf[RF_BUF_INFER][i], &box, pt->ndim, pt->wire_elem, err)) < 0)
             goto out;
         whole_box(pt, &box);
         if ((gather[i] || (root[i] && pt->gather_elem)) &&
-            (rc = alloc_buf(r, &r->buf[RF_BUF_GATHER][i], &box, pt->ndim, pt->gather_elem,
-                            err)) < 0)
+            (rc = alloc_buf(r, &r->buf[RF_BUF_GATHER][i], &box, pt->ndim, pt->gather_elem, err)) <
+                0)
             goto out;
         if (!root[i])
             continue;
@@ -269,8 +267,7 @@ static const char *buf_name(int k)
 }
 
 /* Checks that the buffer item `it` uses on this side exists and holds its box. */
-static int check_buffer(struct rf_replay *r, const struct item *it, int which,
-                        struct rf_error *err)
+static int check_buffer(struct rf_replay *r, const struct item *it, int which, struct rf_error *err)
 {
     const struct rf_part *p = r->part;
     const struct rbuf *b = &r->buf[which][it->tensor];
@@ -527,8 +524,8 @@ int64_t rf_replay_memory(const struct rf_replay *r)
 
 /* Copies `region` between two views of this GPU's memory. */
 static int copy_region(struct rf_replay *r, void *dst, const struct rf_view *dv, const void *src,
-                       const struct rf_view *sv, const struct rf_box *region, int ndim,
-                       size_t elem, struct rf_error *err)
+                       const struct rf_view *sv, const struct rf_box *region, int ndim, size_t elem,
+                       struct rf_error *err)
 {
     struct rf_copy c;
     rf_copy_make(&c, dv, sv, region, ndim, elem);
@@ -560,10 +557,10 @@ static int pack_piece(struct rf_replay *r, const struct msg *m, int32_t s, uint8
         rf_view_of_box(&bv, &buf->box, pt->ndim);
         for (int k = 0; k < nq; k++) {
             rf_view_of_box(&qv, &q[k], pt->ndim);
-            rc = unpack ? copy_region(r, buf->ptr, &bv, pos, &qv, &q[k], pt->ndim,
-                                      (size_t)it->elem, err)
-                        : copy_region(r, pos, &qv, buf->ptr, &bv, &q[k], pt->ndim,
-                                      (size_t)it->elem, err);
+            rc = unpack ? copy_region(r, buf->ptr, &bv, pos, &qv, &q[k], pt->ndim, (size_t)it->elem,
+                                      err)
+                        : copy_region(r, pos, &qv, buf->ptr, &bv, &q[k], pt->ndim, (size_t)it->elem,
+                                      err);
             if (rc < 0)
                 return rc;
             pos += rf_box_numel(&q[k], pt->ndim) * it->elem;
@@ -602,6 +599,29 @@ static int run_locals(struct rf_replay *r, const struct msg *m, struct rf_error 
     return 0;
 }
 
+/* Keeps the control plane's `where` current, so a timeout names round, step and peers. */
+static void describe_step(struct rf_replay *r, const struct round_prog *rp, int32_t s, size_t ns,
+                          size_t nr)
+{
+    char *w = r->be->ctl->where;
+    size_t size = sizeof(r->be->ctl->where);
+    int n = snprintf(w, size, "round %d, step %d (sending to",
+                     rp->n_msgs ? r->msgs[rp->msg0].round : -1, s);
+    for (int dir = 0; dir < 2; dir++) {
+        const struct rf_xfer *x = dir ? r->recvs : r->sends;
+        size_t nx = dir ? nr : ns;
+        if (dir && n > 0 && (size_t)n < size)
+            n += snprintf(w + n, size - (size_t)n, "; receiving from");
+        for (size_t i = 0; i < nx && n > 0 && (size_t)n < size; i++)
+            n += i < 8 ? snprintf(w + n, size - (size_t)n, " %d", x[i].peer)
+                       : (i == 8 ? snprintf(w + n, size - (size_t)n, " ...") : 0);
+        if (nx == 0 && n > 0 && (size_t)n < size)
+            n += snprintf(w + n, size - (size_t)n, " none");
+    }
+    if (n > 0 && (size_t)n < size)
+        snprintf(w + n, size - (size_t)n, ")");
+}
+
 static int run_steps(struct rf_replay *r, const struct round_prog *rp, const struct rf_fault *f,
                      struct rf_error *err)
 {
@@ -638,6 +658,7 @@ static int run_steps(struct rf_replay *r, const struct round_prog *rp, const str
             r->sends[ns++] = (struct rf_xfer){m->peer, r->send_stage + r->msgs[m->content].stage_at,
                                               (size_t)len};
         }
+        describe_step(r, rp, s, ns, nr);
         if ((rc = r->be->exchange(r->be, r->sends, ns, r->recvs, nr, err)) < 0)
             return rc;
         for (size_t i = rp->msg0; i < rp->msg0 + rp->n_msgs; i++) {
@@ -679,6 +700,9 @@ static int run_collective(struct rf_replay *r, const struct rf_part_collective *
     const struct rbuf *infer = &r->buf[RF_BUF_INFER][c->tensor];
     int64_t numel = c->bytes / pt->wire_elem;
     int rc;
+    snprintf(r->be->ctl->where, sizeof(r->be->ctl->where),
+             "round %d (broadcast of %s from rank %d)", c->round,
+             rf_part_tensor_name(r->part, c->tensor), c->root);
     if (c->root == r->rank) {
         const struct rbuf *wire = &r->buf[RF_BUF_WIRE][c->tensor];
         const struct rbuf *gather = &r->buf[RF_BUF_GATHER][c->tensor];
@@ -687,8 +711,8 @@ static int run_collective(struct rf_replay *r, const struct rf_part_collective *
             return rc;
         for (int64_t at = 0; at < c->bytes; at += r->piece)
             if ((rc = r->be->bcast(r->be, c->group, (uint8_t *)wire->ptr + at,
-                                   (size_t)piece_len(r, c->bytes, (int32_t)(at / r->piece)),
-                                   err)) < 0)
+                                   (size_t)piece_len(r, c->bytes, (int32_t)(at / r->piece)), err)) <
+                0)
                 return rc;
         /* Colocated: the root is an inference GPU too and takes its shard from its copy. */
         if (infer->ptr) {
@@ -749,9 +773,11 @@ int rf_replay_run(struct rf_replay *r, double *round_seconds, double *total,
                 return rc;
         /* A round ends when its work is done: it bounds what is in flight, as NeMo-RL's
          * buckets do, and lets a failure surface within the round. */
+        snprintf(be->ctl->where, sizeof(be->ctl->where), "round %d (its last copies)", rd);
         if ((rc = be->mark(be, rd + 1, err)) < 0 || (rc = be->sync(be, err)) < 0)
             return rc;
     }
+    be->ctl->where[0] = '\0';
     if (fault && fault->kind == RF_FAULT_CORRUPT && !r->corrupted) {
         /* Nothing sent: spoil a byte of the first shard this GPU receives instead. */
         for (size_t i = 0; i < p->n_tensors && !r->corrupted; i++)
@@ -772,8 +798,8 @@ int rf_replay_run(struct rf_replay *r, double *round_seconds, double *total,
 }
 
 /* Fills (poison = false) or poisons the buffers of kind `which` through a host chunk. */
-static int fill_kind(struct rf_replay *r, int which, bool poison, bool sources_only,
-                     uint8_t *host, struct rf_error *err)
+static int fill_kind(struct rf_replay *r, int which, bool poison, bool sources_only, uint8_t *host,
+                     struct rf_error *err)
 {
     const struct rf_part *p = r->part;
     int rc;
