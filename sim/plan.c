@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const strategy_names[RF_STRAT_COUNT] = {"broadcast", "reshard", "hybrid"};
+static const char *const strategy_names[RF_STRAT_COUNT] = {"broadcast", "reshard", "hierarchical",
+                                                           "hybrid", "auto"};
 
 const char *rf_strategy_name(enum rf_strategy s)
 {
@@ -42,7 +43,12 @@ struct gpu_load {
 struct planner {
     struct rf_plan *plan;
     struct rf_error *err;
-    int64_t *load; /* bytes each GPU has been chosen to send so far */
+    const struct rf_topology *topo; /* NULL when planning without a cluster */
+    enum rf_sources sources;
+    int64_t *load;     /* bytes each GPU has been chosen to send so far */
+    int64_t *nic_load; /* the same per NIC, for local source choice */
+    int32_t (*pairs)[2];
+    size_t cap_pairs;
     struct cells src, dst;
     int64_t *starts[RF_MAX_DIMS]; /* source grid: sorted interval starts per dim */
     size_t nstart[RF_MAX_DIMS];
@@ -293,9 +299,77 @@ static int cmp_load(const void *a, const void *b)
     return (x->gpu > y->gpu) - (x->gpu < y->gpu);
 }
 
+/* How far a holder is from a destination: 0 same NVLink domain, 1 same rail and leaf
+ * (one switch), 2 same rail (spine, but no cross-rail hop), 3 anywhere. */
+static int tier(const struct rf_topology *t, int32_t h, int32_t d)
+{
+    if (rf_topology_domain(t, h) == rf_topology_domain(t, d))
+        return 0;
+    int64_t hn = rf_topology_nic(t, h), dn = rf_topology_nic(t, d);
+    int64_t rails = t->cluster->nic.per_node;
+    if (hn % rails != dn % rails)
+        return 3;
+    return rf_topology_leaf(t, hn) == rf_topology_leaf(t, dn) ? 1 : 2;
+}
+
+static int cmp_pair(const void *a, const void *b)
+{
+    const int32_t *x = a, *y = b;
+    if (x[0] != y[0])
+        return x[0] < y[0] ? -1 : 1;
+    return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* Local source choice: each destination takes the nearest holder, and among equally near
+ * ones the least loaded (its NVLink port inside a domain, its NIC outside), so fabric
+ * traffic spreads over NICs and rails. Destinations served by one source become runs. */
+static int assign_local(struct planner *p, int32_t box, const int32_t *h, size_t nh,
+                        const int32_t *dsts, size_t nd, uint8_t phase, int64_t bytes,
+                        bool count_logical)
+{
+    const struct rf_topology *t = p->topo;
+    int rc;
+    GROW(p->pairs, 0, p->cap_pairs, nd);
+    for (size_t i = 0; i < nd; i++) {
+        int32_t best = h[0];
+        int best_tier = 4;
+        int64_t best_load = INT64_MAX;
+        for (size_t k = 0; k < nh; k++) {
+            int tr = tier(t, h[k], dsts[i]);
+            int64_t nic = tr == 0 ? -1 : rf_topology_nic(t, h[k]);
+            int64_t ld = nic < 0 ? p->load[h[k]] : p->nic_load[nic];
+            if (tr < best_tier || (tr == best_tier && ld < best_load)) {
+                best = h[k];
+                best_tier = tr;
+                best_load = ld;
+            }
+        }
+        p->load[best] += bytes;
+        if (best_tier > 0 && rf_topology_nic(t, best) >= 0)
+            p->nic_load[rf_topology_nic(t, best)] += bytes;
+        p->pairs[i][0] = best;
+        p->pairs[i][1] = dsts[i];
+    }
+    qsort(p->pairs, nd, sizeof(*p->pairs), cmp_pair);
+    for (size_t i = 0; i < nd;) {
+        size_t j = i;
+        GROW(p->rem, 0, p->cap_rem, nd);
+        while (j < nd && p->pairs[j][0] == p->pairs[i][0]) {
+            p->rem[j - i] = p->pairs[j][1];
+            j++;
+        }
+        if ((rc = emit_runs(p, box, p->pairs[i][0], p->rem, j - i, phase, bytes, count_logical)) <
+            0)
+            return rc;
+        i = j;
+    }
+    return 0;
+}
+
 /* Chooses a source replica for every destination of one box: a destination that holds the
  * data copies locally; the others are split into contiguous blocks served by the least
- * loaded holders, so sources stay balanced across replicas. */
+ * loaded holders, so sources stay balanced across replicas (or, with local sources, each
+ * takes its nearest holder). */
 static int assign(struct planner *p, int32_t box, const int32_t *h, size_t nh, const int32_t *dsts,
                   size_t nd, uint8_t phase, int64_t bytes, bool count_logical)
 {
@@ -312,6 +386,16 @@ static int assign(struct planner *p, int32_t box, const int32_t *h, size_t nh, c
     }
     if (nrem == 0)
         return 0;
+    if (p->sources == RF_SOURCES_LOCAL && p->topo) {
+        /* rem is reused by assign_local: hand it a copy of the remaining destinations. */
+        int32_t *rem = malloc(nrem * sizeof(int32_t));
+        if (!rem)
+            return rf_error_set(p->err, RF_ENOMEM, "out of memory");
+        memcpy(rem, p->rem, nrem * sizeof(int32_t));
+        rc = assign_local(p, box, h, nh, rem, nrem, phase, bytes, count_logical);
+        free(rem);
+        return rc;
+    }
     GROW(p->order, 0, p->cap_order, nh);
     for (size_t i = 0; i < nh; i++)
         p->order[i] = (struct gpu_load){p->load[h[i]], h[i]};
@@ -337,11 +421,79 @@ static int push_box(struct planner *p, int32_t tensor, const struct rf_box *b)
     return 0;
 }
 
+/* Does run t deliver to gpu? */
+static bool run_covers(const struct rf_transfer *t, int32_t gpu)
+{
+    if (t->dst_count == 1 || t->dst_stride == 0)
+        return t->dst == gpu;
+    int32_t k = (gpu - t->dst) / t->dst_stride;
+    return (gpu - t->dst) % t->dst_stride == 0 && k >= 0 && k < t->dst_count;
+}
+
+/* Hierarchical delivery of one box (the M2N idea without the ring): one leader per NVLink
+ * domain receives it from a source, so fabric bytes scale with domains, not replicas; the
+ * leader then fans it out over NVLink to the domain's other replicas. A replica that holds
+ * the data itself (colocated) leads its domain. */
+static int assign_hierarchical(struct planner *p, int32_t box, const int32_t *h, size_t nh,
+                               const int32_t *dsts, size_t nd, int64_t bytes)
+{
+    const struct rf_topology *t = p->topo;
+    size_t n_lead = 0;
+    int rc;
+    int32_t *leaders = malloc(nd * sizeof(int32_t));
+    if (!leaders)
+        return rf_error_set(p->err, RF_ENOMEM, "out of memory");
+    for (size_t i = 0; i < nd;) {
+        size_t j = i;
+        int32_t lead = dsts[i];
+        while (j < nd && rf_topology_domain(t, dsts[j]) == rf_topology_domain(t, dsts[i])) {
+            if (bsearch(&dsts[j], h, nh, sizeof(int32_t), cmp_i32))
+                lead = dsts[j];
+            j++;
+        }
+        leaders[n_lead++] = lead;
+        i = j;
+    }
+    size_t first = p->plan->n_transfers;
+    if ((rc = assign(p, box, h, nh, leaders, n_lead, RF_PHASE_DELIVER, bytes, true)) < 0)
+        goto out;
+    size_t last = p->plan->n_transfers;
+    size_t li = 0;
+    for (size_t i = 0; i < nd;) {
+        size_t j = i, nf = 0;
+        int32_t lead = leaders[li++];
+        GROW(p->rem, 0, p->cap_rem, nd);
+        while (j < nd && rf_topology_domain(t, dsts[j]) == rf_topology_domain(t, dsts[i])) {
+            if (dsts[j] != lead)
+                p->rem[nf++] = dsts[j];
+            j++;
+        }
+        i = j;
+        if (nf == 0)
+            continue;
+        int32_t after = -1;
+        for (size_t k = first; k < last && after < 0; k++)
+            if (run_covers(&p->plan->transfers[k], lead))
+                after = (int32_t)k;
+        size_t from = p->plan->n_transfers;
+        if ((rc = emit_runs(p, box, lead, p->rem, nf, RF_PHASE_DELIVER, bytes, true)) < 0)
+            goto out;
+        for (size_t k = from; k < p->plan->n_transfers; k++)
+            p->plan->transfers[k].after = after;
+        p->load[lead] += bytes * (int64_t)nf;
+    }
+    rc = 0;
+out:
+    free(leaders);
+    return rc;
+}
+
 /* Delivers every destination cell of tensor ti (already in p->dst) from the source cells in
  * p->src, elem_size bytes per element. */
 static int plan_cells(struct planner *p, int32_t ti, size_t elem_size, uint8_t phase,
                       bool count_logical)
 {
+    bool hier = p->plan->tensor_strategy[ti] == RF_STRAT_HIERARCHICAL && phase == RF_PHASE_DELIVER;
     const struct rf_tensor *t = &p->plan->tensors[ti];
     int rc;
     if ((rc = build_grid(p, t)) < 0)
@@ -364,10 +516,18 @@ static int plan_cells(struct planner *p, int32_t ti, size_t elem_size, uint8_t p
                 int64_t bytes = rf_box_numel(&piece, t->ndim) * (int64_t)elem_size;
                 if ((rc = push_box(p, ti, &piece)) < 0)
                     return rc;
-                rc = assign(p, (int32_t)(p->plan->n_boxes - 1), p->src.holders + p->src.hstart[ci],
-                            p->src.hstart[ci + 1] - p->src.hstart[ci],
-                            p->dst.holders + p->dst.hstart[di],
-                            p->dst.hstart[di + 1] - p->dst.hstart[di], phase, bytes, count_logical);
+                if (hier)
+                    rc = assign_hierarchical(p, (int32_t)(p->plan->n_boxes - 1),
+                                             p->src.holders + p->src.hstart[ci],
+                                             p->src.hstart[ci + 1] - p->src.hstart[ci],
+                                             p->dst.holders + p->dst.hstart[di],
+                                             p->dst.hstart[di + 1] - p->dst.hstart[di], bytes);
+                else
+                    rc = assign(
+                        p, (int32_t)(p->plan->n_boxes - 1), p->src.holders + p->src.hstart[ci],
+                        p->src.hstart[ci + 1] - p->src.hstart[ci],
+                        p->dst.holders + p->dst.hstart[di],
+                        p->dst.hstart[di + 1] - p->dst.hstart[di], phase, bytes, count_logical);
                 if (rc < 0)
                     return rc;
             }
@@ -484,10 +644,14 @@ static int plan_tensors(struct planner *p, const struct rf_model *model,
         if (!t->name)
             return rf_error_set(p->err, RF_ENOMEM, "out of memory");
         enum rf_strategy s = tensor_strategy ? tensor_strategy[i] : strategy;
-        if (s == RF_STRAT_HYBRID)
+        if (s == RF_STRAT_HYBRID || s == RF_STRAT_AUTO)
             return rf_error_set(p->err, RF_EINVAL,
-                                "%s: hybrid needs a per-tensor policy (broadcast or reshard)",
-                                src->name);
+                                "%s: %s needs a per-tensor choice (broadcast, reshard or "
+                                "hierarchical)",
+                                src->name, strategy_names[s]);
+        if (s == RF_STRAT_HIERARCHICAL && !p->topo)
+            return rf_error_set(p->err, RF_EINVAL,
+                                "hierarchical needs a cluster (its NVLink domains)");
         plan->tensor_strategy[i] = s;
         plan->wire_dtype[i] = src->quant ? infer->dtype : src->dtype;
         if (!(fp8 && src->quant && src->ndim >= 2))
@@ -513,11 +677,106 @@ static int plan_tensors(struct planner *p, const struct rf_model *model,
     return 0;
 }
 
+static bool holds(const int32_t *h, size_t n, int32_t gpu)
+{
+    return bsearch(&gpu, h, n, sizeof(int32_t), cmp_i32) != NULL;
+}
+
+/* Sorted unique domains of a cell's holders, into out (capacity n). */
+static size_t domains_of(const int32_t *h, size_t n, int64_t domain_gpus, int64_t *out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t d = h[i] / domain_gpus;
+        if (k == 0 || out[k - 1] != d)
+            out[k++] = d; /* holders are sorted, so their domains are too */
+    }
+    return k;
+}
+
+int rf_plan_need(const struct rf_plan *plan, const struct rf_side *train,
+                 const struct rf_side *infer, int64_t domain_gpus, int64_t *gpu_need, size_t n_gpus,
+                 int64_t *domain_need, size_t n_domains, struct rf_error *err)
+{
+    struct planner p = {.plan = (struct rf_plan *)plan, .err = err};
+    int64_t *dd = NULL, *sd = NULL;
+    size_t cap_dd = 0, cap_sd = 0;
+    int rc = 0;
+
+    for (size_t ti = 0; ti < plan->n_tensors && rc == 0; ti++) {
+        const struct rf_tensor *t = &plan->tensors[ti];
+        int64_t elem = (int64_t)rf_dtype_size(plan->wire_dtype[ti]);
+        if ((rc = collect_cells(&p, train, t, &p.src)) < 0 ||
+            (rc = collect_cells(&p, infer, t, &p.dst)) < 0 || (rc = build_grid(&p, t)) < 0)
+            break;
+        for (size_t di = 0; di < p.dst.n && rc == 0; di++) {
+            const struct rf_box *b = &p.dst.box[di];
+            const int32_t *dh = p.dst.holders + p.dst.hstart[di];
+            size_t ndh = p.dst.hstart[di + 1] - p.dst.hstart[di];
+            int64_t bytes = rf_box_numel(b, t->ndim) * elem;
+            if (ndh > cap_dd) {
+                free(dd);
+                cap_dd = ndh;
+                if (!(dd = malloc(cap_dd * sizeof(*dd)))) {
+                    rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+                    break;
+                }
+            }
+            size_t nd = domains_of(dh, ndh, domain_gpus, dd);
+            for (size_t i = 0; i < ndh; i++)
+                if ((size_t)dh[i] < n_gpus)
+                    gpu_need[dh[i]] += bytes;
+            for (size_t i = 0; i < nd; i++)
+                if ((size_t)dd[i] < n_domains)
+                    domain_need[dd[i]] += bytes;
+            /* Subtract what a GPU or its domain already holds on the training side. */
+            for (size_t si = 0; si < p.src.n; si++) {
+                struct rf_box piece;
+                if (!rf_box_intersect(b, &p.src.box[si], t->ndim, &piece))
+                    continue;
+                int64_t inter = rf_box_numel(&piece, t->ndim) * elem;
+                const int32_t *sh = p.src.holders + p.src.hstart[si];
+                size_t nsh = p.src.hstart[si + 1] - p.src.hstart[si];
+                if (nsh > cap_sd) {
+                    free(sd);
+                    cap_sd = nsh;
+                    if (!(sd = malloc(cap_sd * sizeof(*sd)))) {
+                        rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+                        break;
+                    }
+                }
+                size_t ns = domains_of(sh, nsh, domain_gpus, sd);
+                for (size_t i = 0; i < ndh; i++)
+                    if ((size_t)dh[i] < n_gpus && holds(sh, nsh, dh[i]))
+                        gpu_need[dh[i]] -= inter;
+                for (size_t i = 0, j = 0; i < nd; i++) {
+                    while (j < ns && sd[j] < dd[i])
+                        j++;
+                    if (j < ns && sd[j] == dd[i] && (size_t)dd[i] < n_domains)
+                        domain_need[dd[i]] -= inter;
+                }
+            }
+        }
+    }
+    cells_release(&p.src);
+    cells_release(&p.dst);
+    for (int d = 0; d < RF_MAX_DIMS; d++)
+        free(p.starts[d]);
+    free(p.cell_of);
+    free(dd);
+    free(sd);
+    return rc;
+}
+
 int rf_plan_build(struct rf_plan *plan, const struct rf_model *model, struct rf_side *train,
                   struct rf_side *infer, enum rf_strategy strategy,
-                  const enum rf_strategy *tensor_strategy, struct rf_error *err)
+                  const enum rf_strategy *tensor_strategy, const struct rf_plan_opts *opts,
+                  struct rf_error *err)
 {
-    struct planner p = {.plan = plan, .err = err};
+    struct planner p = {.plan = plan,
+                        .err = err,
+                        .topo = opts ? opts->topo : NULL,
+                        .sources = opts ? opts->sources : RF_SOURCES_BALANCED};
     int rc;
 
     memset(plan, 0, sizeof(*plan));
@@ -533,7 +792,13 @@ int rf_plan_build(struct rf_plan *plan, const struct rf_model *model, struct rf_
         goto out;
     }
     p.load = calloc((size_t)n_gpus, sizeof(int64_t));
-    if (!p.load) {
+    p.nic_load = calloc(p.topo ? (size_t)p.topo->nics + 1 : 1, sizeof(int64_t));
+    if (p.topo && n_gpus > p.topo->gpus) {
+        rc = rf_error_set(err, RF_EINVAL, "the scenario uses %lld GPUs, cluster %s has %lld",
+                          (long long)n_gpus, p.topo->cluster->name, (long long)p.topo->gpus);
+        goto out;
+    }
+    if (!p.load || !p.nic_load) {
         rc = rf_error_set(err, RF_ENOMEM, "out of memory");
         goto out;
     }
@@ -565,6 +830,8 @@ out:
     free(p.rem);
     free(p.order);
     free(p.load);
+    free(p.nic_load);
+    free(p.pairs);
     if (rc < 0)
         rf_plan_release(plan);
     return rc;

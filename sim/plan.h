@@ -5,8 +5,30 @@
 
 #include "layout.h"
 #include "model.h"
+#include "topology.h"
 
-enum rf_strategy { RF_STRAT_BROADCAST, RF_STRAT_RESHARD, RF_STRAT_HYBRID, RF_STRAT_COUNT };
+/* broadcast, reshard and hierarchical are per-tensor plans; hybrid mixes them by a policy;
+ * auto searches mixes by predicted time (sim/auto.c). */
+enum rf_strategy {
+    RF_STRAT_BROADCAST,
+    RF_STRAT_RESHARD,
+    RF_STRAT_HIERARCHICAL,
+    RF_STRAT_HYBRID,
+    RF_STRAT_AUTO,
+    RF_STRAT_COUNT
+};
+
+/* How replicated sources are chosen for a destination. */
+enum rf_sources {
+    RF_SOURCES_BALANCED, /* least-loaded replica, contiguous blocks of destinations */
+    RF_SOURCES_LOCAL,    /* nearest replica first (same NVLink domain, same rail and leaf,
+                          * same rail), then the least-loaded GPU or NIC */
+};
+
+struct rf_plan_opts {
+    const struct rf_topology *topo; /* needed by hierarchical and local sources */
+    enum rf_sources sources;
+};
 
 /* Gather moves training shards to the broadcast root (training-side staging); deliver
  * writes into inference-side buffers. */
@@ -84,11 +106,21 @@ struct rf_plan {
 const char *rf_strategy_name(enum rf_strategy s);
 int rf_strategy_parse(const char *s, enum rf_strategy *out);
 
-/* Plans the refit of model from train to infer. tensor_strategy gives broadcast or reshard
- * per model tensor (hybrid's resolved policy); NULL means `strategy` for every tensor. */
+/* Plans the refit of model from train to infer. tensor_strategy gives broadcast, reshard or
+ * hierarchical per model tensor (hybrid's resolved policy, auto's choice); NULL means
+ * `strategy` for every tensor. opts may be NULL (balanced sources, no topology). */
 int rf_plan_build(struct rf_plan *plan, const struct rf_model *model, struct rf_side *train,
                   struct rf_side *infer, enum rf_strategy strategy,
-                  const enum rf_strategy *tensor_strategy, struct rf_error *err);
+                  const enum rf_strategy *tensor_strategy, const struct rf_plan_opts *opts,
+                  struct rf_error *err);
 void rf_plan_release(struct rf_plan *plan);
+
+/* Bytes each inference GPU, and each NVLink domain of domain_gpus GPUs, must receive from
+ * outside itself whatever the strategy: its shards (wire dtypes of plan's tensors) minus
+ * what it already holds on the training side (colocated). Adds into gpu_need[gpu] and
+ * domain_need[domain] (callers zero them; indices beyond n_gpus / n_domains are ignored). */
+int rf_plan_need(const struct rf_plan *plan, const struct rf_side *train,
+                 const struct rf_side *infer, int64_t domain_gpus, int64_t *gpu_need, size_t n_gpus,
+                 int64_t *domain_need, size_t n_domains, struct rf_error *err);
 
 #endif

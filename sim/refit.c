@@ -12,9 +12,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "auto.h"
 #include "plan.h"
 #include "scenario.h"
 #include "schedule.h"
+#include "simulate.h"
 #include "store.h"
 
 #ifndef RF_MODELS_DIR
@@ -26,6 +28,7 @@ static const char usage_main[] =
     "\n"
     "commands:\n"
     "  plan SCENARIO   build the transfer plan of a scenario and store it\n"
+    "  sim SCENARIO    plan, simulate on the scenario's cluster, store the prediction\n"
     "  models          list the known model architectures\n"
     "\n"
     "`refit <command> --help` describes each command. Models and layouts are read from\n"
@@ -36,9 +39,21 @@ static const char usage_plan[] =
     "\n"
     "Plans the refit described by SCENARIO (a Lua file), stores the run in FILE\n"
     "(default refit.db) in one transaction, and prints a summary per tensor role.\n"
-    "  --strategy S   broadcast | reshard | hybrid (overrides the scenario)\n"
+    "  --strategy S   broadcast | reshard | hierarchical | hybrid | auto (overrides the\n"
+    "                 scenario; auto predicts candidates on the scenario's cluster)\n"
     "  --label TEXT   label stored with the run\n"
     "  --json         print one JSON object instead of the table\n";
+
+static const char usage_sim[] =
+    "usage: refit sim SCENARIO [--strategy S | --compare] [--db FILE] [--label TEXT] [--json]\n"
+    "\n"
+    "Plans the refit of SCENARIO, simulates it on the scenario's cluster (max-min fair flows\n"
+    "over the modelled links, the schedule's rounds, fixed costs), and stores plan and\n"
+    "prediction in FILE (default refit.db), one transaction per strategy.\n"
+    "  --strategy S   broadcast | reshard | hierarchical | hybrid | auto\n"
+    "  --compare      every strategy, side by side\n"
+    "  --label TEXT   label stored with the run(s)\n"
+    "  --json         one JSON object (an array with --compare)\n";
 
 static const char usage_models[] =
     "usage: refit models [--json]\n"
@@ -165,6 +180,41 @@ static void print_plan_json(const struct rf_scenario *sc, const struct rf_plan *
     json_decref(o);
 }
 
+/* Loads SCENARIO (with an optional strategy override), builds its cluster's topology and
+ * builds and schedules its plan. For auto the search predicts every candidate, so the
+ * winner's prediction comes back in pred (pred->n_links > 0); otherwise pred is untouched. */
+static int plan_scenario(struct rf_lua *L, const char *path, const char *strategy,
+                         struct rf_scenario *sc, struct rf_topology *topo, struct rf_plan *plan,
+                         struct rf_prediction *pred, struct rf_auto_choice *choice,
+                         struct rf_error *err)
+{
+    int rc;
+    if ((rc = rf_lua_load_scenario(L, path, strategy, sc, err)) < 0 ||
+        (rc = rf_scenario_init_sides(sc, err)) < 0 ||
+        (rc = rf_topology_init(topo, &sc->cluster, err)) < 0)
+        return rc;
+    if (sc->strategy == RF_STRAT_AUTO) {
+        /* The scenario's hybrid split is one of auto's candidates. */
+        struct rf_scenario hy = {0};
+        if ((rc = rf_lua_load_scenario(L, path, "hybrid", &hy, err)) < 0)
+            return rc;
+        struct rf_auto_input in = {.model = &sc->model,
+                                   .train = &sc->train,
+                                   .infer = &sc->infer,
+                                   .topo = topo,
+                                   .staging_bytes = sc->staging_bytes,
+                                   .hybrid = hy.tensor_strategy};
+        rc = rf_auto(&in, plan, pred, choice, err);
+        rf_scenario_release(&hy);
+        return rc;
+    }
+    struct rf_plan_opts opts = {.topo = topo, .sources = sc->sources};
+    if ((rc = rf_plan_build(plan, &sc->model, &sc->train, &sc->infer, sc->strategy,
+                            sc->tensor_strategy, &opts, err)) < 0)
+        return rc;
+    return rf_schedule(plan, &(struct rf_schedule_opts){.staging_bytes = sc->staging_bytes}, err);
+}
+
 static int cmd_plan(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -194,25 +244,25 @@ static int cmd_plan(int argc, char **argv)
     struct rf_lua *L = NULL;
     struct rf_scenario sc = {0};
     struct rf_plan plan = {0};
+    struct rf_topology topo = {0};
+    struct rf_prediction pred = {0};
+    struct rf_auto_choice choice = {0};
     struct rf_store st = {0};
     int64_t run = 0;
     int rc = 1;
     enum rf_strategy override;
 
     if (strategy && (rf_strategy_parse(strategy, &override) < 0)) {
-        fprintf(stderr, "refit: --strategy: unknown strategy '%s' (broadcast, reshard, hybrid)\n",
+        fprintf(stderr,
+                "refit: --strategy: unknown strategy '%s' (broadcast, reshard, hierarchical, "
+                "hybrid, auto)\n",
                 strategy);
         return 2;
     }
     models_dir(dir, sizeof(dir));
     double t0 = now();
     if (rf_lua_open(&L, dir, &err) < 0 ||
-        rf_lua_load_scenario(L, argv[optind], strategy, &sc, &err) < 0 ||
-        rf_scenario_init_sides(&sc, &err) < 0 ||
-        rf_plan_build(&plan, &sc.model, &sc.train, &sc.infer, sc.strategy, sc.tensor_strategy,
-                      &err) < 0 ||
-        rf_schedule(&plan, &(struct rf_schedule_opts){.staging_bytes = sc.staging_bytes}, &err) <
-            0) {
+        plan_scenario(L, argv[optind], strategy, &sc, &topo, &plan, &pred, &choice, &err) < 0) {
         rc = fail(&err);
         goto out;
     }
@@ -224,7 +274,9 @@ static int cmd_plan(int argc, char **argv)
                                .cluster_nodes = sc.cluster_nodes,
                                .train = &sc.train,
                                .infer = &sc.infer,
-                               .plan_seconds = planned};
+                               .plan_seconds = planned,
+                               .prediction = pred.n_links ? &pred : NULL,
+                               .topo = &topo};
     if (rf_store_open(&st, db, &err) < 0 || rf_store_save_plan(&st, &info, &plan, &run, &err) < 0) {
         rc = fail(&err);
         goto out;
@@ -237,8 +289,163 @@ static int cmd_plan(int argc, char **argv)
     rc = 0;
 out:
     rf_store_close(&st);
+    rf_prediction_release(&pred);
+    rf_topology_release(&topo);
     rf_plan_release(&plan);
     rf_scenario_release(&sc);
+    rf_lua_close(L);
+    return rc;
+}
+
+static json_t *sim_json(const struct rf_scenario *sc, const struct rf_plan *plan,
+                        const struct rf_topology *topo, const struct rf_prediction *p, int64_t run)
+{
+    char bottleneck[96] = "";
+    if (p->bottleneck >= 0)
+        rf_link_describe(topo, (size_t)p->bottleneck, bottleneck, sizeof(bottleneck));
+    return json_pack(
+        "{sI ss ss ss sf sf sI sI sI sI sI sI sI sI ss si sI sI sf}", "run_id", (json_int_t)run,
+        "model", sc->model.name, "cluster", sc->cluster.name, "strategy",
+        rf_strategy_name(plan->strategy), "predicted_s", p->predicted_s, "lower_bound_s",
+        p->lower_bound_s, "payload_bytes", (json_int_t)plan->total.payload_bytes, "moved_bytes",
+        (json_int_t)plan->total.moved_bytes, "logical_bytes", (json_int_t)plan->total.logical_bytes,
+        "fabric_bytes", (json_int_t)p->fabric_bytes, "nvlink_bytes", (json_int_t)p->nvlink_bytes,
+        "transfers", (json_int_t)plan->total.transfers, "collectives",
+        (json_int_t)plan->total.collectives, "messages", (json_int_t)p->messages, "bottleneck",
+        bottleneck, "rounds", plan->n_rounds, "flows", (json_int_t)p->flows, "events",
+        (json_int_t)p->events, "sim_seconds", p->sim_seconds);
+}
+
+static void sim_header(void)
+{
+    printf("%-12s %11s %10s %12s %12s %11s %7s  %s\n", "strategy", "predicted_s", "bound_s",
+           "payload(GB)", "fabric(GB)", "nvlink(GB)", "rounds", "bottleneck");
+}
+
+static void sim_row(const struct rf_plan *plan, const struct rf_topology *topo,
+                    const struct rf_prediction *p)
+{
+    char bottleneck[96] = "-";
+    if (p->bottleneck >= 0)
+        rf_link_describe(topo, (size_t)p->bottleneck, bottleneck, sizeof(bottleneck));
+    printf("%-12s %11.3f %10.3f %12.1f %12.1f %11.1f %7d  %s\n", rf_strategy_name(plan->strategy),
+           p->predicted_s, p->lower_bound_s, gb(plan->total.payload_bytes), gb(p->fabric_bytes),
+           gb(p->nvlink_bytes), plan->n_rounds, bottleneck);
+}
+
+static int cmd_sim(int argc, char **argv)
+{
+    static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
+                                         {"strategy", required_argument, NULL, 's'},
+                                         {"label", required_argument, NULL, 'l'},
+                                         {"json", no_argument, NULL, 'j'},
+                                         {"compare", no_argument, NULL, 'c'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    const char *db = "refit.db", *strategy = NULL, *label = NULL;
+    bool json = false, compare = false;
+    int c;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd': db = optarg; break;
+        case 's': strategy = optarg; break;
+        case 'l': label = optarg; break;
+        case 'j': json = true; break;
+        case 'c': compare = true; break;
+        case 'h': fputs(usage_sim, stdout); return 0;
+        default: fputs(usage_sim, stderr); return 2;
+        }
+    }
+    if (optind + 1 != argc || (compare && strategy)) {
+        fputs(usage_sim, stderr);
+        return 2;
+    }
+    enum rf_strategy override;
+    if (strategy && rf_strategy_parse(strategy, &override) < 0) {
+        fprintf(stderr, "refit: --strategy: unknown strategy '%s'\n", strategy);
+        return 2;
+    }
+
+    char dir[PATH_MAX];
+    struct rf_error err = {0};
+    struct rf_lua *L = NULL;
+    struct rf_store st = {0};
+    json_t *list = json_array();
+    int rc = 1;
+    const char *all[RF_STRAT_COUNT];
+    int n = 0;
+    if (compare)
+        for (int i = 0; i < RF_STRAT_COUNT; i++)
+            all[n++] = rf_strategy_name((enum rf_strategy)i);
+    else
+        all[n++] = strategy;
+
+    models_dir(dir, sizeof(dir));
+    if (rf_lua_open(&L, dir, &err) < 0 || rf_store_open(&st, db, &err) < 0) {
+        rc = fail(&err);
+        goto out;
+    }
+    if (!json)
+        sim_header();
+    for (int i = 0; i < n; i++) {
+        struct rf_scenario sc = {0};
+        struct rf_plan plan = {0};
+        struct rf_topology topo = {0};
+        struct rf_prediction pred = {0};
+        struct rf_auto_choice choice = {0};
+        int64_t run = 0;
+        double t0 = now();
+        int r = plan_scenario(L, argv[optind], all[i], &sc, &topo, &plan, &pred, &choice, &err);
+        double planned = now() - t0;
+        if (r == 0 && pred.n_links == 0)
+            r = rf_simulate(&plan, &sc.train, &sc.infer, &topo, &pred, &err);
+        if (r == 0) {
+            struct rf_run_info info = {.label = label,
+                                       .scenario = sc.source,
+                                       .model = sc.model.name,
+                                       .cluster_system = sc.cluster_system,
+                                       .cluster_nodes = sc.cluster_nodes,
+                                       .train = &sc.train,
+                                       .infer = &sc.infer,
+                                       .plan_seconds = planned,
+                                       .prediction = &pred,
+                                       .topo = &topo};
+            r = rf_store_save_plan(&st, &info, &plan, &run, &err);
+        }
+        if (r == 0) {
+            if (json) {
+                json_t *o = sim_json(&sc, &plan, &topo, &pred, run);
+                if (plan.strategy == RF_STRAT_AUTO) {
+                    json_object_set_new(o, "auto_choice", json_string(choice.description));
+                    json_object_set_new(o, "auto_evaluated", json_integer(choice.evaluated));
+                }
+                json_array_append_new(list, o);
+            } else {
+                sim_row(&plan, &topo, &pred);
+                if (plan.strategy == RF_STRAT_AUTO)
+                    printf("%-12s %s (%d plans predicted)\n", "", choice.description,
+                           choice.evaluated);
+            }
+        }
+        rf_prediction_release(&pred);
+        rf_topology_release(&topo);
+        rf_plan_release(&plan);
+        rf_scenario_release(&sc);
+        if (r < 0) {
+            rc = fail(&err);
+            goto out;
+        }
+    }
+    if (json) {
+        json_dumpf(compare ? list : json_array_get(list, 0), stdout, JSON_INDENT(2));
+        fputc('\n', stdout);
+    } else {
+        printf("\nstored in %s\n", db);
+    }
+    rc = 0;
+out:
+    json_decref(list);
+    rf_store_close(&st);
     rf_lua_close(L);
     return rc;
 }
@@ -348,6 +555,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "plan") == 0)
         return cmd_plan(argc - 1, argv + 1);
+    if (strcmp(argv[1], "sim") == 0)
+        return cmd_sim(argc - 1, argv + 1);
     if (strcmp(argv[1], "models") == 0)
         return cmd_models(argc - 1, argv + 1);
     fprintf(stderr, "refit: '%s' is not a command; see refit --help\n", argv[1]);

@@ -7,6 +7,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,6 +93,18 @@ static int get_int(lua_State *L, int t, const char *key, int64_t *out, const cha
     lua_pop(L, 1);
     if (!isnum)
         return rf_error_set(err, RF_EINVAL, "%s.%s: expected an integer", ctx, key);
+    return 0;
+}
+
+static int get_num(lua_State *L, int t, const char *key, double *out, const char *ctx,
+                   struct rf_error *err)
+{
+    int isnum;
+    lua_getfield(L, t, key);
+    *out = (double)lua_tonumberx(L, -1, &isnum);
+    lua_pop(L, 1);
+    if (!isnum)
+        return rf_error_set(err, RF_EINVAL, "%s.%s: expected a number", ctx, key);
     return 0;
 }
 
@@ -229,6 +242,72 @@ fail:
     return rc;
 }
 
+/* Reads the normalised cluster at stack index t (every field present, see the contract). */
+static int read_cluster(lua_State *L, int t, struct rf_cluster *c, struct rf_error *err)
+{
+    int rc;
+    memset(c, 0, sizeof(*c));
+    if ((rc = get_str(L, t, "name", &c->name, "cluster", err)) < 0 ||
+        (rc = get_str(L, t, "source", &c->source, "cluster", err)) < 0 ||
+        (rc = get_int(L, t, "nodes", &c->nodes, "cluster", err)) < 0 ||
+        (rc = get_int(L, t, "gpus_per_node", &c->gpus_per_node, "cluster", err)) < 0 ||
+        (rc = get_num(L, t, "hbm_gb", &c->hbm_gb, "cluster", err)) < 0)
+        return rc;
+    struct {
+        const char *table;
+        const char *key;
+        bool integer;
+        void *out;
+    } fields[] = {
+        {"nvlink", "domain_gpus", true, &c->nvlink.domain_gpus},
+        {"nvlink", "gbps", false, &c->nvlink.gbps},
+        {"nvlink", "latency_us", false, &c->nvlink.latency_us},
+        {"nic", "per_node", true, &c->nic.per_node},
+        {"nic", "gbps", false, &c->nic.gbps},
+        {"nic", "latency_us", false, &c->nic.latency_us},
+        {"pcie", "gbps", false, &c->pcie_gbps},
+        {"fabric", "nodes_per_leaf", true, &c->fabric.nodes_per_leaf},
+        {"fabric", "oversubscription", false, &c->fabric.oversubscription},
+        {"fabric", "switch_latency_us", false, &c->fabric.switch_latency_us},
+        {"calibration", "nvlink_efficiency", false, &c->cal.nvlink_efficiency},
+        {"calibration", "nic_efficiency", false, &c->cal.nic_efficiency},
+        {"calibration", "message_latency_us", false, &c->cal.message_latency_us},
+        {"calibration", "nvl_channels_per_peer", true, &c->cal.nvl_channels_per_peer},
+        {"calibration", "net_channels_per_peer", true, &c->cal.net_channels_per_peer},
+        {"calibration", "channel_gbps", false, &c->cal.channel_gbps},
+        {"calibration", "nvl_chunk_kib", true, &c->cal.nvl_chunk_kib},
+        {"calibration", "net_chunk_kib", true, &c->cal.net_chunk_kib},
+        {"calibration", "memcpy_gbps", false, &c->cal.memcpy_gbps},
+        {"calibration", "quant_gbps", false, &c->cal.quant_gbps},
+        {"calibration", "tensor_overhead_us", false, &c->cal.tensor_overhead_us},
+        {"calibration", "bucket_overhead_us", false, &c->cal.bucket_overhead_us},
+        {"calibration", "streams", true, &c->cal.streams},
+    };
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+        char ctx[64];
+        snprintf(ctx, sizeof(ctx), "cluster.%s", fields[i].table);
+        lua_getfield(L, t, fields[i].table);
+        int sub = lua_gettop(L);
+        rc = fields[i].integer ? get_int(L, sub, fields[i].key, fields[i].out, ctx, err)
+                               : get_num(L, sub, fields[i].key, fields[i].out, ctx, err);
+        lua_pop(L, 1);
+        if (rc < 0)
+            return rc;
+    }
+    lua_getfield(L, t, "fabric");
+    lua_getfield(L, -1, "pxn");
+    c->fabric.pxn = lua_toboolean(L, -1);
+    lua_pop(L, 2);
+    /* A cluster without NICs (localhost) is one NVLink domain; models/lib checks that. */
+    if (c->nodes < 1 || c->gpus_per_node < 1 || c->nvlink.domain_gpus < 1 || c->nic.per_node < 0 ||
+        c->fabric.nodes_per_leaf < 1 || c->cal.streams < 1 || c->nvlink.gbps <= 0 ||
+        (c->nic.per_node > 0 && c->nic.gbps <= 0) || c->cal.memcpy_gbps <= 0 ||
+        c->cal.quant_gbps <= 0 || c->fabric.oversubscription <= 0)
+        return rf_error_set(err, RF_EINVAL, "cluster %s: sizes and rates must be positive",
+                            c->name);
+    return 0;
+}
+
 static int read_side(lua_State *L, int t, const char *ctx, enum rf_side_kind kind,
                      struct rf_side *s, struct rf_error *err)
 {
@@ -304,6 +383,13 @@ struct reader {
 
 static int read_scenario(lua_State *L, int t, struct rf_scenario *sc, struct rf_error *err);
 
+static int l_read_cluster(lua_State *L)
+{
+    struct reader *r = lua_touserdata(L, 1);
+    r->rc = read_cluster(L, 2, r->out, r->err);
+    return 0;
+}
+
 static int l_read_model(lua_State *L)
 {
     struct reader *r = lua_touserdata(L, 1);
@@ -349,6 +435,16 @@ int rf_lua_load_model(struct rf_lua *R, const char *spec, struct rf_model *model
     return rc;
 }
 
+int rf_lua_load_cluster(struct rf_lua *R, const char *spec, struct rf_cluster *cluster,
+                        struct rf_error *err)
+{
+    memset(cluster, 0, sizeof(*cluster));
+    int rc = load(R, "load_cluster", spec, NULL, l_read_cluster, cluster, err);
+    if (rc < 0)
+        rf_cluster_release(cluster);
+    return rc;
+}
+
 int rf_lua_load_scenario(struct rf_lua *R, const char *path, const char *strategy,
                          struct rf_scenario *sc, struct rf_error *err)
 {
@@ -368,6 +464,10 @@ static int read_scenario(lua_State *L, int t, struct rf_scenario *sc, struct rf_
 
     if ((rc = get_int(L, t, "staging_bytes", &sc->staging_bytes, "scenario", err)) < 0)
         goto out;
+    lua_getfield(L, t, "sources");
+    const char *src = lua_tostring(L, -1);
+    sc->sources = src && strcmp(src, "local") == 0 ? RF_SOURCES_LOCAL : RF_SOURCES_BALANCED;
+    lua_pop(L, 1);
     if (sc->staging_bytes < 1) {
         rc = rf_error_set(err, RF_EINVAL, "scenario.staging_bytes: must be positive");
         goto out;
@@ -389,17 +489,15 @@ static int read_scenario(lua_State *L, int t, struct rf_scenario *sc, struct rf_
         goto out;
 
     lua_getfield(L, t, "cluster");
-    if (lua_istable(L, -1)) {
-        int c = lua_gettop(L);
-        lua_getfield(L, c, "system");
-        if (lua_isstring(L, -1))
-            sc->cluster_system = strdup(lua_tostring(L, -1));
-        lua_pop(L, 1);
-        lua_getfield(L, c, "nodes");
-        sc->cluster_nodes = (int64_t)lua_tointeger(L, -1);
-        lua_pop(L, 1);
-    }
+    rc = read_cluster(L, lua_gettop(L), &sc->cluster, err);
     lua_pop(L, 1);
+    if (rc < 0)
+        goto out;
+    if (!(sc->cluster_system = strdup(sc->cluster.name))) {
+        rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+        goto out;
+    }
+    sc->cluster_nodes = sc->cluster.nodes;
 
     lua_getfield(L, t, "tensor_strategy");
     size_t n = (size_t)lua_rawlen(L, -1);
@@ -419,13 +517,14 @@ static int read_scenario(lua_State *L, int t, struct rf_scenario *sc, struct rf_
         lua_rawgeti(L, -1, (lua_Integer)i + 1);
         const char *s = lua_tostring(L, -1);
         int bad = !s || rf_strategy_parse(s, &sc->tensor_strategy[i]) < 0 ||
-                  sc->tensor_strategy[i] == RF_STRAT_HYBRID;
+                  sc->tensor_strategy[i] == RF_STRAT_HYBRID ||
+                  sc->tensor_strategy[i] == RF_STRAT_AUTO;
         lua_pop(L, 1);
         if (bad) {
             lua_pop(L, 1);
             rc = rf_error_set(err, RF_EINVAL,
-                              "tensor_strategy[%zu]: '%s' is not broadcast or "
-                              "reshard",
+                              "tensor_strategy[%zu]: '%s' is not broadcast, reshard or "
+                              "hierarchical",
                               i + 1, s ? s : "nil");
             goto out;
         }
@@ -455,5 +554,6 @@ void rf_scenario_release(struct rf_scenario *sc)
     rf_side_release(&sc->infer);
     free(sc->tensor_strategy);
     free(sc->cluster_system);
+    rf_cluster_release(&sc->cluster);
     memset(sc, 0, sizeof(*sc));
 }

@@ -7,6 +7,7 @@
 #include "layout.h"
 #include "model.h"
 #include "plan.h"
+#include "topology.h"
 
 struct rf_scenario {
     char *source;
@@ -16,7 +17,9 @@ struct rf_scenario {
     enum rf_strategy *tensor_strategy; /* per model tensor: broadcast or reshard */
     char *cluster_system;
     int64_t cluster_nodes;
+    struct rf_cluster cluster;
     int64_t staging_bytes; /* schedule budget per GPU and round */
+    enum rf_sources sources;
 };
 
 struct rf_lua;
@@ -32,6 +35,9 @@ int rf_lua_load_scenario(struct rf_lua *L, const char *path, const char *strateg
 /* Loads a model by name (models/<name>.lua), .lua path or Hugging Face config.json path. */
 int rf_lua_load_model(struct rf_lua *L, const char *spec, struct rf_model *model,
                       struct rf_error *err);
+/* Loads a cluster preset by name (models/clusters/<name>.lua) or path. */
+int rf_lua_load_cluster(struct rf_lua *L, const char *spec, struct rf_cluster *cluster,
+                        struct rf_error *err);
 /* Prepares both sides for planning (meshes, stage maps). */
 int rf_scenario_init_sides(struct rf_scenario *sc, struct rf_error *err);
 void rf_scenario_release(struct rf_scenario *sc);

@@ -12,6 +12,8 @@ struct round_use {
 
 struct sched {
     struct rf_plan *plan;
+    struct rf_transfer *out; /* the scheduled runs: the plan's, split to fit the budget */
+    size_t n_out, cap_out;
     struct rf_error *err;
     int64_t budget;
     size_t n_gpus;
@@ -76,7 +78,7 @@ static int place_transfer(struct sched *s, struct rf_transfer *t)
     int32_t r = 0;
     int rc;
     if (t->after >= 0)
-        r = s->plan->transfers[t->after].round + 1;
+        r = s->out[t->after].round + 1;
     if (t->src == t->dst && t->dst_count == 1) {
         /* A local copy moves nothing through staging. */
         t->round = r;
@@ -150,6 +152,7 @@ int rf_schedule(struct rf_plan *plan, const struct rf_schedule_opts *opts, struc
 {
     struct sched s = {.plan = plan, .err = err, .budget = opts->staging_bytes};
     int32_t *gather_round = NULL;
+    size_t *first_new = NULL, *n_new = NULL;
     int rc;
 
     if (s.budget <= 0)
@@ -180,20 +183,68 @@ int rf_schedule(struct rf_plan *plan, const struct rf_schedule_opts *opts, struc
     for (size_t i = 0; i < plan->n_tensors; i++)
         gather_round[i] = -1;
 
+    /* A run whose bytes to all its destinations exceed the budget is split into runs of as
+     * many destinations as fit (at least one), so no source stages more than the budget;
+     * a dependency follows the piece that delivers to its source. */
+    first_new = malloc((plan->n_transfers + 1) * sizeof(size_t));
+    n_new = malloc((plan->n_transfers + 1) * sizeof(size_t));
+    if (!first_new || !n_new) {
+        rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+        goto out;
+    }
     for (size_t i = 0; i < plan->n_transfers; i++) {
-        struct rf_transfer *t = &plan->transfers[i];
+        const struct rf_transfer *t = &plan->transfers[i];
         if (t->after >= (int32_t)i) {
             rc = rf_error_set(err, RF_EINVAL, "transfer %zu depends on a later one", i);
             goto out;
         }
-        if ((rc = place_transfer(&s, t)) < 0)
-            goto out;
-        if (t->phase == RF_PHASE_GATHER) {
-            int32_t tensor = plan->boxes[t->box].tensor;
-            if (t->round > gather_round[tensor])
-                gather_round[tensor] = t->round;
+        int32_t per = t->bytes > 0 && t->bytes < s.budget ? (int32_t)(s.budget / t->bytes) : 1;
+        if (t->src == t->dst && t->dst_count == 1)
+            per = 1;
+        int32_t after = -1;
+        if (t->after >= 0) {
+            for (size_t k = 0; k < n_new[t->after] && after < 0; k++) {
+                const struct rf_transfer *a = &s.out[first_new[t->after] + k];
+                int64_t off = (int64_t)t->src - a->dst;
+                if (off == 0 || (a->dst_stride != 0 && off % a->dst_stride == 0 &&
+                                 off / a->dst_stride >= 0 && off / a->dst_stride < a->dst_count))
+                    after = (int32_t)(first_new[t->after] + k);
+            }
+        }
+        first_new[i] = s.n_out;
+        n_new[i] = 0;
+        for (int32_t j = 0; j < t->dst_count; j += per) {
+            if (s.n_out == s.cap_out) {
+                size_t cap = s.cap_out ? s.cap_out * 2 : plan->n_transfers + 64;
+                struct rf_transfer *nt = realloc(s.out, cap * sizeof(*nt));
+                if (!nt) {
+                    rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+                    goto out;
+                }
+                s.out = nt;
+                s.cap_out = cap;
+            }
+            struct rf_transfer *piece = &s.out[s.n_out];
+            *piece = *t;
+            piece->dst = t->dst + j * t->dst_stride;
+            piece->dst_count = t->dst_count - j < per ? t->dst_count - j : per;
+            piece->after = after;
+            if ((rc = place_transfer(&s, piece)) < 0)
+                goto out;
+            if (piece->phase == RF_PHASE_GATHER) {
+                int32_t tensor = plan->boxes[piece->box].tensor;
+                if (piece->round > gather_round[tensor])
+                    gather_round[tensor] = piece->round;
+            }
+            s.n_out++;
+            n_new[i]++;
         }
     }
+    free(plan->transfers);
+    plan->transfers = s.out;
+    plan->n_transfers = s.n_out;
+    plan->cap_transfers = s.cap_out;
+    s.out = NULL;
     for (size_t i = 0; i < plan->n_collectives; i++) {
         struct rf_collective *c = &plan->collectives[i];
         if ((rc = place_collective(&s, c, gather_round[c->tensor] + 1)) < 0)
@@ -211,5 +262,8 @@ out:
     free(s.send_hint);
     free(s.recv_hint);
     free(gather_round);
+    free(first_new);
+    free(n_new);
+    free(s.out);
     return rc;
 }

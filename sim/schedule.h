@@ -15,8 +15,10 @@ struct rf_schedule_opts {
 };
 
 /* Assigns a round to every transfer run and collective of plan (first fit, in plan order):
- * a round holds at most staging_bytes of sends and of receives per GPU; a transfer that is
- * larger than the budget takes a round of its own on its GPUs (the executor sends it in
+ * a round holds at most staging_bytes of sends and of receives per GPU. A run whose bytes to
+ * all its destinations exceed the budget is first split into runs of as many destinations
+ * as fit (plan->transfers is replaced; `after` indices follow). A single transfer larger
+ * than the budget takes a round of its own on its GPUs (the executor sends it in
  * staging-sized pieces). A transfer follows the one it depends on (`after`), a broadcast
  * follows every gather of its tensor; local copies need no staging. */
 int rf_schedule(struct rf_plan *plan, const struct rf_schedule_opts *opts, struct rf_error *err);

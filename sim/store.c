@@ -130,10 +130,44 @@ static const char migration_v2[] =
     "JOIN box b ON b.run_id = t.run_id AND b.id = t.box_id\n"
     "JOIN tensor tn ON tn.run_id = b.run_id AND tn.id = b.tensor_id;\n";
 
-/* Version 3: what refit-exec measured when it replayed a run. A replay writes its
+/* Version 3: predictions of the simulator: one per run, with the load of every link of the
+ * cluster and the times of rounds and phases. */
+static const char migration_v3[] =
+    "CREATE TABLE prediction (\n"
+    "  run_id INTEGER PRIMARY KEY REFERENCES run(id) ON DELETE CASCADE,\n"
+    "  cluster TEXT NOT NULL, cluster_source TEXT NOT NULL,\n"
+    "  nodes INTEGER NOT NULL, gpus_per_node INTEGER NOT NULL,\n"
+    "  seconds REAL NOT NULL, lower_bound_seconds REAL NOT NULL,\n"
+    "  nvlink_bytes INTEGER NOT NULL, fabric_bytes INTEGER NOT NULL,\n"
+    "  bottleneck TEXT, bottleneck_link_id INTEGER,\n"
+    "  messages INTEGER NOT NULL, flows INTEGER NOT NULL, events INTEGER NOT NULL,\n"
+    "  sim_seconds REAL NOT NULL\n"
+    ");\n"
+    "CREATE TABLE link_load (\n"
+    "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,\n"
+    "  link_id INTEGER NOT NULL,\n"
+    "  kind TEXT NOT NULL, name TEXT NOT NULL, endpoint_a INTEGER NOT NULL,\n"
+    "  endpoint_b INTEGER NOT NULL,\n"
+    "  capacity_gbps REAL NOT NULL, bytes INTEGER NOT NULL, busy_seconds REAL NOT NULL,\n"
+    "  utilization REAL NOT NULL,\n"
+    "  PRIMARY KEY (run_id, link_id)\n"
+    ") WITHOUT ROWID;\n"
+    "CREATE TABLE predicted_round (\n"
+    "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,\n"
+    "  round INTEGER NOT NULL, start_seconds REAL NOT NULL, finish_seconds REAL NOT NULL,\n"
+    "  PRIMARY KEY (run_id, round)\n"
+    ") WITHOUT ROWID;\n"
+    "CREATE TABLE predicted_phase (\n"
+    "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,\n"
+    "  phase TEXT NOT NULL, start_seconds REAL NOT NULL, finish_seconds REAL NOT NULL,\n"
+    "  bytes INTEGER NOT NULL,\n"
+    "  PRIMARY KEY (run_id, phase)\n"
+    ") WITHOUT ROWID;\n";
+
+/* Version 4: what refit-exec measured when it replayed a run. A replay writes its
  * measurement row as failed ("did not finish") before it starts and completes it at the
  * end, so a job that dies midway leaves a failed row, never a measurement. */
-static const char migration_v3[] =
+static const char migration_v4[] =
     "CREATE TABLE measurement (\n"
     "  id INTEGER PRIMARY KEY,\n"
     "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,\n"
@@ -167,7 +201,7 @@ static const char migration_v3[] =
 
 /* migrations[v] takes a file from version v to v + 1; a new file runs them all. */
 static const char *const migrations[RF_STORE_SCHEMA_VERSION] = {schema_v1, migration_v2,
-                                                                migration_v3};
+                                                                migration_v3, migration_v4};
 
 static int db_error(struct rf_store *st, struct rf_error *err, const char *what)
 {
@@ -268,7 +302,21 @@ void rf_store_close(struct rf_store *st)
     }
 }
 
-enum { S_RUN, S_TENSOR, S_BOX, S_TRANSFER, S_COLL, S_ROLE, S_SIDE, S_ROUND, S_COUNT };
+enum {
+    S_RUN,
+    S_TENSOR,
+    S_BOX,
+    S_TRANSFER,
+    S_COLL,
+    S_ROLE,
+    S_SIDE,
+    S_ROUND,
+    S_PRED,
+    S_LINK,
+    S_PROUND,
+    S_PPHASE,
+    S_COUNT
+};
 
 static const char *const insert_sql[S_COUNT] = {
     "INSERT INTO run (label, scenario, model, strategy, cluster_system, cluster_nodes,"
@@ -285,6 +333,10 @@ static const char *const insert_sql[S_COUNT] = {
     "INSERT INTO role_summary VALUES (?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO side VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO round VALUES (?,?,?,?,?,?)",
+    "INSERT INTO prediction VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    "INSERT INTO link_load VALUES (?,?,?,?,?,?,?,?,?,?)",
+    "INSERT INTO predicted_round VALUES (?,?,?,?)",
+    "INSERT INTO predicted_phase VALUES (?,?,?,?,?)",
 };
 
 static void bind_text(sqlite3_stmt *s, int i, const char *v)
@@ -409,6 +461,79 @@ static int insert_rounds(struct rf_store *st, sqlite3_stmt *q, int64_t run,
     return rc;
 }
 
+static int insert_prediction(struct rf_store *st, sqlite3_stmt **s, int64_t run,
+                             const struct rf_topology *topo, const struct rf_prediction *p,
+                             struct rf_error *err)
+{
+    const struct rf_cluster *c = topo->cluster;
+    sqlite3_stmt *q = s[S_PRED];
+    char name[96];
+    int rc;
+    sqlite3_bind_int64(q, 1, run);
+    bind_text(q, 2, c->name);
+    bind_text(q, 3, c->source);
+    sqlite3_bind_int64(q, 4, c->nodes);
+    sqlite3_bind_int64(q, 5, c->gpus_per_node);
+    sqlite3_bind_double(q, 6, p->predicted_s);
+    sqlite3_bind_double(q, 7, p->lower_bound_s);
+    sqlite3_bind_int64(q, 8, p->nvlink_bytes);
+    sqlite3_bind_int64(q, 9, p->fabric_bytes);
+    if (p->bottleneck >= 0) {
+        rf_link_describe(topo, (size_t)p->bottleneck, name, sizeof(name));
+        bind_text(q, 10, name);
+        sqlite3_bind_int(q, 11, p->bottleneck);
+    } else {
+        sqlite3_bind_null(q, 10);
+        sqlite3_bind_null(q, 11);
+    }
+    sqlite3_bind_int64(q, 12, p->messages);
+    sqlite3_bind_int64(q, 13, p->flows);
+    sqlite3_bind_int64(q, 14, p->events);
+    sqlite3_bind_double(q, 15, p->sim_seconds);
+    if ((rc = step(st, q, err, "prediction")) < 0)
+        return rc;
+    for (size_t l = 0; l < p->n_links; l++) {
+        const struct rf_link *k = &topo->links[l];
+        q = s[S_LINK];
+        rf_link_describe(topo, l, name, sizeof(name));
+        sqlite3_bind_int64(q, 1, run);
+        sqlite3_bind_int64(q, 2, (int64_t)l);
+        bind_text(q, 3, rf_link_kind_name(k->kind));
+        bind_text(q, 4, name);
+        sqlite3_bind_int(q, 5, k->a);
+        sqlite3_bind_int(q, 6, k->b);
+        sqlite3_bind_double(q, 7, k->capacity / 1e9);
+        sqlite3_bind_int64(q, 8, (int64_t)(p->link_bytes[l] + 0.5));
+        sqlite3_bind_double(q, 9, p->link_busy[l]);
+        sqlite3_bind_double(
+            q, 10, p->predicted_s > 0 ? p->link_bytes[l] / (k->capacity * p->predicted_s) : 0);
+        if ((rc = step(st, q, err, "link_load")) < 0)
+            return rc;
+    }
+    for (int32_t r = 0; r < p->n_rounds; r++) {
+        q = s[S_PROUND];
+        sqlite3_bind_int64(q, 1, run);
+        sqlite3_bind_int(q, 2, r);
+        sqlite3_bind_double(q, 3, p->round_start[r]);
+        sqlite3_bind_double(q, 4, p->round_finish[r]);
+        if ((rc = step(st, q, err, "predicted_round")) < 0)
+            return rc;
+    }
+    for (int ph = 0; ph < RF_SIM_PHASE_COUNT; ph++) {
+        if (p->phase_bytes[ph] == 0)
+            continue;
+        q = s[S_PPHASE];
+        sqlite3_bind_int64(q, 1, run);
+        bind_text(q, 2, rf_sim_phase_name((enum rf_sim_phase)ph));
+        sqlite3_bind_double(q, 3, p->phase_start[ph]);
+        sqlite3_bind_double(q, 4, p->phase_finish[ph]);
+        sqlite3_bind_int64(q, 5, p->phase_bytes[ph]);
+        if ((rc = step(st, q, err, "predicted_phase")) < 0)
+            return rc;
+    }
+    return 0;
+}
+
 static int insert_rows(struct rf_store *st, sqlite3_stmt **s, int64_t run,
                        const struct rf_plan *plan, struct rf_error *err)
 {
@@ -531,6 +656,9 @@ int rf_store_save_plan(struct rf_store *st, const struct rf_run_info *info,
         (rc = insert_side(st, s[S_SIDE], *run_id, "train", info->train, err)) < 0 ||
         (rc = insert_side(st, s[S_SIDE], *run_id, "infer", info->infer, err)) < 0 ||
         (rc = insert_rounds(st, s[S_ROUND], *run_id, plan, err)) < 0)
+        goto out;
+    if (info->prediction &&
+        (rc = insert_prediction(st, s, *run_id, info->topo, info->prediction, err)) < 0)
         goto out;
     if ((rc = exec(st, "COMMIT", err)) < 0)
         goto out;

@@ -1,4 +1,4 @@
-/* The SQLite store: schema (version 3), and one transaction per run. The schema is the
+/* The SQLite store: schema (version 4), and one transaction per run. The schema is the
  * user-facing API of the results; README.md documents every table. */
 #ifndef RF_STORE_H
 #define RF_STORE_H
@@ -6,9 +6,11 @@
 #include "error.h"
 #include "layout.h"
 #include "plan.h"
+#include "simulate.h"
+#include "topology.h"
 
 #define RF_STORE_APPLICATION_ID 0x52454654 /* "REFT" */
-#define RF_STORE_SCHEMA_VERSION 3
+#define RF_STORE_SCHEMA_VERSION 4
 
 struct sqlite3;
 
@@ -25,6 +27,10 @@ struct rf_run_info {
     int64_t cluster_nodes;
     const struct rf_side *train, *infer;
     double plan_seconds;
+    /* Optional: the simulator's prediction on this topology, stored in the same
+     * transaction. */
+    const struct rf_prediction *prediction;
+    const struct rf_topology *topo;
 };
 
 /* Opens (creating or migrating) a refit database. A file that is not a refit database, or

@@ -329,8 +329,9 @@ static void plan_fixture(struct planned *f, enum rf_strategy strategy, enum rf_d
     f->run.id = 1;
     f->run.train = train_side(2, 1, 2, 1, 2, 1, false, 0, 2);
     f->run.infer = infer_side(2, 1, 1, 2, 2, 4, 2, infer_dt);
-    assert_int_equal(
-        rf_plan_build(&f->run.plan, &f->m, &f->run.train, &f->run.infer, strategy, NULL, &err), 0);
+    assert_int_equal(rf_plan_build(&f->run.plan, &f->m, &f->run.train, &f->run.infer, strategy,
+                                   NULL, NULL, &err),
+                     0);
     assert_int_equal(
         rf_schedule(&f->run.plan, &(struct rf_schedule_opts){.staging_bytes = staging}, &err), 0);
 }

@@ -122,7 +122,7 @@ static void column_tp2_to_tp4(void **state)
     struct rf_side in = infer_side(4, 1, 1, 1, 1, 2, 1, RF_DT_BF16);
     struct rf_plan p;
     struct rf_error err;
-    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_RESHARD, NULL, &err), 0);
+    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_RESHARD, NULL, NULL, &err), 0);
     /* Rows 0-3 on GPU 0, 4-7 on GPU 1; each of GPUs 2..5 gets 2 rows from one of them. */
     assert_int_equal(p.n_transfers, 4);
     assert_int_equal(p.total.payload_bytes, 8 * 4 * 2);
@@ -147,7 +147,7 @@ static void replicas_balance_sources(void **state)
     struct rf_plan p;
     struct rf_error err;
     int64_t sent[4] = {0};
-    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_RESHARD, NULL, &err), 0);
+    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_RESHARD, NULL, NULL, &err), 0);
     for (size_t i = 0; i < p.n_transfers; i++)
         sent[p.transfers[i].src] += p.transfers[i].bytes * p.transfers[i].dst_count;
     for (int g = 0; g < 4; g++)
@@ -169,7 +169,7 @@ static void colocated_same_layout_is_local(void **state)
     struct rf_side in = infer_side(4, 1, 1, 1, 1, 0, 1, RF_DT_BF16);
     struct rf_plan p;
     struct rf_error err;
-    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_RESHARD, NULL, &err), 0);
+    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_RESHARD, NULL, NULL, &err), 0);
     assert_int_equal(p.total.payload_bytes, 0);
     assert_int_equal(p.total.local_bytes, (6 * 10 + 4 * 6 * 2) * 2);
     check_coverage(&p, &tr, &in);
@@ -188,7 +188,7 @@ static void broadcast_is_two_model_sizes(void **state)
     struct rf_side in = infer_side(2, 1, 1, 1, 3, 8, 2, RF_DT_BF16);
     struct rf_plan p;
     struct rf_error err;
-    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_BROADCAST, NULL, &err), 0);
+    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_BROADCAST, NULL, NULL, &err), 0);
     int64_t model = (32 * 8 + 8 * 8 + 8 * 4 * 8) * 2;
     assert_int_equal(p.model_bytes, model);
     assert_int_equal(p.total.logical_bytes, 2 * model);
@@ -222,7 +222,7 @@ static void fp8_adds_block_scales(void **state)
     struct rf_side in = infer_side(1, 1, 1, 1, 1, 2, 1, RF_DT_FP8);
     struct rf_plan p;
     struct rf_error err;
-    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_RESHARD, NULL, &err), 0);
+    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_RESHARD, NULL, NULL, &err), 0);
     assert_int_equal(p.n_tensors, 3);
     assert_string_equal(p.tensors[2].name, "model.w.weight_scale_inv");
     assert_int_equal(p.tensors[2].shape[0], 3); /* ceil(300 / 128) */
@@ -313,10 +313,10 @@ static void random_layouts_cover_exactly_once(void **state)
         int layers = 1 + (int)(rnd() % 4);
         random_model(&m, ts, layers);
         random_sides(&tr, &in, layers, false, iter % 5 == 0);
-        if (rf_plan_build(&rs, &m, &tr, &in, RF_STRAT_RESHARD, NULL, &err) < 0)
+        if (rf_plan_build(&rs, &m, &tr, &in, RF_STRAT_RESHARD, NULL, NULL, &err) < 0)
             fail_msg("iteration %d: %s", iter, err.msg);
         check_coverage(&rs, &tr, &in);
-        assert_int_equal(rf_plan_build(&bc, &m, &tr, &in, RF_STRAT_BROADCAST, NULL, &err), 0);
+        assert_int_equal(rf_plan_build(&bc, &m, &tr, &in, RF_STRAT_BROADCAST, NULL, NULL, &err), 0);
         /* Reshard never moves more bytes than gather-and-broadcast. With disjoint pools it
          * also never delivers more; colocated, the broadcast root's copy arrives by the
          * gather instead, so payloads are not comparable. */
@@ -345,8 +345,8 @@ static void results_independent_of_rank_order(void **state)
         random_sides(&tr, &in, layers, false, false);
         rng_state = keep;
         random_sides(&tr2, &in2, layers, true, false); /* inference pool first */
-        assert_int_equal(rf_plan_build(&a, &m, &tr, &in, RF_STRAT_RESHARD, NULL, &err), 0);
-        assert_int_equal(rf_plan_build(&b, &m, &tr2, &in2, RF_STRAT_RESHARD, NULL, &err), 0);
+        assert_int_equal(rf_plan_build(&a, &m, &tr, &in, RF_STRAT_RESHARD, NULL, NULL, &err), 0);
+        assert_int_equal(rf_plan_build(&b, &m, &tr2, &in2, RF_STRAT_RESHARD, NULL, NULL, &err), 0);
         assert_int_equal(a.total.payload_bytes, b.total.payload_bytes);
         assert_int_equal(a.total.moved_bytes, b.total.moved_bytes);
         assert_int_equal(a.total.transfers, b.total.transfers);

@@ -56,7 +56,7 @@ static void four_transfers_two_rounds(void **state)
     struct rf_side in = infer_side(4, 1, 1, 1, 1, 1, 1, RF_DT_BF16);
     struct rf_plan p;
     struct rf_error err;
-    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_RESHARD, NULL, &err), 0);
+    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_RESHARD, NULL, NULL, &err), 0);
     assert_int_equal(rf_schedule(&p, &(struct rf_schedule_opts){.staging_bytes = 1 << 20}, &err),
                      0);
     assert_int_equal(p.n_rounds, 2);
@@ -76,7 +76,7 @@ static void oversized_transfer_is_alone(void **state)
     struct rf_side in = infer_side(1, 1, 1, 1, 1, 1, 1, RF_DT_BF16);
     struct rf_plan p;
     struct rf_error err;
-    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_RESHARD, NULL, &err), 0);
+    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_RESHARD, NULL, NULL, &err), 0);
     assert_int_equal(rf_schedule(&p, &(struct rf_schedule_opts){.staging_bytes = 1024}, &err), 0);
     assert_int_equal(p.n_rounds, 2);
     assert_int_not_equal(p.transfers[0].round, p.transfers[1].round);
@@ -95,7 +95,7 @@ static void broadcast_follows_its_gather(void **state)
     struct rf_side in = infer_side(2, 1, 1, 1, 2, 8, 2, RF_DT_BF16);
     struct rf_plan p;
     struct rf_error err;
-    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_BROADCAST, NULL, &err), 0);
+    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_BROADCAST, NULL, NULL, &err), 0);
     assert_int_equal(rf_schedule(&p, &(struct rf_schedule_opts){.staging_bytes = 4096}, &err), 0);
     for (size_t c = 0; c < p.n_collectives; c++)
         for (size_t i = 0; i < p.n_transfers; i++)
@@ -110,13 +110,15 @@ static void broadcast_follows_its_gather(void **state)
 static void dependent_transfer_waits(void **state)
 {
     (void)state;
-    /* Forwarding: GPU 1 passes on what it received from GPU 0. */
+    /* Forwarding: GPU 1 passes on what it received from GPU 0. The schedule replaces the
+     * transfer array (it may split runs), so it lives on the heap. */
     struct rf_tensor ts[] = {tensor("w", RF_CLASS_REPLICATED, RF_ROLE_NORM, 0, 64, 0, 0)};
     struct rf_plan_box boxes[1] = {{.tensor = 0, .box = {.off = {0}, .len = {64, 1, 1, 1}}}};
-    struct rf_transfer tr[2] = {
-        {.box = 0, .src = 0, .dst = 1, .dst_count = 1, .after = -1, .bytes = 128},
-        {.box = 0, .src = 1, .dst = 2, .dst_count = 1, .after = 0, .bytes = 128},
-    };
+    struct rf_transfer *tr = malloc(2 * sizeof(*tr));
+    tr[0] = (struct rf_transfer){
+        .box = 0, .src = 0, .dst = 1, .dst_count = 1, .after = -1, .bytes = 128};
+    tr[1] = (struct rf_transfer){
+        .box = 0, .src = 1, .dst = 2, .dst_count = 1, .after = 0, .bytes = 128};
     struct rf_plan p = {.tensors = ts,
                         .n_tensors = 1,
                         .boxes = boxes,
@@ -126,8 +128,32 @@ static void dependent_transfer_waits(void **state)
     struct rf_error err;
     assert_int_equal(rf_schedule(&p, &(struct rf_schedule_opts){.staging_bytes = 1 << 20}, &err),
                      0);
-    assert_int_equal(tr[0].round, 0);
-    assert_int_equal(tr[1].round, 1);
+    assert_int_equal(p.transfers[0].round, 0);
+    assert_int_equal(p.transfers[1].round, 1);
+    free(p.transfers);
+}
+
+static void long_runs_are_split_to_fit(void **state)
+{
+    (void)state;
+    /* One source, 64 KiB to 8 replicas, a 128 KiB budget: 4 runs of 2 destinations. */
+    struct rf_tensor ts[] = {tensor("n", RF_CLASS_REPLICATED, RF_ROLE_NORM, 0, 32768, 0, 0)};
+    struct rf_model m = {.name = "m", .layers = 1, .tensors = ts, .n_tensors = 1};
+    struct rf_side tr = train_side(1, 1, 1, 1, 1, 1, false, 0, 1);
+    struct rf_side in = infer_side(1, 1, 1, 1, 8, 1, 1, RF_DT_BF16);
+    struct rf_plan p;
+    struct rf_error err;
+    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_RESHARD, NULL, NULL, &err), 0);
+    assert_int_equal(p.n_transfers, 1);
+    assert_int_equal(rf_schedule(&p, &(struct rf_schedule_opts){.staging_bytes = 131072}, &err), 0);
+    assert_int_equal(p.n_transfers, 4);
+    assert_int_equal(p.n_rounds, 4);
+    for (size_t i = 0; i < p.n_transfers; i++)
+        assert_int_equal(p.transfers[i].dst_count, 2);
+    check_budget(&p, 131072);
+    rf_plan_release(&p);
+    rf_side_release(&tr);
+    rf_side_release(&in);
 }
 
 static void random_plans_respect_the_budget(void **state)
@@ -149,7 +175,7 @@ static void random_plans_respect_the_budget(void **state)
         for (int s = RF_STRAT_BROADCAST; s <= RF_STRAT_RESHARD; s++) {
             struct rf_plan p;
             struct rf_error err;
-            assert_int_equal(rf_plan_build(&p, &m, &tr, &in, s, NULL, &err), 0);
+            assert_int_equal(rf_plan_build(&p, &m, &tr, &in, s, NULL, NULL, &err), 0);
             assert_int_equal(
                 rf_schedule(&p, &(struct rf_schedule_opts){.staging_bytes = budget}, &err), 0);
             check_budget(&p, budget);
@@ -167,6 +193,7 @@ int main(void)
         cmocka_unit_test(oversized_transfer_is_alone),
         cmocka_unit_test(broadcast_follows_its_gather),
         cmocka_unit_test(dependent_transfer_waits),
+        cmocka_unit_test(long_runs_are_split_to_fit),
         cmocka_unit_test(random_plans_respect_the_budget),
     };
     return cmocka_run_group_tests_name("schedule", tests, NULL, NULL);

@@ -103,8 +103,8 @@ static void fixture_init(struct fixture *f)
                              .stage_layers = one};
     assert_int_equal(rf_side_init(&f->tr, 1, &err), 0);
     assert_int_equal(rf_side_init(&f->in, 1, &err), 0);
-    assert_int_equal(rf_plan_build(&f->plan, &f->m, &f->tr, &f->in, RF_STRAT_RESHARD, NULL, &err),
-                     0);
+    assert_int_equal(
+        rf_plan_build(&f->plan, &f->m, &f->tr, &f->in, RF_STRAT_RESHARD, NULL, NULL, &err), 0);
     f->info =
         (struct rf_run_info){.scenario = "t", .model = "tiny", .train = &f->tr, .infer = &f->in};
 }

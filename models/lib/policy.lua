@@ -4,10 +4,16 @@
 local policy = {}
 
 -- Every strategy a scenario may name; add a new one here and nowhere else.
-policy.strategies = { "broadcast", "reshard", "hybrid" }
+-- hierarchical: one leader per NVLink domain receives, then fans out; auto: refit searches
+-- per role for the mix with the least predicted time.
+policy.strategies = { "broadcast", "reshard", "hierarchical", "hybrid", "auto" }
 
--- What a hybrid policy may answer for one tensor.
-policy.per_tensor = { "reshard", "broadcast" }
+-- What a hybrid policy may answer for one tensor ("reshard" means the scenario's
+-- hybrid_bulk, reshard or hierarchical).
+policy.per_tensor = { "reshard", "broadcast", "hierarchical" }
+
+-- How replicated sources are chosen (sim/plan.h, enum rf_sources).
+policy.sources = { "balanced", "local" }
 
 -- NeMo-RL's nccl_reshard bulk path moves only FFN projections (dense and routed experts;
 -- nemo_rl/weight_sync/nccl_reshard_utils.py:is_nccl_reshard_param); everything else,

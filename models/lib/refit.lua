@@ -10,6 +10,7 @@ local transformer = require("transformer")
 local hf = require("hf")
 local policy = require("policy")
 local scenario = require("scenario")
+local cluster = require("cluster")
 
 local refit = {}
 
@@ -124,7 +125,20 @@ end
 
 -- Loads and normalises the scenario file at `path`.
 function refit.load_scenario(path, overrides)
-    return scenario.load(path, load_model, globals(), overrides)
+    return scenario.load(path, { load_model = load_model, globals = globals(),
+                                 models_dir = refit.models_dir }, overrides)
+end
+
+-- spec: a cluster preset name (models/clusters/<name>.lua) or a path to a cluster file
+-- (from the working directory). Returns the normalised cluster (one node unless the file
+-- says otherwise), e.g. to list the presets.
+function refit.load_cluster(spec)
+    local site = { file = tostring(spec), line = 0, scan = false }
+    if type(spec) ~= "string" then
+        schema.raise(site, "cluster", "expected a cluster name or a path, got "
+            .. schema.describe(spec))
+    end
+    return cluster.load(spec, site, "cluster", { models = refit.models_dir })
 end
 
 -- Maps a decoded config.json table to a model; `source` (the JSON path) is used in errors.

@@ -5,30 +5,37 @@ local schema = require("schema")
 local sandbox = require("sandbox")
 local layout = require("layout")
 local policy = require("policy")
+local cluster = require("cluster")
 
 local scenario = {}
 
 local SCENARIO = { type = "record", fields = {
     -- A name in models/, a path to a .lua model or a config.json, or a built model.
     model = { type = { "string", "table" }, required = true },
-    -- Taken as is until cluster presets exist.
-    cluster = { type = "record", required = true, fields = {
-        system = { type = "string", required = true },
-        nodes = { type = "integer", min = 1, required = true },
-    } },
+    -- A preset name or cluster file, the number of nodes and overrides (cluster.lua).
+    cluster = cluster.SPEC,
     train = layout.TRAIN,
     infer = layout.INFER,
     strategy = { type = "string", values = policy.strategies, default = "reshard" },
     -- function(tensor) -> "reshard" | "broadcast"; consulted by the hybrid strategy only,
     -- so a scenario can switch strategies without removing it.
     policy = { type = "function" },
-    -- Per-GPU staging memory of one round (bucket), in MB (1e6 bytes). Default: NeMo-RL's
-    -- refit buckets, 2% of GPU memory capped at 5 GiB (nemo_rl/utils/packed_tensor.py),
-    -- taken for an 80 GB GPU until clusters carry their memory size.
+    -- Per-GPU staging memory of one round (bucket), in MB (1e6 bytes). Default: 2% of the
+    -- cluster's GPU memory, at most 5 GiB (see staging_bytes below).
     staging_mb = { type = "integer", min = 1 },
+    -- The bulk part of hybrid: reshard, or hierarchical (a leader per NVLink domain).
+    hybrid_bulk = { type = "string", values = { "reshard", "hierarchical" }, default = "reshard" },
+    -- Replicated sources: balanced (least loaded) or local (nearest first, then least loaded).
+    sources = { type = "string", values = policy.sources, default = "balanced" },
 } }
 
-local DEFAULT_STAGING_BYTES = math.floor(0.02 * 80e9)
+-- NeMo-RL's refit buckets: 2% of GPU memory, at most 5 GiB (nemo_rl/utils/packed_tensor.py).
+local function staging_bytes(mb, c)
+    if mb then
+        return mb * 1000000
+    end
+    return math.min(math.floor(0.02 * c.hbm_gb * 1e9), 5 * 1024 * 1024 * 1024)
+end
 
 local function dirname(path)
     return path:match("^(.*)/[^/]*$") or "."
@@ -57,7 +64,9 @@ local function tensor_strategies(s, model, site)
                 schema.raise(site, "policy", string.format("returned %s for %s; expected %s",
                     schema.describe(answer), t.name, allowed_text))
             end
-            out[i] = answer
+            out[i] = answer == "reshard" and s.hybrid_bulk or answer
+        elseif s.strategy == "auto" then
+            out[i] = "reshard" -- auto chooses in C; this is only a placeholder
         else
             out[i] = s.strategy
         end
@@ -65,12 +74,14 @@ local function tensor_strategies(s, model, site)
     return out
 end
 
--- Loads the scenario at `path`. `load_model(spec, site, field, base_dir)` resolves the
--- model field (refit.lua); `globals` are the constructors available to the file.
+-- Loads the scenario at `path`. `context.load_model(spec, site, field, base_dir)` resolves
+-- the model field (refit.lua), `context.globals` are the constructors available to the
+-- file and `context.models_dir` holds the cluster presets (<models_dir>/clusters).
 -- `overrides` (optional) replaces fields from the command line: { strategy = "hybrid" }.
-function scenario.load(path, load_model, globals, overrides)
+function scenario.load(path, context, overrides)
     local site = { file = path }
-    local raw = sandbox.run(path, globals, { file = path, line = 0, scan = false }, "scenario")
+    local raw = sandbox.run(path, context.globals, { file = path, line = 0, scan = false },
+        "scenario")
     if type(raw) ~= "table" then
         schema.raise(site, "return", "expected the file to return a scenario table, got "
             .. schema.describe(raw))
@@ -79,16 +90,23 @@ function scenario.load(path, load_model, globals, overrides)
         raw.strategy = overrides.strategy
     end
     local s = schema.validate(raw, SCENARIO, site, "")
-    -- Relative model paths are read from the scenario's own directory.
-    local model = load_model(s.model, site, "model", dirname(path))
+    -- Relative model and cluster paths are read from the scenario's own directory.
+    local model = context.load_model(s.model, site, "model", dirname(path))
+    local c = cluster.load(s.cluster, site, "cluster",
+        { models = context.models_dir, base = dirname(path) })
+    local train = layout.train(s.train, model, site, "train")
+    local infer = layout.infer(s.infer, model, site, "infer")
+    cluster.fit(c, train, site, "train")
+    cluster.fit(c, infer, site, "infer")
     return {
         source = path,
         model = model,
         strategy = s.strategy,
-        train = layout.train(s.train, model, site, "train"),
-        infer = layout.infer(s.infer, model, site, "infer"),
-        cluster = s.cluster,
-        staging_bytes = s.staging_mb and s.staging_mb * 1000000 or DEFAULT_STAGING_BYTES,
+        train = train,
+        infer = infer,
+        cluster = c,
+        staging_bytes = staging_bytes(s.staging_mb, c),
+        sources = s.sources,
         tensor_strategy = tensor_strategies(s, model, site),
     }
 end

@@ -2,9 +2,11 @@
 -- The one mechanism every constructor uses; errors read "<file>:<line>: <dotted.field>: <message>".
 
 -- A schema is a table: { type = "integer"|"number"|"string"|"boolean"|"function"|"table"|
--- "record" (or a list of plain type names), required, default, min, max (integers),
--- values (allowed strings), fields (records: name -> schema), open (records: ignore unknown
--- keys), variant + variants (records: a tag field such as `kind` selects extra fields) }.
+-- "record" (or a list of plain type names), required, default, min, max (integers and
+-- numbers, inclusive), above (numbers: exclusive lower bound), values (allowed strings),
+-- fields (records: name -> schema), open (records: ignore unknown keys), variant + variants
+-- (records: a tag field such as `kind` selects extra fields) }. A record whose default is a
+-- table is checked as that table when absent, so the defaults of its fields are filled in.
 --
 -- A site says where the checked table was written: { file, line, scan }. `line` is the line
 -- of the constructor call (nil: the table returned by the file); `scan = false` (JSON
@@ -87,6 +89,26 @@ local ARTICLE = { integer = "an integer", number = "a number", string = "a strin
                   boolean = "a boolean", ["function"] = "a function", table = "a table",
                   record = "a table" }
 
+-- "a number > 0", "a number from 0 to 1", "a number > 0 and <= 1", "a number >= 1".
+local function number_range(spec)
+    local function show(n)
+        return string.format("%.14g", n)
+    end
+    if spec.min and spec.max then
+        return string.format("a number from %s to %s", show(spec.min), show(spec.max))
+    end
+    local parts = {}
+    if spec.above then
+        parts[#parts + 1] = "> " .. show(spec.above)
+    elseif spec.min then
+        parts[#parts + 1] = ">= " .. show(spec.min)
+    end
+    if spec.max then
+        parts[#parts + 1] = "<= " .. show(spec.max)
+    end
+    return "a number " .. table.concat(parts, " and ")
+end
+
 -- The "expected ..." phrase of a schema.
 local function expected(spec)
     if spec.values then
@@ -99,6 +121,8 @@ local function expected(spec)
         return "a non-negative integer"
     elseif spec.type == "integer" and spec.min then
         return string.format("an integer >= %d", spec.min)
+    elseif spec.type == "number" and (spec.min or spec.max or spec.above) then
+        return number_range(spec)
     elseif type(spec.type) == "table" then
         local names = {}
         for i, t in ipairs(spec.type) do
@@ -190,8 +214,11 @@ check = function(value, spec, field)
     if value == nil then
         if spec.required then
             return nil, field, "missing"
+        elseif spec.type ~= "record" or type(spec.default) ~= "table" then
+            return spec.default
         end
-        return spec.default
+        -- An absent record with a table default: check the default, filling its fields.
+        value = spec.default
     end
     local kind = spec.type
     local result, ok = value, false
@@ -200,6 +227,11 @@ check = function(value, spec, field)
         local n = type(value) == "number" and math.tointeger(value) or nil
         ok = n ~= nil and not (spec.min and n < spec.min) and not (spec.max and n > spec.max)
         result = n
+    elseif kind == "number" then
+        -- Finite numbers only: NaN and infinities are never a size, a rate or a latency.
+        ok = type(value) == "number" and value == value and math.abs(value) ~= math.huge
+            and not (spec.min and value < spec.min) and not (spec.max and value > spec.max)
+            and not (spec.above and value <= spec.above)
     elseif kind == "record" then
         if type(value) == "table" then
             return check_record(value, spec, field)

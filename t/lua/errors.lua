@@ -22,9 +22,9 @@ local SCENARIOS = {
         .. "the engine's TP x DP ranks), got 4" },
     { "replicas.lua", 6, "infer.replicas", "4 does not match gpus/(tp*pp*dp) = 64/8 = 8" },
     { "strategy.lua", 7, "strategy",
-      "expected one of 'broadcast', 'reshard', 'hybrid', got 'magic'" },
+      "expected one of 'broadcast', 'reshard', 'hierarchical', 'hybrid', 'auto', got 'magic'" },
     { "policy.lua", 8, "policy", "returned 'teleport' for model.embed_tokens.weight; "
-        .. "expected 'reshard' or 'broadcast'" },
+        .. "expected 'reshard' or 'broadcast' or 'hierarchical'" },
     { "pp-first-last.lua", 6, "train.pp_first",
       "the other 55 layers do not split evenly over the other 14 stages" },
     { "pp-uneven.lua", 6, "train.pp", "36 layers do not split over 20 stages (middle "
@@ -36,6 +36,29 @@ local SCENARIOS = {
       "cannot read '" .. refit.models_dir .. "/no-such-model.lua'" },
     { "not-a-table.lua", 3, "return",
       "expected the file to return a scenario table, got 8" },
+    -- Cluster overrides are checked with the preset's schema, every field optional.
+    { "cluster-unknown-key.lua", 7, "cluster.fabric.oversubscripton",
+      "unknown key 'oversubscripton' (did you mean 'oversubscription'?)" },
+    { "cluster-range.lua", 6, "cluster.fabric.oversubscription",
+      "expected a number >= 1, got 0.5" },
+    { "cluster-efficiency.lua", 8, "cluster.calibration.nic_efficiency",
+      "expected a number > 0 and <= 1, got 1.5" },
+    { "cluster-type.lua", 4, "cluster.nvlink.gbps", "expected a number > 0, got '450 GB/s'" },
+    { "cluster-positional.lua", 4, "cluster.1",
+      "unexpected positional entry 2 (fields are written name = value)" },
+    { "cluster-system.lua", 5, "cluster.system",
+      "cannot read '" .. refit.models_dir .. "/clusters/dgx-h1000.lua'" },
+    { "cluster-nics.lua", 5, "cluster.nic.per_node",
+      "3 NICs do not split the 8 GPUs of a node evenly" },
+    { "cluster-relation.lua", 7, "cluster.gpus_per_node", "8 GPUs per NVLink domain neither "
+        .. "divide nor are a multiple of the 6 GPUs of a node" },
+    { "cluster-localhost-nodes.lua", 5, "cluster.nodes", "2 nodes x 8 GPUs need NICs: "
+        .. "nic.per_node is 0 and one NVLink domain holds 8 GPUs" },
+    -- GPU ranges must exist in the cluster.
+    { "cluster-train-fit.lua", 5, "train.gpus", "GPUs 0..255 do not fit in the cluster's "
+        .. "128 GPUs (dgx-h100: 16 nodes x 8 GPUs)" },
+    { "cluster-infer-fit.lua", 7, "infer.gpus", "GPUs 256..511 do not fit in the cluster's "
+        .. "384 GPUs (dgx-h100: 48 nodes x 8 GPUs)" },
 }
 
 for _, case in ipairs(SCENARIOS) do
@@ -66,6 +89,40 @@ for _, case in ipairs(MODELS) do
     end, string.format("%s%s:%d: %s: %s", bad, file, line, field, message),
         string.format("model %s: %s at line %d", file, field, line))
 end
+
+-- Cluster files, loaded by path: faults inside cluster.system{...} name the cluster file.
+local CLUSTERS = {
+    { "cluster-file-missing.lua", 6, "nvlink.gbps", "missing" },
+    { "cluster-file-key.lua", 10, "fabric.nodes_per_spine", "unknown key 'nodes_per_spine'" },
+    { "cluster-file-calibration.lua", 2, "calibration", "missing" },
+    { "cluster-file-domain.lua", 7, "nvlink.domain_gpus", "3 GPUs per NVLink domain neither "
+        .. "divide nor are a multiple of the 8 GPUs of a node" },
+    { "cluster-file-typo.lua", 2, "cluster.sytem", "not defined (did you mean 'system'?)" },
+    { "cluster-file-plain.lua", 2, "return",
+      "expected the file to return a cluster built by cluster.system{...}, got a table" },
+}
+
+for _, case in ipairs(CLUSTERS) do
+    local file, line, field, message = table.unpack(case)
+    tap.raises(function()
+        refit.load_cluster(bad .. file)
+    end, string.format("%s%s:%d: %s: %s", bad, file, line, field, message),
+        string.format("cluster %s: %s at line %d", file, field, line))
+end
+
+tap.raises(function()
+    refit.load_scenario(bad .. "uses-bad-cluster.lua")
+end, bad .. "cluster-file-domain.lua:7: nvlink.domain_gpus: 3 GPUs per NVLink domain neither "
+    .. "divide nor are a multiple of the 8 GPUs of a node",
+    "a fault in a scenario's cluster file names the cluster file's line")
+tap.raises(function()
+    refit.load_cluster(42)
+end, "42:0: cluster: expected a cluster name or a path, got 42",
+    "load_cluster refuses a number")
+tap.raises(function()
+    refit.load_cluster("no-such-cluster")
+end, "no-such-cluster:0: cluster: cannot read '" .. refit.models_dir
+    .. "/clusters/no-such-cluster.lua'", "load_cluster names a missing preset")
 
 tap.raises(function()
     refit.load_scenario(bad .. "inline-model.lua")
@@ -155,6 +212,23 @@ tap.raises(function()
     schema.validate({ k = 1.5 }, RANGE, site, "x")
 end, "t.lua:0: x.k: expected an integer >= -1, got 1.5", "schema: integer lower bound")
 tap.is(schema.validate({ n = 3.0 }, RANGE, site, "x").n, 3, "schema: 3.0 is the integer 3")
+local NUMBERS = { type = "record", fields = {
+    f = { type = "number", min = 0, max = 1 }, g = { type = "number", above = 0 },
+    r = { type = "record", default = {}, fields = { d = { type = "integer", default = 7 } } } } }
+tap.raises(function()
+    schema.validate({ f = -0.5 }, NUMBERS, site, "x")
+end, "t.lua:0: x.f: expected a number from 0 to 1, got -0.5", "schema: number range")
+tap.raises(function()
+    schema.validate({ g = 0 }, NUMBERS, site, "x")
+end, "t.lua:0: x.g: expected a number > 0, got 0", "schema: exclusive lower bound")
+tap.raises(function()
+    schema.validate({ g = 0 / 0 }, NUMBERS, site, "x")
+end, "t.lua:0: x.g: expected a number > 0, got " .. tostring(0 / 0), "schema: NaN is refused")
+tap.raises(function()
+    schema.validate({ g = math.huge }, NUMBERS, site, "x")
+end, "t.lua:0: x.g: expected a number > 0, got inf", "schema: infinity is refused")
+tap.is(schema.validate({}, NUMBERS, site, "x").r.d, 7,
+    "schema: an absent record with a table default gets its fields' defaults")
 
 -- locate: keys are found past strings, long brackets, comments and function bodies.
 local source = [==[

@@ -179,7 +179,7 @@ tap.ok(s.infer.replicas == 8 and s.infer.pp == 1 and s.infer.dp == 1
     and s.infer.first_gpu == 256 and list(s.infer.stage_layers) == "61",
     "dsv3-h100: infer 8 replicas of TP32, one stage")
 tap.ok(s.strategy == "reshard" and s.source == root .. "/scripts/dsv3-h100.lua"
-    and s.cluster.system == "dgx-h100" and s.cluster.nodes == 64
+    and s.cluster.name == "dgx-h100" and s.cluster.nodes == 64
     and s.model.name == "deepseek-v3", "dsv3-h100: strategy, source, cluster, model")
 tap.ok(#s.tensor_strategy == #s.model.tensors and s.tensor_strategy[1] == "reshard"
     and s.tensor_strategy[#s.tensor_strategy] == "reshard",

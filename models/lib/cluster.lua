@@ -1,0 +1,328 @@
+-- cluster.lua: cluster descriptions. cluster.system{...} validates a cluster file
+-- (models/clusters/<name>.lua); cluster.load turns a scenario's `cluster` table into the
+-- normalised cluster of the Lua -> C contract (doc/architecture.md).
+
+-- Units: bandwidths in GB/s per direction (1 GB = 1e9 B), latencies in microseconds, HBM
+-- in GB. A scenario names a preset (or a cluster file) and may override any of its fields:
+--   cluster = { system = "dgx-h100", nodes = 64, fabric = { oversubscription = 2 } }
+-- Overrides are checked with the same schema, with every field optional; problems in them
+-- are reported at the scenario's line as `cluster.<field>`.
+--
+-- Figures and defaults come from shared/reference/hardware-and-simulation.md (cited below as
+-- "hw §n") and shared/reference/m2n-and-nemo-rl.md ("m2n §n"), read against the NVIDIA/nccl
+-- sources they quote. Where no figure exists the default is an assumption, said so, with
+-- the measurement that calibrates it. Each knob is a mechanism the simulator models (a
+-- channel count, a chunk size, a per-message cost), not a free fudge factor.
+
+local schema = require("schema")
+local sandbox = require("sandbox")
+
+local cluster = {}
+
+local function positive(required, default)
+    return { type = "integer", min = 1, required = required, default = default }
+end
+
+local function rate(required)
+    return { type = "number", above = 0, required = required }
+end
+
+local function latency(default)
+    return { type = "number", min = 0, default = default }
+end
+
+local function efficiency(default)
+    return { type = "number", above = 0, max = 1, default = default }
+end
+
+-- Calibration knobs. Defaults are NVIDIA Hopper figures; each preset states its own where
+-- its hardware differs. memcpy_gbps and quant_gbps depend on the GPU's memory, so every
+-- cluster file gives them.
+local CALIBRATION = {
+    -- Achieved fraction of NVLink line rate. 0.82: ring all-reduce on HGX H100 peaked at
+    -- ~370 GB/s per direction of 450 (hw §2.2, ASTRA-sim validation), and NCCL models
+    -- Hopper NVLink as 18 x 20.6 = 370.8 GB/s (hw §2.3, src/graph/topo.h SM90_NVLINK_BW).
+    nvlink_efficiency = efficiency(0.82),
+    -- Achieved fraction of NIC line rate. 0.96: inter-node all-reduce busbw of 384-393 GB/s
+    -- on 8 x 50 GB/s NICs (hw §2.2, coreweave/nccl-tests).
+    nic_efficiency = efficiency(0.96),
+    -- Fixed cost of one point-to-point message (post, kernel work, completion) on top of
+    -- link and switch latencies. 6 us: SimAI's per-send latency AS_SEND_LAT default, a
+    -- simulator calibrated against NCCL (hw §1.2); NCCL's own Simple-protocol base latency
+    -- is 8.4 us (hw §2.3). Calibrate from the intercept of time vs bytes of single sends.
+    message_latency_us = latency(6),
+    -- NCCL channels (CTAs, each with its own buffers) a peer pair uses. Over NVLink NCCL asks
+    -- 2 x (path bandwidth / per-link bandwidth) = 2 x 18 links = 36, rounded up to a power
+    -- of two and capped by the communicator's p2p channels: 32 where the ring search finds
+    -- 17-32 channels, as on 8-GPU NVSwitch nodes (NVIDIA/nccl src/graph/paths.cc
+    -- ncclTopoGetNchannels, ncclTopoComputeP2pChannels; an H100 log in NVIDIA/nccl#1259 shows
+    -- channels 0-22; 8-link H800 logs 16 per peer in NVIDIA/nccl#892).
+    nvl_channels_per_peer = positive(false, 32),
+    -- Over the network NCCL asks max(NICs of the GPU, ceil(NIC GB/s / channel_gbps)) channels,
+    -- rounded up to a power of two (paths.cc; m2n §4). Left out, it is derived that way from
+    -- nic.gbps and channel_gbps: 4 for a 50 GB/s NIC. NCCL also takes the minimum over all
+    -- peers of a communicator and, across nodes, halves it while channels x ceil(peers / 8)
+    -- exceeds the p2p channels (so a 512-rank communicator gets 1); that depends on the
+    -- communicator, so the simulator applies it. Set it to NCCL_NCHANNELS_PER_NET_PEER when
+    -- the runs set that.
+    net_channels_per_peer = { type = "integer", min = 1 },
+    -- Throughput NCCL assumes for one network channel: NCCL_P2P_PER_CHANNEL_NET_BW,
+    -- default 14 GB/s (hw §2.3, paths.cc). A pair's network rate is at most
+    -- net_channels_per_peer x channel_gbps.
+    channel_gbps = { type = "number", above = 0, default = 14 },
+    -- NCCL p2p chunk sizes: NCCL_P2P_NVL_CHUNKSIZE 512 KiB inside a node, and
+    -- NCCL_P2P_NET_CHUNKSIZE 128 KiB for every p2p of a communicator that spans nodes, doubled
+    -- on ARM Blackwell (GB) systems (hw §2.3; NVIDIA/nccl src/init.cc computeBuffSizes).
+    nvl_chunk_kib = positive(false, 512),
+    net_chunk_kib = positive(false, 128),
+    -- Bytes per second a device-to-device copy moves (each byte read and written once), for
+    -- pack/unpack of non-contiguous boxes. No measured figure in the references: the presets
+    -- take [derived] 80% of HBM bandwidth / 2 (assumption: 80% of peak, as STREAM-like copy
+    -- kernels reach); calibrate with cudaMemcpyAsync device-to-device of 1 GiB, or
+    -- nvbandwidth's device_local_copy.
+    memcpy_gbps = rate(true),
+    -- BF16 -> FP8 (e4m3, 128 x 128 block scales) quantisation throughput in GB/s of BF16
+    -- read. Assumption: a fused kernel moves 3 bytes per element (2 read, 1 written) at 60% of
+    -- HBM peak, 0.6 x 2/3 = 0.4 x HBM bandwidth; calibrate by timing the executor's
+    -- quantisation of one large expert tensor.
+    quant_gbps = rate(true),
+    -- Per-tensor framework cost (metadata walk, views, launch) on each side. Assumption:
+    -- 10 us, a few PyTorch op dispatches; calibrate from the slope of refit time against the
+    -- number of tensors at a fixed number of bytes.
+    tensor_overhead_us = latency(10),
+    -- Per-round cost (group start/end, stream synchronisation, buffer swap). Assumption:
+    -- 50 us; calibrate from the slope of refit time against the number of buckets.
+    bucket_overhead_us = latency(50),
+    -- Concurrent streams on the receiving side: NeMo-RL's NRL_REFIT_NUM_STREAMS default 2
+    -- (m2n §3.2; its broadcast path also alternates 2 buffers, m2n §3.1).
+    streams = positive(false, 2),
+}
+
+-- What cluster.system{...} accepts. nodes defaults to 1: a preset describes one node (a
+-- scenario says how many); the localhost preset is one node by construction.
+cluster.SYSTEM = { type = "record", fields = {
+    name = { type = "string", required = true },
+    nodes = positive(false, 1),
+    gpus_per_node = positive(true),
+    hbm_gb = rate(true),
+    nvlink = { type = "record", required = true, fields = {
+        -- GPUs sharing one NVLink/NVSwitch domain: gpus_per_node on DGX, 72 on NVL72, where
+        -- a domain spans 18 compute trays (nodes).
+        domain_gpus = positive(true),
+        gbps = rate(true),
+        -- One NVLink hop through NVSwitch. 0.6 us: NCCL's per-step NVLink latency for the LL
+        -- protocol, the smallest it models (hw §2.3, src/graph/tuning.cc hwLatencies); the
+        -- Simple protocol's 3.4 us adds synchronisation that message_latency_us covers.
+        latency_us = latency(0.6),
+    } },
+    nic = { type = "record", required = true, fields = {
+        -- Scale-out NICs per node; NIC i serves GPUs i*g/per_node .. (i+1)*g/per_node - 1
+        -- (g = gpus_per_node), one per GPU on rail-optimised systems. 0: no NIC (one node).
+        per_node = { type = "integer", min = 0, required = true },
+        gbps = { type = "number", min = 0, required = true },
+        -- NIC to NIC, switches excluded. [derived] 2.2 us: NCCL's per-step network latency
+        -- (NET Ring LL, 2.7 us, hw §2.3) less one leaf hop of switch_latency_us.
+        latency_us = latency(2.2),
+    } },
+    -- GPU <-> host and GPU <-> NIC when GPUDirect is unavailable.
+    pcie = { type = "record", required = true, fields = { gbps = rate(true) } },
+    -- Rail-optimised leaf/spine: NIC i of every node in a group of nodes_per_leaf nodes
+    -- connects to rail leaf i; cross-rail or cross-group traffic climbs to the spine. Leaf
+    -- uplinks carry (downlink bandwidth / oversubscription).
+    fabric = { type = "record", required = true, fields = {
+        nodes_per_leaf = positive(true),
+        -- 1: non-blocking, as NVIDIA's reference architectures build the compute fabric
+        -- ("full non-blocking fat tree", docs.nvidia.com enterprise-reference-architectures
+        -- hgx-ai-factory-h100-h200-b200, networking physical topologies).
+        oversubscription = { type = "number", min = 1, default = 1 },
+        -- Assumption: 0.5 us per switch traversal. No figure in the references (ASTRA-sim's
+        -- example network uses 0.5 us for its middle tier, hw §1.1: a convention, not a
+        -- measurement); calibrate with ib_write_lat between two nodes on one rail leaf and on
+        -- two leaves.
+        switch_latency_us = latency(0.5),
+        -- PXN: a GPU reaches another rail's NIC over NVLink through the GPU that owns it, so
+        -- cross-rail traffic stays on the destination's rail (NCCL_PXN_DISABLE=0 by default,
+        -- src/graph/paths.cc).
+        pxn = { type = "boolean", default = true },
+    } },
+    calibration = { type = "record", required = true, fields = CALIBRATION },
+} }
+
+-- The schema of overrides: the same fields, all optional, no defaults.
+local function optional(spec)
+    local out = {}
+    for k, v in pairs(spec) do
+        out[k] = v
+    end
+    out.required, out.default = nil, nil
+    if spec.fields then
+        out.fields = {}
+        for name, sub in pairs(spec.fields) do
+            out.fields[name] = optional(sub)
+        end
+    end
+    return out
+end
+
+-- A scenario's `cluster` table: `system` (a preset name or a path to a cluster file) plus
+-- any field of cluster.SYSTEM as an override.
+cluster.SPEC = optional(cluster.SYSTEM)
+cluster.SPEC.required = true
+cluster.SPEC.fields.system = { type = "string", required = true }
+
+-- Tables built by cluster.system, with where they were written and the validated fields
+-- before derivation, so overrides can be applied and the derivation redone.
+local built = setmetatable({}, { __mode = "k" })
+
+local function copy(t)
+    if type(t) ~= "table" then
+        return t
+    end
+    local out = {}
+    for k, v in pairs(t) do
+        out[k] = copy(v)
+    end
+    return out
+end
+
+-- Applies the overrides (a validated cluster.SPEC table) onto a copy of `base`.
+local function merge(base, overrides)
+    local out = copy(base)
+    for k, v in pairs(overrides) do
+        if k ~= "system" then
+            if type(v) == "table" then
+                for name, sub in pairs(v) do
+                    out[k][name] = sub
+                end
+            else
+                out[k] = v
+            end
+        end
+    end
+    return out
+end
+
+local function pow2_up(n)
+    local p = 1
+    while p < n do
+        p = p * 2
+    end
+    return p
+end
+
+-- Fills derived fields and checks relations between fields. blame(fields, message) raises
+-- the error at the first of `fields` (dotted names) the user should change.
+local function finish(c, blame)
+    local g, d = c.gpus_per_node, c.nvlink.domain_gpus
+    if d % g ~= 0 and g % d ~= 0 then
+        blame({ "nvlink.domain_gpus", "gpus_per_node" }, string.format(
+            "%d GPUs per NVLink domain neither divide nor are a multiple of the %d GPUs of a "
+            .. "node", d, g))
+    end
+    local nics = c.nic.per_node
+    if nics > g or nics > 0 and g % nics ~= 0 then
+        blame({ "nic.per_node", "gpus_per_node" }, string.format(
+            "%d NICs do not split the %d GPUs of a node evenly", nics, g))
+    end
+    if nics > 0 and c.nic.gbps == 0 then
+        blame({ "nic.gbps", "nic.per_node" }, string.format(
+            "0 GB/s for %d NICs per node; expected a number > 0", nics))
+    end
+    if nics == 0 and c.nodes * g > d then
+        blame({ "nodes", "nic.per_node" }, string.format(
+            "%d nodes x %d GPUs need NICs: nic.per_node is 0 and one NVLink domain holds %d "
+            .. "GPUs", c.nodes, g, d))
+    end
+    local cal = c.calibration
+    if cal.net_channels_per_peer == nil then
+        local per_nic = nics > 0 and math.ceil(c.nic.gbps / cal.channel_gbps) or 1
+        cal.net_channels_per_peer = pow2_up(math.max(1, per_nic))
+    end
+    return c
+end
+
+-- cluster.system{...} in a cluster file: validates and returns the normalised cluster.
+function cluster.system(spec)
+    local site = sandbox.caller()
+    if type(spec) ~= "table" then
+        schema.raise(site, "cluster.system", "expected a table of fields, got "
+            .. schema.describe(spec))
+    end
+    local base = schema.validate(spec, cluster.SYSTEM, site, "")
+    local c = finish(copy(base), function(fields, message)
+        schema.raise(site, fields[1], message)
+    end)
+    c.source = site.file
+    built[c] = { site = site, base = base }
+    return c
+end
+
+-- True when the dotted `field` is written in the overrides.
+local function given(overrides, field)
+    local t = overrides
+    for part in field:gmatch("[^.]+") do
+        if type(t) ~= "table" or t[part] == nil then
+            return false
+        end
+        t = t[part]
+    end
+    return true
+end
+
+-- Path of a cluster spec: a bare name is <models>/clusters/<name>.lua; a path (ending in .lua
+-- or containing '/') is taken from base (the naming file's directory), else as is.
+local function resolve(system, dirs)
+    if not system:match("%.lua$") and not system:find("/") then
+        return (dirs.models or "models") .. "/clusters/" .. system .. ".lua"
+    end
+    if dirs.base and system:sub(1, 1) ~= "/" then
+        return dirs.base .. "/" .. system
+    end
+    return system
+end
+
+-- What cluster files see besides the safe standard library.
+local function globals()
+    return { cluster = { system = cluster.system } }
+end
+
+-- Loads the cluster `spec` (a preset name or path, or a scenario's cluster table with
+-- overrides) and returns the normalised cluster. Faults in `spec` are raised at `site` as
+-- `field`...; dirs = { models = <models dir>, base = <directory of the naming file> }.
+function cluster.load(spec, site, field, dirs)
+    dirs = dirs or {}
+    local named = type(spec) == "string"
+    local s = schema.validate(named and { system = spec } or spec, cluster.SPEC, site, field)
+    local path = resolve(s.system, dirs)
+    local preset = sandbox.run(path, globals(), site, named and field or field .. ".system")
+    local info = type(preset) == "table" and built[preset]
+    if not info then
+        schema.raise({ file = path }, "return", "expected the file to return a cluster built by "
+            .. "cluster.system{...}, got " .. schema.describe(preset))
+    end
+    local c = finish(merge(info.base, s), function(fields, message)
+        for _, f in ipairs(fields) do
+            if given(s, f) then
+                schema.raise(site, field .. "." .. f, message)
+            end
+        end
+        schema.raise(info.site, fields[1], message)
+    end)
+    c.source = path
+    return c
+end
+
+-- Raises at `prefix`.gpus when the GPUs first_gpu .. first_gpu + gpus - 1 of a normalised
+-- side do not exist in cluster `c`.
+function cluster.fit(c, side, site, prefix)
+    local total = c.nodes * c.gpus_per_node
+    local last = side.first_gpu + side.gpus - 1
+    if last >= total then
+        schema.raise(site, prefix .. ".gpus", string.format(
+            "GPUs %d..%d do not fit in the cluster's %d GPUs (%s: %d node%s x %d GPUs)",
+            side.first_gpu, last, total, c.name, c.nodes, c.nodes == 1 and "" or "s",
+            c.gpus_per_node))
+    end
+end
+
+return cluster

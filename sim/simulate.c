@@ -1,0 +1,542 @@
+/* Simulation of a scheduled plan. Each round becomes a flow group: its transfers are merged
+ * into one message per (source, destination) pair, as the executor packs them, and each
+ * message is a flow through the source's copy engine (pack), the route, and the
+ * destination's copy engine (unpack); FP8 runs add the source's quantiser. Broadcasts are
+ * pipelined chains. Round r waits for round r - streams (that many staging buffers in
+ * flight) and for every round it depends on. Fixed costs (per message, per tensor, per
+ * round) are latencies; every mechanism has its knob in the cluster's calibration. */
+#include "simulate.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "flowsim.h"
+
+static const char *const phase_names[RF_SIM_PHASE_COUNT] = {"gather", "deliver", "fanout",
+                                                            "broadcast", "local"};
+
+const char *rf_sim_phase_name(enum rf_sim_phase phase)
+{
+    return phase_names[phase];
+}
+
+static double wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int rf_lower_bound(const struct rf_plan *plan, const struct rf_side *train,
+                   const struct rf_side *infer, const struct rf_topology *topo, double *bound,
+                   struct rf_error *err)
+{
+    const struct rf_cluster *c = topo->cluster;
+    size_t n_gpus = (size_t)topo->gpus;
+    size_t n_domains = (size_t)((topo->gpus + c->nvlink.domain_gpus - 1) / c->nvlink.domain_gpus);
+    int64_t *gpu_need = calloc(n_gpus, sizeof(int64_t));
+    int64_t *domain_need = calloc(n_domains, sizeof(int64_t));
+    double *domain_in = calloc(n_domains, sizeof(double));
+    int rc;
+
+    *bound = 0;
+    if (!gpu_need || !domain_need || !domain_in) {
+        rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+        goto out;
+    }
+    if ((rc = rf_plan_need(plan, train, infer, c->nvlink.domain_gpus, gpu_need, n_gpus, domain_need,
+                           n_domains, err)) < 0)
+        goto out;
+    /* Every byte a GPU receives crosses its NVLink ingress or its NIC (GPUDirect). */
+    for (size_t g = 0; g < n_gpus; g++) {
+        struct rf_route r;
+        double in = topo->links[rf_topology_link(topo, RF_LINK_NVL_IN, (int64_t)g)].capacity;
+        int64_t other = (int64_t)g + c->nvlink.domain_gpus < topo->gpus
+                            ? (int64_t)g + c->nvlink.domain_gpus
+                            : (int64_t)g - c->nvlink.domain_gpus;
+        if (other >= 0 && other < topo->gpus) {
+            rf_topology_route(topo, other, (int64_t)g, &r);
+            in += topo->links[r.link[r.n - 1]].capacity;
+        }
+        if (gpu_need[g] > 0 && (double)gpu_need[g] / in > *bound)
+            *bound = (double)gpu_need[g] / in;
+    }
+    /* Every byte entering a domain crosses the NIC of one of its GPUs. */
+    for (int64_t n = 0; n < topo->nics; n++) {
+        int64_t node = n / c->nic.per_node;
+        int64_t gpu =
+            node * c->gpus_per_node + (n % c->nic.per_node) * c->gpus_per_node / c->nic.per_node;
+        domain_in[rf_topology_domain(topo, gpu)] +=
+            topo->links[rf_topology_link(topo, RF_LINK_NIC_IN, n)].capacity;
+    }
+    for (size_t d = 0; d < n_domains; d++)
+        if (domain_need[d] > 0 && (double)domain_need[d] / domain_in[d] > *bound)
+            *bound = (double)domain_need[d] / domain_in[d];
+    rc = 0;
+out:
+    free(gpu_need);
+    free(domain_need);
+    free(domain_in);
+    return rc;
+}
+
+/* One message (or local copy) of a round before merging. */
+struct msg {
+    int32_t src, dst;
+    uint8_t phase;
+    uint8_t quant;
+    int32_t runs;
+    int64_t bytes;
+};
+
+static int cmp_msg(const void *a, const void *b)
+{
+    const struct msg *x = a, *y = b;
+    if (x->src != y->src)
+        return x->src < y->src ? -1 : 1;
+    if (x->dst != y->dst)
+        return x->dst < y->dst ? -1 : 1;
+    if (x->phase != y->phase)
+        return x->phase < y->phase ? -1 : 1;
+    return (x->quant > y->quant) - (x->quant < y->quant);
+}
+
+struct chain {
+    const struct rf_collective *c;
+    int64_t bytes;
+    bool quant;
+};
+
+static int cmp_chain(const void *a, const void *b)
+{
+    const struct rf_collective *x = ((const struct chain *)a)->c;
+    const struct rf_collective *y = ((const struct chain *)b)->c;
+    int32_t kx[4] = {x->root, x->first_gpu, x->gpu_count, x->gpu_stride};
+    int32_t ky[4] = {y->root, y->first_gpu, y->gpu_count, y->gpu_stride};
+    for (int i = 0; i < 4; i++)
+        if (kx[i] != ky[i])
+            return kx[i] < ky[i] ? -1 : 1;
+    return 0;
+}
+
+static int cmp_edge(const void *a, const void *b)
+{
+    const int32_t *x = a, *y = b;
+    if (x[0] != y[0])
+        return x[0] < y[0] ? -1 : 1;
+    return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+struct sim {
+    const struct rf_plan *plan;
+    const struct rf_topology *topo;
+    struct rf_flowsim *fs;
+    struct rf_error *err;
+    uint8_t *flow_phase;
+    int32_t *flow_group;
+    size_t n_flows, cap_flows;
+    int32_t (*edges)[2];
+    size_t n_edges, cap_edges;
+    struct rf_prediction *out;
+};
+
+static int grow(void **p, size_t *cap, size_t need, size_t size, struct rf_error *err)
+{
+    if (need <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap * 2 : 1024;
+    while (nc < need)
+        nc *= 2;
+    void *np = realloc(*p, nc * size);
+    if (!np)
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    *p = np;
+    *cap = nc;
+    return 0;
+}
+
+static int add_flow(struct sim *s, const int32_t *path, int n, double bytes, double latency,
+                    double cap, int32_t group, enum rf_sim_phase phase)
+{
+    size_t c1 = s->cap_flows, c2 = s->cap_flows;
+    int rc;
+    if ((rc = grow((void **)&s->flow_phase, &c1, s->n_flows + 1, 1, s->err)) < 0 ||
+        (rc = grow((void **)&s->flow_group, &c2, s->n_flows + 1, sizeof(int32_t), s->err)) < 0)
+        return rc;
+    s->cap_flows = c1 < c2 ? c1 : c2;
+    struct rf_flow_spec f = {.bytes = bytes,
+                             .latency_s = latency,
+                             .rate_cap = cap,
+                             .path = path,
+                             .path_len = n,
+                             .group = group};
+    if ((rc = rf_flowsim_add(s->fs, &f, s->err)) < 0)
+        return rc;
+    s->flow_phase[s->n_flows] = (uint8_t)phase;
+    s->flow_group[s->n_flows] = group;
+    s->n_flows++;
+    s->out->phase_bytes[phase] += (int64_t)bytes;
+    return 0;
+}
+
+static int add_edge(struct sim *s, int32_t group, int32_t prerequisite)
+{
+    int rc = grow((void **)&s->edges, &s->cap_edges, s->n_edges + 1, sizeof(*s->edges), s->err);
+    if (rc < 0)
+        return rc;
+    s->edges[s->n_edges][0] = group;
+    s->edges[s->n_edges][1] = prerequisite;
+    s->n_edges++;
+    return 0;
+}
+
+/* The flows of one round's point-to-point messages. */
+static int round_messages(struct sim *s, int32_t r, struct msg *m, size_t n, int32_t *runs_of)
+{
+    const struct rf_topology *topo = s->topo;
+    const struct rf_cluster *c = topo->cluster;
+    int rc;
+    qsort(m, n, sizeof(*m), cmp_msg);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (k > 0 && cmp_msg(&m[k - 1], &m[i]) == 0) {
+            m[k - 1].bytes += m[i].bytes;
+            m[k - 1].runs += m[i].runs;
+        } else {
+            m[k++] = m[i];
+        }
+    }
+    /* The host hands its tensors to the transport one by one: a per-tensor cost on every
+     * message the GPU sends this round. */
+    for (size_t i = 0; i < k; i++)
+        runs_of[m[i].src] += m[i].runs;
+    double base = c->cal.bucket_overhead_us * 1e-6;
+    for (size_t i = 0; i < k; i++) {
+        int32_t path[RF_ROUTE_MAX + 3];
+        int np = 0;
+        double latency = base + c->cal.tensor_overhead_us * 1e-6 * runs_of[m[i].src];
+        if (m[i].src == m[i].dst) {
+            path[np++] = rf_topology_link(topo, RF_LINK_COPY, m[i].src);
+            rc = add_flow(s, path, np, (double)m[i].bytes, latency, 0, r, RF_SIM_LOCAL);
+        } else {
+            struct rf_route route;
+            rf_topology_route(topo, m[i].src, m[i].dst, &route);
+            if (m[i].quant)
+                path[np++] = rf_topology_link(topo, RF_LINK_QUANT, m[i].src);
+            path[np++] = rf_topology_link(topo, RF_LINK_COPY, m[i].src);
+            for (int h = 0; h < route.n; h++)
+                path[np++] = route.link[h];
+            path[np++] = rf_topology_link(topo, RF_LINK_COPY, m[i].dst);
+            latency += route.latency_s + c->cal.message_latency_us * 1e-6;
+            rc = add_flow(s, path, np, (double)m[i].bytes, latency, route.rate_cap, r,
+                          (enum rf_sim_phase)m[i].phase);
+            s->out->messages++;
+        }
+        if (rc < 0)
+            return rc;
+    }
+    for (size_t i = 0; i < k; i++)
+        runs_of[m[i].src] = 0;
+    return 0;
+}
+
+/* A broadcast as NCCL pipelines it: a chain root -> members in GPU order (node-local hops
+ * first), every hop carrying the whole tensor at once; the pipeline fill, hops x hop latency
+ * + (hops - 1) x one chunk at the slowest hop's rate, delays the whole chain:
+ * T = alpha + hops * hop_latency + (hops - 1) * chunk / B + bytes / B. */
+static int round_chain(struct sim *s, int32_t r, const struct chain *ch)
+{
+    const struct rf_topology *topo = s->topo;
+    const struct rf_cluster *c = topo->cluster;
+    const struct rf_collective *col = ch->c;
+    double slowest = INFINITY, hop_latency = 0;
+    bool fabric = false;
+    int64_t hops = 0;
+    int32_t prev = col->root;
+    int rc;
+
+    for (int32_t i = 0; i < col->gpu_count; i++) {
+        int32_t g = col->first_gpu + i * col->gpu_stride;
+        struct rf_route route;
+        if (g == col->root)
+            continue;
+        rf_topology_route(topo, prev, g, &route);
+        for (int h = 0; h < route.n; h++)
+            if (topo->links[route.link[h]].capacity < slowest)
+                slowest = topo->links[route.link[h]].capacity;
+        if (route.rate_cap > 0 && route.rate_cap < slowest)
+            slowest = route.rate_cap;
+        if (route.latency_s > hop_latency)
+            hop_latency = route.latency_s;
+        fabric |= route.fabric;
+        prev = g;
+        hops++;
+    }
+    if (hops == 0)
+        return 0;
+    double chunk = (double)(fabric ? c->cal.net_chunk_kib : c->cal.nvl_chunk_kib) * 1024.0;
+    double latency = c->cal.bucket_overhead_us * 1e-6 + c->cal.message_latency_us * 1e-6 +
+                     (double)hops * hop_latency + (double)(hops - 1) * chunk / slowest;
+    prev = col->root;
+    for (int32_t i = 0; i < col->gpu_count; i++) {
+        int32_t g = col->first_gpu + i * col->gpu_stride;
+        int32_t path[RF_ROUTE_MAX + 1];
+        int np = 0;
+        struct rf_route route;
+        if (g == col->root)
+            continue;
+        rf_topology_route(topo, prev, g, &route);
+        if (ch->quant && prev == col->root)
+            path[np++] = rf_topology_link(topo, RF_LINK_QUANT, col->root);
+        for (int h = 0; h < route.n; h++)
+            path[np++] = route.link[h];
+        if ((rc = add_flow(s, path, np, (double)ch->bytes, latency, route.rate_cap, r,
+                           RF_SIM_BROADCAST)) < 0)
+            return rc;
+        prev = g;
+    }
+    s->out->messages += hops;
+    return 0;
+}
+
+int rf_simulate(const struct rf_plan *plan, const struct rf_side *train,
+                const struct rf_side *infer, const struct rf_topology *topo,
+                struct rf_prediction *out, struct rf_error *err)
+{
+    const struct rf_cluster *c = topo->cluster;
+    struct sim s = {.plan = plan, .topo = topo, .err = err, .out = out};
+    double t0 = wall();
+    int32_t R = plan->n_rounds;
+    size_t *tstart = NULL, *cstart = NULL;
+    size_t *torder = NULL, *corder = NULL;
+    struct msg *m = NULL;
+    struct chain *chains = NULL;
+    int32_t *runs_of = NULL;
+    double *capacity = NULL;
+    size_t cap_m = 0;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    out->bottleneck = -1;
+    for (size_t i = 0; i < plan->n_transfers; i++) {
+        const struct rf_transfer *t = &plan->transfers[i];
+        int64_t hi = t->dst + (int64_t)(t->dst_count - 1) * t->dst_stride;
+        if (t->src >= topo->gpus || hi >= topo->gpus)
+            return rf_error_set(
+                err, RF_EINVAL, "the plan uses GPU %lld but cluster %s has %lld GPUs",
+                (long long)(t->src > hi ? t->src : hi), c->name, (long long)topo->gpus);
+    }
+    capacity = malloc(topo->n_links * sizeof(double));
+    runs_of = calloc((size_t)topo->gpus, sizeof(int32_t));
+    tstart = calloc((size_t)R + 2, sizeof(size_t));
+    cstart = calloc((size_t)R + 2, sizeof(size_t));
+    torder = malloc((plan->n_transfers + 1) * sizeof(size_t));
+    corder = malloc((plan->n_collectives + 1) * sizeof(size_t));
+    chains = malloc((plan->n_collectives + 1) * sizeof(*chains));
+    out->round_start = calloc((size_t)R + 1, sizeof(double));
+    out->round_finish = calloc((size_t)R + 1, sizeof(double));
+    if (!capacity || !runs_of || !tstart || !cstart || !torder || !corder || !chains ||
+        !out->round_start || !out->round_finish) {
+        rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+        goto out;
+    }
+    out->n_rounds = R;
+    for (size_t l = 0; l < topo->n_links; l++)
+        capacity[l] = topo->links[l].capacity;
+    if ((rc = rf_flowsim_new(&s.fs, topo->n_links, capacity, err)) < 0 ||
+        (rc = rf_lower_bound(plan, train, infer, topo, &out->lower_bound_s, err)) < 0)
+        goto out;
+
+    /* Transfers and collectives bucketed by round (counting sort). */
+    for (size_t i = 0; i < plan->n_transfers; i++)
+        tstart[plan->transfers[i].round + 1]++;
+    for (size_t i = 0; i < plan->n_collectives; i++)
+        cstart[plan->collectives[i].round + 1]++;
+    for (int32_t r = 0; r < R; r++) {
+        tstart[r + 1] += tstart[r];
+        cstart[r + 1] += cstart[r];
+    }
+    for (size_t i = 0; i < plan->n_transfers; i++)
+        torder[tstart[plan->transfers[i].round]++] = i;
+    for (size_t i = 0; i < plan->n_collectives; i++)
+        corder[cstart[plan->collectives[i].round]++] = i;
+    for (int32_t r = R; r > 0; r--) {
+        tstart[r] = tstart[r - 1];
+        cstart[r] = cstart[r - 1];
+    }
+    tstart[0] = cstart[0] = 0;
+
+    for (int32_t r = 0; r < R; r++) {
+        size_t n = 0;
+        for (size_t k = tstart[r]; k < tstart[r + 1]; k++) {
+            const struct rf_transfer *t = &plan->transfers[torder[k]];
+            int32_t tensor = plan->boxes[t->box].tensor;
+            uint8_t phase = t->phase == RF_PHASE_GATHER ? RF_SIM_GATHER
+                            : t->after >= 0             ? RF_SIM_FANOUT
+                                                        : RF_SIM_DELIVER;
+            bool quant = phase == RF_SIM_DELIVER && plan->wire_dtype[tensor] == RF_DT_FP8 &&
+                         plan->tensors[tensor].dtype != RF_DT_FP8;
+            if ((rc = grow((void **)&m, &cap_m, n + (size_t)t->dst_count, sizeof(*m), err)) < 0)
+                goto out;
+            for (int32_t i = 0; i < t->dst_count; i++) {
+                int32_t d = t->dst + i * t->dst_stride;
+                m[n++] = (struct msg){.src = t->src,
+                                      .dst = d,
+                                      .phase = t->src == d ? RF_SIM_LOCAL : phase,
+                                      .quant = quant,
+                                      .runs = 1,
+                                      .bytes = t->bytes};
+            }
+            if (t->after >= 0 && plan->transfers[t->after].round > r - c->cal.streams &&
+                (rc = add_edge(&s, r, plan->transfers[t->after].round)) < 0)
+                goto out;
+        }
+        if ((rc = round_messages(&s, r, m, n, runs_of)) < 0)
+            goto out;
+
+        /* Broadcasts of one round with the same root and members form one chain. */
+        size_t nc = 0;
+        for (size_t k = cstart[r]; k < cstart[r + 1]; k++) {
+            const struct rf_collective *col = &plan->collectives[corder[k]];
+            chains[nc++] = (struct chain){
+                .c = col, .bytes = col->bytes, .quant = plan->wire_dtype[col->tensor] == RF_DT_FP8};
+        }
+        qsort(chains, nc, sizeof(*chains), cmp_chain);
+        size_t kc = 0;
+        for (size_t i = 0; i < nc; i++) {
+            if (kc > 0 && cmp_chain(&chains[kc - 1], &chains[i]) == 0) {
+                chains[kc - 1].bytes += chains[i].bytes;
+                chains[kc - 1].quant |= chains[i].quant;
+            } else {
+                chains[kc++] = chains[i];
+            }
+        }
+        for (size_t i = 0; i < kc; i++)
+            if ((rc = round_chain(&s, r, &chains[i])) < 0)
+                goto out;
+        if (r >= c->cal.streams && (rc = add_edge(&s, r, r - (int32_t)c->cal.streams)) < 0)
+            goto out;
+    }
+    /* A broadcast waits for every gather of its tensor, whatever the stream window: rounds
+     * before the window are implied by the chain of windows. */
+    if (plan->n_collectives > 0) {
+        int32_t(*gr)[2] = malloc(plan->n_tensors * sizeof(*gr));
+        if (!gr) {
+            rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+            goto out;
+        }
+        for (size_t i = 0; i < plan->n_tensors; i++)
+            gr[i][0] = INT32_MAX, gr[i][1] = -1;
+        for (size_t i = 0; i < plan->n_transfers; i++) {
+            const struct rf_transfer *t = &plan->transfers[i];
+            int32_t tensor = plan->boxes[t->box].tensor;
+            if (t->phase != RF_PHASE_GATHER)
+                continue;
+            if (t->round < gr[tensor][0])
+                gr[tensor][0] = t->round;
+            if (t->round > gr[tensor][1])
+                gr[tensor][1] = t->round;
+        }
+        for (size_t k = 0; k < plan->n_collectives && rc == 0; k++) {
+            const struct rf_collective *col = &plan->collectives[k];
+            int32_t lo = col->round - (int32_t)c->cal.streams + 1;
+            if (lo < gr[col->tensor][0])
+                lo = gr[col->tensor][0];
+            for (int32_t g = lo; g <= gr[col->tensor][1] && g < col->round && rc == 0; g++)
+                rc = add_edge(&s, col->round, g);
+        }
+        free(gr);
+        if (rc < 0)
+            goto out;
+    }
+    qsort(s.edges, s.n_edges, sizeof(*s.edges), cmp_edge);
+    for (size_t i = 0; i < s.n_edges; i++) {
+        if (i > 0 && s.edges[i][0] == s.edges[i - 1][0] && s.edges[i][1] == s.edges[i - 1][1])
+            continue;
+        if ((rc = rf_flowsim_after(s.fs, s.edges[i][0], s.edges[i][1], err)) < 0)
+            goto out;
+    }
+    if ((rc = rf_flowsim_run(s.fs, err)) < 0)
+        goto out;
+
+    out->predicted_s = rf_flowsim_makespan(s.fs);
+    out->flows = (int64_t)s.n_flows;
+    struct rf_flowsim_stats st;
+    rf_flowsim_stats(s.fs, &st);
+    out->events = st.events;
+    for (int32_t r = 0; r < R; r++) {
+        out->round_start[r] = rf_flowsim_group_start(s.fs, r);
+        out->round_finish[r] = rf_flowsim_group_finish(s.fs, r);
+    }
+    for (int p = 0; p < RF_SIM_PHASE_COUNT; p++) {
+        out->phase_start[p] = INFINITY;
+        out->phase_finish[p] = 0;
+    }
+    for (size_t f = 0; f < s.n_flows; f++) {
+        int p = s.flow_phase[f];
+        double st0 = out->round_start[s.flow_group[f]];
+        double fin = rf_flowsim_flow_finish(s.fs, (int64_t)f);
+        if (st0 < out->phase_start[p])
+            out->phase_start[p] = st0;
+        if (fin > out->phase_finish[p])
+            out->phase_finish[p] = fin;
+    }
+    for (int p = 0; p < RF_SIM_PHASE_COUNT; p++)
+        if (isinf(out->phase_start[p]))
+            out->phase_start[p] = 0;
+
+    out->n_links = topo->n_links;
+    out->link_bytes = malloc(topo->n_links * sizeof(double));
+    out->link_busy = malloc(topo->n_links * sizeof(double));
+    if (!out->link_bytes || !out->link_busy) {
+        rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+        goto out;
+    }
+    memcpy(out->link_bytes, rf_flowsim_link_bytes(s.fs), topo->n_links * sizeof(double));
+    memcpy(out->link_busy, rf_flowsim_link_busy(s.fs), topo->n_links * sizeof(double));
+    double worst = -1;
+    for (size_t l = 0; l < topo->n_links; l++) {
+        enum rf_link_kind k = topo->links[l].kind;
+        if (k == RF_LINK_NVL_IN)
+            out->nvlink_bytes += (int64_t)llround(out->link_bytes[l]);
+        if (k == RF_LINK_NIC_OUT)
+            out->fabric_bytes += (int64_t)llround(out->link_bytes[l]);
+        /* The bottleneck: the link kept busiest, judged by its load at full rate. */
+        double load = out->link_bytes[l] / topo->links[l].capacity;
+        if (out->link_bytes[l] > 0 && load > worst) {
+            worst = load;
+            out->bottleneck = (int32_t)l;
+        }
+    }
+    rc = 0;
+out:
+    out->sim_seconds = wall() - t0;
+    rf_flowsim_free(s.fs);
+    free(s.flow_phase);
+    free(s.flow_group);
+    free(s.edges);
+    free(m);
+    free(chains);
+    free(runs_of);
+    free(tstart);
+    free(cstart);
+    free(torder);
+    free(corder);
+    free(capacity);
+    if (rc < 0)
+        rf_prediction_release(out);
+    return rc;
+}
+
+void rf_prediction_release(struct rf_prediction *p)
+{
+    if (!p)
+        return;
+    free(p->link_bytes);
+    free(p->link_busy);
+    free(p->round_start);
+    free(p->round_finish);
+    memset(p, 0, sizeof(*p));
+}

@@ -1,0 +1,98 @@
+/* Clusters and routing: the modelled links of a cluster (per-GPU NVLink ports, per-NIC
+ * ports, rail leaf uplinks/downlinks of a rail-optimised leaf/spine fabric, per-GPU copy and
+ * quantisation engines) and the route of a message between two GPUs. */
+#ifndef RF_TOPOLOGY_H
+#define RF_TOPOLOGY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+/* A cluster as the normalised Lua description gives it (doc/architecture.md): bandwidths
+ * in GB/s per direction (1e9 B/s), latencies in microseconds. */
+struct rf_cluster {
+    char *name, *source;
+    int64_t nodes, gpus_per_node;
+    double hbm_gb;
+    struct {
+        int64_t domain_gpus;
+        double gbps, latency_us;
+    } nvlink;
+    struct {
+        int64_t per_node;
+        double gbps, latency_us;
+    } nic;
+    double pcie_gbps;
+    struct {
+        int64_t nodes_per_leaf;
+        double oversubscription, switch_latency_us;
+        bool pxn;
+    } fabric;
+    struct {
+        double nvlink_efficiency, nic_efficiency, message_latency_us;
+        int64_t nvl_channels_per_peer, net_channels_per_peer;
+        double channel_gbps;
+        int64_t nvl_chunk_kib, net_chunk_kib;
+        double memcpy_gbps, quant_gbps, tensor_overhead_us, bucket_overhead_us;
+        int64_t streams;
+    } cal;
+};
+
+enum rf_link_kind {
+    RF_LINK_NVL_OUT,   /* GPU NVLink egress */
+    RF_LINK_NVL_IN,    /* GPU NVLink ingress */
+    RF_LINK_NIC_OUT,   /* NIC transmit */
+    RF_LINK_NIC_IN,    /* NIC receive */
+    RF_LINK_LEAF_UP,   /* rail leaf switch -> spine (aggregate) */
+    RF_LINK_LEAF_DOWN, /* spine -> rail leaf switch (aggregate) */
+    RF_LINK_COPY,      /* GPU copy engine: pack/unpack through HBM */
+    RF_LINK_QUANT,     /* GPU BF16 -> FP8 quantisation */
+    RF_LINK_KIND_COUNT
+};
+
+struct rf_link {
+    enum rf_link_kind kind;
+    int32_t a, b;    /* endpoints: GPU, or node and NIC index, or rail and leaf group */
+    double capacity; /* bytes/s after calibration */
+};
+
+/* The links of a cluster in one array, addressed arithmetically: no per-link lookups. */
+struct rf_topology {
+    const struct rf_cluster *cluster;
+    int64_t gpus, nics, leaves;
+    struct rf_link *links;
+    size_t n_links;
+    /* Offsets of each link kind's block in links[]. */
+    size_t base[RF_LINK_KIND_COUNT];
+};
+
+/* The route of one message: link indices, latency and the per-flow rate cap. */
+#define RF_ROUTE_MAX 8
+struct rf_route {
+    int32_t link[RF_ROUTE_MAX];
+    int n;
+    double latency_s; /* hop latencies, without the per-message software latency */
+    double rate_cap;  /* bytes/s, NCCL channels over the network; 0 = none */
+    bool fabric;      /* leaves the NVLink domain */
+};
+
+const char *rf_link_kind_name(enum rf_link_kind kind);
+int rf_topology_init(struct rf_topology *topo, const struct rf_cluster *cluster,
+                     struct rf_error *err);
+void rf_topology_release(struct rf_topology *topo);
+void rf_cluster_release(struct rf_cluster *cluster);
+
+int64_t rf_topology_domain(const struct rf_topology *topo, int64_t gpu);
+/* Route from src to dst (different GPUs); copy engines are added by the caller. */
+void rf_topology_route(const struct rf_topology *topo, int64_t src, int64_t dst,
+                       struct rf_route *route);
+int32_t rf_topology_link(const struct rf_topology *topo, enum rf_link_kind kind, int64_t index);
+/* The NIC serving a GPU (-1 without NICs), and the rail leaf a NIC hangs off. */
+int64_t rf_topology_nic(const struct rf_topology *topo, int64_t gpu);
+int64_t rf_topology_leaf(const struct rf_topology *topo, int64_t nic);
+/* Short name such as "nic_in[node 3 nic 5]", for tables and the store. */
+void rf_link_describe(const struct rf_topology *topo, size_t link, char *buf, size_t size);
+
+#endif

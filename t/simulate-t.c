@@ -1,0 +1,253 @@
+/* Simulation on hand-computable cases: one transfer on one link, two flows sharing a NIC, a
+ * pipelined broadcast against its closed form, and the bound never above the prediction. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fixtures.h"
+#include "schedule.h"
+#include "simulate.h"
+
+/* Two DGX-like nodes of 8 GPUs, one 50 GB/s NIC per GPU, no efficiency losses and no fixed
+ * costs unless a test sets them, so every time is bytes / bandwidth + latencies. */
+static struct rf_cluster cluster(void)
+{
+    struct rf_cluster c = {
+        .name = "test", .source = "t", .nodes = 2, .gpus_per_node = 8, .hbm_gb = 80};
+    c.nvlink.domain_gpus = 8;
+    c.nvlink.gbps = 400;
+    c.nic.per_node = 8;
+    c.nic.gbps = 50;
+    c.fabric.nodes_per_leaf = 32;
+    c.fabric.oversubscription = 1;
+    c.fabric.pxn = true;
+    c.cal.nvlink_efficiency = 1;
+    c.cal.nic_efficiency = 1;
+    c.cal.net_channels_per_peer = 8;
+    c.cal.channel_gbps = 14;
+    c.cal.nvl_chunk_kib = 512;
+    c.cal.net_chunk_kib = 128;
+    c.cal.memcpy_gbps = 1e6; /* copies free unless a test says otherwise */
+    c.cal.quant_gbps = 1e6;
+    c.cal.streams = 1;
+    return c;
+}
+
+/* cmocka 1.1 has assert_float_equal only for floats: compare doubles relatively here. */
+#define assert_double_equal(a, b, rel)                                                             \
+    do {                                                                                           \
+        double a_ = (a), b_ = (b);                                                                 \
+        if (fabs(a_ - b_) > (rel)*fabs(b_) + 1e-15)                                                \
+            fail_msg("%.15g != %.15g", a_, b_);                                                    \
+    } while (0)
+
+static double predict(struct rf_plan *p, const struct rf_cluster *c, struct rf_side *tr,
+                      struct rf_side *in, struct rf_prediction *pred)
+{
+    struct rf_topology topo;
+    struct rf_error err;
+    assert_int_equal(rf_topology_init(&topo, c, &err), 0);
+    if (rf_simulate(p, tr, in, &topo, pred, &err) < 0)
+        fail_msg("%s", err.msg);
+    rf_topology_release(&topo);
+    assert_true(pred->predicted_s >= pred->lower_bound_s * (1 - 1e-12));
+    return pred->predicted_s;
+}
+
+/* A hand-made plan: one box of `bytes` bytes from src to each of dsts, in one round. */
+static void one_round(struct rf_plan *p, struct rf_tensor *t, struct rf_plan_box *b,
+                      struct rf_transfer *tr, int n, const int32_t *src, const int32_t *dst,
+                      int64_t bytes)
+{
+    static enum rf_dtype wire = RF_DT_BF16;
+    *t = tensor("w", RF_CLASS_REPLICATED, RF_ROLE_NORM, 0, bytes / 2, 0, 0);
+    b->tensor = 0;
+    b->box = (struct rf_box){.off = {0}, .len = {bytes / 2, 1, 1, 1}};
+    for (int i = 0; i < n; i++)
+        tr[i] = (struct rf_transfer){.box = 0,
+                                     .src = src[i],
+                                     .dst = dst[i],
+                                     .dst_count = 1,
+                                     .after = -1,
+                                     .round = 0,
+                                     .bytes = bytes,
+                                     .phase = RF_PHASE_DELIVER};
+    *p = (struct rf_plan){.tensors = t,
+                          .wire_dtype = &wire,
+                          .n_tensors = 1,
+                          .boxes = b,
+                          .n_boxes = 1,
+                          .transfers = tr,
+                          .n_transfers = (size_t)n,
+                          .n_rounds = 1};
+}
+
+static void one_transfer_is_latency_plus_bytes_over_bandwidth(void **state)
+{
+    (void)state;
+    struct rf_cluster c = cluster();
+    c.cal.message_latency_us = 5;
+    struct rf_tensor t;
+    struct rf_plan_box b;
+    struct rf_transfer tr[1];
+    struct rf_plan p;
+    struct rf_prediction pred;
+    struct rf_side trs = train_side(1, 1, 1, 1, 1, 1, false, 0, 1);
+    struct rf_side ins = infer_side(1, 1, 1, 1, 1, 8, 1, RF_DT_BF16);
+    /* GPU 0 (node 0, rail 0) to GPU 8 (node 1, rail 0): NIC out, one leaf, NIC in. */
+    one_round(&p, &t, &b, tr, 1, (int32_t[]){0}, (int32_t[]){8}, 1000000000);
+    double want =
+        5e-6 + 2 * c.nic.latency_us * 1e-6 + c.fabric.switch_latency_us * 1e-6 + 1e9 / 50e9;
+    assert_double_equal(predict(&p, &c, &trs, &ins, &pred), want, 1e-12);
+    assert_int_equal(pred.fabric_bytes, 1000000000);
+    rf_prediction_release(&pred);
+    rf_side_release(&trs);
+    rf_side_release(&ins);
+}
+
+static void two_flows_share_a_nic(void **state)
+{
+    (void)state;
+    struct rf_cluster c = cluster();
+    struct rf_tensor t;
+    struct rf_plan_box b;
+    struct rf_transfer tr[2];
+    struct rf_plan p;
+    struct rf_prediction pred;
+    struct rf_side trs = train_side(1, 1, 1, 1, 1, 1, false, 0, 1);
+    struct rf_side ins = infer_side(1, 1, 1, 1, 1, 8, 1, RF_DT_BF16);
+    /* GPU 0 sends 1 GB to GPU 8 and GPU 9: with PXN the second hops to GPU 1 over NVLink
+     * and leaves on rail 1, so turn PXN off to make both share NIC 0: each gets 25 GB/s. */
+    c.fabric.pxn = false;
+    one_round(&p, &t, &b, tr, 2, (int32_t[]){0, 0}, (int32_t[]){8, 9}, 1000000000);
+    double lat = 2 * c.nic.latency_us * 1e-6 + 3 * c.fabric.switch_latency_us * 1e-6;
+    assert_double_equal(predict(&p, &c, &trs, &ins, &pred), lat + 2e9 / 50e9, 1e-9);
+    rf_prediction_release(&pred);
+    /* With PXN the two leave on different NICs: each at full rate after an NVLink hop. */
+    c.fabric.pxn = true;
+    double pxn = predict(&p, &c, &trs, &ins, &pred);
+    assert_true(pxn < 1e9 / 50e9 * 1.01);
+    rf_prediction_release(&pred);
+    rf_side_release(&trs);
+    rf_side_release(&ins);
+}
+
+static void broadcast_matches_its_closed_form(void **state)
+{
+    (void)state;
+    struct rf_cluster c = cluster();
+    c.cal.message_latency_us = 3;
+    struct rf_tensor t = tensor("w", RF_CLASS_REPLICATED, RF_ROLE_NORM, 0, 500000000, 0, 0);
+    enum rf_dtype wire = RF_DT_BF16;
+    /* Root GPU 0 to GPUs 1..7: a chain of 7 NVLink hops at 400 GB/s. */
+    struct rf_collective col = {.kind = RF_COLL_BROADCAST,
+                                .tensor = 0,
+                                .root = 0,
+                                .first_gpu = 1,
+                                .gpu_count = 7,
+                                .gpu_stride = 1,
+                                .bytes = 1000000000,
+                                .round = 0};
+    struct rf_plan p = {.tensors = &t,
+                        .wire_dtype = &wire,
+                        .n_tensors = 1,
+                        .collectives = &col,
+                        .n_collectives = 1,
+                        .n_rounds = 1};
+    struct rf_prediction pred;
+    struct rf_side trs = train_side(1, 1, 1, 1, 1, 1, false, 0, 1);
+    struct rf_side ins = infer_side(1, 1, 1, 1, 7, 1, 1, RF_DT_BF16);
+    double B = 400e9, hops = 7, alpha = c.nvlink.latency_us * 1e-6, chunk = 512 * 1024.0;
+    double want = 3e-6 + hops * alpha + (hops - 1) * chunk / B + 1e9 / B;
+    assert_double_equal(predict(&p, &c, &trs, &ins, &pred), want, 1e-12);
+    rf_prediction_release(&pred);
+    rf_side_release(&trs);
+    rf_side_release(&ins);
+}
+
+static void rounds_run_one_after_another(void **state)
+{
+    (void)state;
+    struct rf_cluster c = cluster();
+    struct rf_tensor t;
+    struct rf_plan_box b;
+    struct rf_transfer tr[2];
+    struct rf_plan p;
+    struct rf_prediction pred;
+    struct rf_side trs = train_side(1, 1, 1, 1, 1, 1, false, 0, 1);
+    struct rf_side ins = infer_side(1, 1, 1, 1, 1, 8, 1, RF_DT_BF16);
+    one_round(&p, &t, &b, tr, 2, (int32_t[]){0, 1}, (int32_t[]){8, 9}, 500000000);
+    tr[1].round = 1;
+    p.n_rounds = 2;
+    double lat = 2 * c.nic.latency_us * 1e-6 + c.fabric.switch_latency_us * 1e-6;
+    /* One stream: round 1 starts when round 0 ends. */
+    assert_double_equal(predict(&p, &c, &trs, &ins, &pred), 2 * (lat + 0.5e9 / 50e9), 1e-12);
+    assert_double_equal(pred.round_start[1], pred.round_finish[0], 1e-15);
+    rf_prediction_release(&pred);
+    /* Two streams: the rounds overlap (different NICs). */
+    c.cal.streams = 2;
+    assert_double_equal(predict(&p, &c, &trs, &ins, &pred), lat + 0.5e9 / 50e9, 1e-12);
+    rf_prediction_release(&pred);
+    rf_side_release(&trs);
+    rf_side_release(&ins);
+}
+
+static void real_plans_never_beat_the_bound(void **state)
+{
+    (void)state;
+    struct rf_cluster c = cluster();
+    c.cal.message_latency_us = 6;
+    c.cal.tensor_overhead_us = 10;
+    c.cal.bucket_overhead_us = 50;
+    c.cal.memcpy_gbps = 1340;
+    c.cal.nvlink_efficiency = 0.82;
+    c.cal.nic_efficiency = 0.96;
+    struct rf_tensor ts[] = {tensor("emb", RF_CLASS_VOCAB, RF_ROLE_EMBEDDING, -1, 4096, 512, 0),
+                             tensor("q", RF_CLASS_COLUMN, RF_ROLE_ATTENTION, 0, 2048, 512, 0),
+                             tensor("o", RF_CLASS_ROW, RF_ROLE_ATTENTION, 0, 512, 2048, 0),
+                             tensor("e", RF_CLASS_EXPERT_COLUMN, RF_ROLE_EXPERT, 1, 16, 512, 512),
+                             tensor("n", RF_CLASS_REPLICATED, RF_ROLE_NORM, 1, 512, 0, 0)};
+    struct rf_model m = {.name = "m",
+                         .layers = 2,
+                         .tensors = ts,
+                         .n_tensors = 5,
+                         .experts = 16,
+                         .experts_per_token = 2};
+    for (int s = RF_STRAT_BROADCAST; s <= RF_STRAT_RESHARD; s++) {
+        for (int colocated = 0; colocated < 2; colocated++) {
+            struct rf_side trs = train_side(2, 1, 2, 2, 4, 1, false, 0, 2);
+            struct rf_side ins = infer_side(4, 1, 1, 1, 2, colocated ? 0 : 8, 2, RF_DT_FP8);
+            struct rf_plan p;
+            struct rf_prediction pred;
+            struct rf_error err;
+            assert_int_equal(rf_plan_build(&p, &m, &trs, &ins, s, NULL, NULL, &err), 0);
+            assert_int_equal(
+                rf_schedule(&p, &(struct rf_schedule_opts){.staging_bytes = 1 << 20}, &err), 0);
+            predict(&p, &c, &trs, &ins, &pred);
+            assert_true(pred.lower_bound_s > 0);
+            rf_prediction_release(&pred);
+            rf_plan_release(&p);
+            rf_side_release(&trs);
+            rf_side_release(&ins);
+        }
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(one_transfer_is_latency_plus_bytes_over_bandwidth),
+        cmocka_unit_test(two_flows_share_a_nic),
+        cmocka_unit_test(broadcast_matches_its_closed_form),
+        cmocka_unit_test(rounds_run_one_after_another),
+        cmocka_unit_test(real_plans_never_beat_the_bound),
+    };
+    return cmocka_run_group_tests_name("simulate", tests, NULL, NULL);
+}
