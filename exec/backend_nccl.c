@@ -505,6 +505,7 @@ int rf_backend_nccl_new(struct rf_backend **out, struct rf_ctl *ctl, struct rf_e
         goto fail;
     ctl->poll_extra = poll_async;
     ctl->poll_arg = n;
+    ctl->yield_seconds = ctl->timeout;
     *out = b;
     return 0;
 fail:

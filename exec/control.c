@@ -75,6 +75,7 @@ int rf_ctl_init(struct rf_ctl *c, double timeout, struct rf_error *err)
 {
     memset(c, 0, sizeof(*c));
     c->timeout = timeout;
+    c->yield_seconds = 0.01;
     /* Errors come back as codes (every call is checked) instead of killing the job. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
@@ -132,6 +133,7 @@ void rf_ctl_wait_begin(const struct rf_ctl *c, struct rf_ctl_wait *w)
 {
     w->deadline = now() + c->timeout;
     w->spins = 0;
+    w->sleeps = 0;
 }
 
 int rf_ctl_tick(struct rf_ctl *c, struct rf_ctl_wait *w, const char *what, struct rf_error *err)
@@ -145,15 +147,15 @@ int rf_ctl_tick(struct rf_ctl *c, struct rf_ctl_wait *w, const char *what, struc
         return rf_error_set(err, RF_ETIMEDOUT,
                             "timed out after %g s waiting for %s%s%s (a rank hangs or died)",
                             c->timeout, what, c->where[0] ? " in " : "", c->where);
-    /* Spin briefly for latency, then back off to at most 1 ms so that ranks sharing cores
-     * (mpirun --oversubscribe) leave them to the rank that has work. */
-    if (w->spins < 64) {
+    /* Yield at first: a rank that shares its core with others (mpirun --oversubscribe)
+     * hands it to one that has work, and the wait still ends within microseconds of its
+     * completion, which measured times need. Longer waits back off to 1 ms sleeps, so a
+     * hung peer costs no CPU while the deadline runs. */
+    if (now() < w->deadline - c->timeout + c->yield_seconds) {
         sched_yield();
     } else {
-        unsigned k = w->spins - 64;
-        long ns = k < 10 ? 1000L << k : 1000000L;
-        if (ns > 1000000L)
-            ns = 1000000L;
+        long ns = w->sleeps < 10 ? 1000L << w->sleeps : 1000000L;
+        w->sleeps++;
         nanosleep(&(struct timespec){0, ns}, NULL);
     }
     w->spins++;

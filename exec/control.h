@@ -24,6 +24,10 @@ struct rf_ctl {
      * errors); returns 0 or a negative code with err filled. */
     int (*poll_extra)(void *arg, struct rf_error *err);
     void *poll_arg;
+    /* How long a wait yields its core before it sleeps between polls: 10 ms by default
+     * (host ranks may share cores); the NCCL backend yields throughout, as each rank has
+     * its own core and a late wake-up would add to the measured time of a round. */
+    double yield_seconds;
     /* Where the rank is (the replay keeps it current: round, step, peers), for messages. */
     char where[256];
 };
@@ -37,11 +41,11 @@ void rf_ctl_release(struct rf_ctl *c);
 int rf_ctl_poll(struct rf_ctl *c, struct rf_error *err);
 
 /* A poll loop: call rf_ctl_tick(c, &t, what, err) until the awaited thing is done; it
- * polls, sleeps a little more each time (ranks may share cores) and fails with
+ * polls, yields the core for the first yield_seconds, then sleeps up to 1 ms a tick, and fails with
  * RF_ETIMEDOUT once `timeout` seconds have passed since rf_ctl_wait_begin. */
 struct rf_ctl_wait {
     double deadline;
-    unsigned spins;
+    unsigned spins, sleeps;
 };
 void rf_ctl_wait_begin(const struct rf_ctl *c, struct rf_ctl_wait *w);
 int rf_ctl_tick(struct rf_ctl *c, struct rf_ctl_wait *w, const char *what, struct rf_error *err);

@@ -44,12 +44,13 @@ every_rank_says() { # every_rank_says NP: each rank wrote a line of its own to s
 last_measurement() { sql "$db" "SELECT $1 FROM measurement ORDER BY id DESC LIMIT 1"; }
 
 # Every scenario, every strategy: all bytes arrive, and every strategy verifies exactly the
-# bytes that reshard delivers (each inference shard once).
+# bytes that reshard delivers (each inference shard once). Hierarchical plans relay: a
+# domain's leader forwards what it received in an earlier round.
 for case in dsv3-disjoint:8 dsv3-fp8-colocated:4 qwen3-moe-dp:8 llama-pieces:4 llama-pair:2; do
     scen=${case%:*}
     np=${case#*:}
     shards=
-    for strategy in reshard broadcast hybrid; do
+    for strategy in reshard broadcast hybrid hierarchical; do
         id=$(plan "$scen" "$strategy")
         ok $? "$scen: refit plan --strategy $strategy"
         if [ "$strategy" = reshard ]; then
@@ -75,6 +76,25 @@ for case in dsv3-disjoint:8 dsv3-fp8-colocated:4 qwen3-moe-dp:8 llama-pieces:4 l
             "$scen $strategy: listed in measured_run"
     done
 done
+
+is "$(sql "$db" "SELECT count(*) > 0 FROM transfer t JOIN run r ON r.id = t.run_id
+                 WHERE r.strategy = 'hierarchical' AND t.after_id IS NOT NULL")" 1 \
+    "hierarchical plans relayed boxes (transfers with after_id)"
+id=$(plan qwen3-moe-dp auto)
+run 8 --run "$id" --backend mpi --check --iters 1 --json
+is "$rc $(json "$tmp/out" '$.status')" "0 ok" "an auto plan (mixed strategies) replays"
+
+# Plan, predict, replay, compare: the localhost cluster preset models these MPI ranks.
+"$REFIT" sim "$data/localhost-hybrid.lua" --db "$db" --json >"$tmp/sim.json"
+ok $? "refit sim predicts the localhost run"
+id=$(json "$tmp/sim.json" '$.run_id')
+run 8 --run "$id" --backend mpi --check --iters 3
+ok $rc "refit-exec measures it"
+cmp=$(sql "$db" "SELECT round(p.seconds * 1e3, 3) || ' ms predicted, ' ||
+                        round(m.seconds * 1e3, 3) || ' ms measured'
+                 FROM prediction p JOIN measured_run m ON m.run_id = p.run_id
+                 WHERE p.run_id = $id")
+ok "$(test -n "$cmp"; echo $?)" "prediction and measurement side by side: $cmp"
 
 # More ranks than GPUs: the extra ranks take part in every collective step and idle.
 id=$(plan llama-pair reshard)
