@@ -81,6 +81,7 @@ is "$(sql "$db" "SELECT count(*) > 0 FROM transfer t JOIN run r ON r.id = t.run_
                  WHERE r.strategy = 'hierarchical' AND t.after_id IS NOT NULL")" 1 \
     "hierarchical plans relayed boxes (transfers with after_id)"
 id=$(plan qwen3-moe-dp auto)
+ok $? "refit plan --strategy auto (strategies chosen by the simulator)"
 run 8 --run "$id" --backend mpi --check --iters 1 --json
 is "$rc $(json "$tmp/out" '$.status')" "0 ok" "an auto plan (mixed strategies) replays"
 
