@@ -19,11 +19,9 @@
  */
 #include "replay.h"
 
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "pattern.h"
 
@@ -81,34 +79,6 @@ struct rf_replay {
     int64_t memory;
     bool corrupted;
 };
-
-int rf_fault_parse(const char *text, struct rf_fault *f, struct rf_error *err)
-{
-    char kind[16];
-    int n = 0, round = -1;
-    memset(f, 0, sizeof(*f));
-    f->round = -1;
-    if (!text || !*text)
-        return 0;
-    if (sscanf(text, "%d:%15[a-z]%n", &f->rank, kind, &n) < 2 || f->rank < 0 ||
-        (text[n] && (sscanf(text + n, ":%d", &round) != 1 || round < 0)))
-        return rf_error_set(err, RF_EINVAL,
-                            "REFIT_EXEC_FAULT=%s: expected RANK:KIND[:ROUND], KIND one of crash, "
-                            "hang, corrupt",
-                            text);
-    if (strcmp(kind, "crash") == 0)
-        f->kind = RF_FAULT_CRASH;
-    else if (strcmp(kind, "hang") == 0)
-        f->kind = RF_FAULT_HANG;
-    else if (strcmp(kind, "corrupt") == 0)
-        f->kind = RF_FAULT_CORRUPT;
-    else
-        return rf_error_set(err, RF_EINVAL,
-                            "REFIT_EXEC_FAULT=%s: unknown kind '%s' (crash, hang or corrupt)", text,
-                            kind);
-    f->round = round;
-    return 0;
-}
 
 static int64_t align_up(int64_t x, int64_t a)
 {
@@ -735,17 +705,6 @@ static int run_collective(struct rf_replay *r, const struct rf_part_collective *
     return 0;
 }
 
-static _Noreturn void fire(const struct rf_replay *r, const struct rf_fault *f, int32_t round)
-{
-    fprintf(stderr, "refit-exec: rank %d: injected fault (REFIT_EXEC_FAULT): %s in round %d\n",
-            r->rank, f->kind == RF_FAULT_CRASH ? "crashing" : "hanging", round);
-    fflush(stderr);
-    if (f->kind == RF_FAULT_CRASH)
-        raise(SIGKILL);
-    for (;;)
-        pause();
-}
-
 int rf_replay_run(struct rf_replay *r, double *round_seconds, double *total,
                   const struct rf_fault *fault, struct rf_error *err)
 {
@@ -762,7 +721,7 @@ int rf_replay_run(struct rf_replay *r, double *round_seconds, double *total,
         const struct round_prog *rp = &r->rounds[rd];
         if (fault && (fault->kind == RF_FAULT_CRASH || fault->kind == RF_FAULT_HANG) &&
             rd == (fault_round < p->n_rounds ? fault_round : p->n_rounds - 1))
-            fire(r, fault, rd);
+            rf_fault_fire(fault, r->rank, rd);
         for (size_t i = rp->msg0; i < rp->msg0 + rp->n_msgs; i++)
             if (r->msgs[i].kind == K_LOCAL && (rc = run_locals(r, &r->msgs[i], err)) < 0)
                 return rc;
