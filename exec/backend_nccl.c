@@ -387,52 +387,87 @@ static void g_release(struct rf_backend *b)
     free(b);
 }
 
-/* Picks this rank's GPU: ranks on one host take its GPUs in turn. More ranks than GPUs on
- * a host is allowed only where NCCL can do it (2.30 and later, with
- * NCCL_MULTI_RANK_GPU_ENABLE=1; earlier versions fail with "Duplicate GPU detected"). */
-static int pick_device(struct nccl_impl *n, struct rf_error *err)
+/* Picks this rank's GPU: ranks on one host take its visible GPUs in turn. Whether ranks
+ * share a GPU is decided on the GPUs' PCI bus ids, not on counts, since a launcher may show
+ * each rank a different single GPU. Sharing is allowed only where NCCL can do it (2.30 and
+ * later, with NCCL_MULTI_RANK_GPU_ENABLE=1; earlier versions fail with "Duplicate GPU
+ * detected"). */
+static int pick_device(struct nccl_impl *n, struct rf_ctl *ctl, struct rf_error *err)
 {
-    MPI_Comm local;
-    int lrank = 0, lsize = 1, ndev = 0, version = 0;
-    char host[MPI_MAX_PROCESSOR_NAME] = "";
-    int len;
+    enum { BUS = 32 };
+    MPI_Comm local = MPI_COMM_NULL;
+    MPI_Request req;
+    int lrank = 0, lsize = 1, ndev = 0, version = 0, len, most = 1, rc = 0;
+    char host[MPI_MAX_PROCESSOR_NAME] = "", bus[BUS] = "";
+    char *all = NULL;
     MPI_Get_processor_name(host, &len);
-    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, n->rank, MPI_INFO_NULL, &local) !=
-        MPI_SUCCESS)
-        return rf_error_set(err, RF_ECOMM, "MPI_Comm_split_type failed");
-    MPI_Comm_rank(local, &lrank);
-    MPI_Comm_size(local, &lsize);
-    MPI_Comm_free(&local);
     cudaError_t e = cudaGetDeviceCount(&ndev);
     if (e != cudaSuccess || ndev == 0)
         return rf_error_set(err, RF_ECOMM,
                             "no CUDA device on %s (%s): the nccl backend needs a GPU per rank; "
                             "use --backend mpi on hosts without GPUs",
                             host, e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, n->rank, MPI_INFO_NULL, &local) !=
+        MPI_SUCCESS)
+        return rf_error_set(err, RF_ECOMM, "MPI_Comm_split_type failed");
+    MPI_Comm_rank(local, &lrank);
+    MPI_Comm_size(local, &lsize);
+    n->device = lrank % ndev;
+    if ((e = cudaDeviceGetPCIBusId(bus, BUS, n->device)) != cudaSuccess) {
+        rc = cuda_error(err, e, "cudaDeviceGetPCIBusId");
+        goto out;
+    }
+    all = calloc((size_t)lsize, BUS);
+    if (!all) {
+        rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+        goto out;
+    }
+    if (MPI_Iallgather(bus, BUS, MPI_CHAR, all, BUS, MPI_CHAR, local, &req) != MPI_SUCCESS) {
+        rc = rf_error_set(err, RF_ECOMM, "MPI_Iallgather failed");
+        goto out;
+    }
+    if ((rc = rf_ctl_waitall(ctl, 1, &req, "the GPUs of this host's ranks", err)) < 0)
+        goto out;
+    for (int i = 0; i < lsize; i++) {
+        int same = 0;
+        for (int j = 0; j < lsize; j++)
+            same += strcmp(all + (size_t)i * BUS, all + (size_t)j * BUS) == 0;
+        most = same > most ? same : most;
+    }
     ncclGetVersion(&version);
-    if (lsize > ndev) {
-        if (version < 23000)
-            return rf_error_set(err, RF_EINVAL,
-                                "%d ranks on %s share its %d GPU%s: NCCL %s cannot put several "
-                                "ranks on one GPU (it fails with 'Duplicate GPU detected'); NCCL "
-                                ">= 2.30 can, with NCCL_MULTI_RANK_GPU_ENABLE=1. Launch one rank "
-                                "per GPU",
-                                lsize, host, ndev, ndev > 1 ? "s" : "", n->version);
+    if (most > 1) {
+        if (version < 23000) {
+            rc = rf_error_set(err, RF_EINVAL,
+                              "%d ranks on %s share one GPU: NCCL %s cannot put several ranks on "
+                              "one GPU (it fails with 'Duplicate GPU detected'); NCCL >= 2.30 "
+                              "can, with NCCL_MULTI_RANK_GPU_ENABLE=1. Launch one rank per GPU",
+                              most, host, n->version);
+            goto out;
+        }
         if (!getenv("NCCL_MULTI_RANK_GPU_ENABLE")) {
             setenv("NCCL_MULTI_RANK_GPU_ENABLE", "1", 0);
             if (lrank == 0)
                 fprintf(stderr,
-                        "refit-exec: %d ranks share %d GPU%s on %s: set "
+                        "refit-exec: up to %d ranks share a GPU on %s: set "
                         "NCCL_MULTI_RANK_GPU_ENABLE=1 (NCCL %s)\n",
-                        lsize, ndev, ndev > 1 ? "s" : "", host, n->version);
+                        most, host, n->version);
         }
     }
-    n->device = lrank % ndev;
-    CUDA_TRY(cudaSetDevice(n->device), "cudaSetDevice");
+    if ((e = cudaSetDevice(n->device)) != cudaSuccess) {
+        rc = cuda_error(err, e, "cudaSetDevice");
+        goto out;
+    }
     struct cudaDeviceProp prop;
-    CUDA_TRY(cudaGetDeviceProperties(&prop, n->device), "cudaGetDeviceProperties");
+    if ((e = cudaGetDeviceProperties(&prop, n->device)) != cudaSuccess) {
+        rc = cuda_error(err, e, "cudaGetDeviceProperties");
+        goto out;
+    }
     snprintf(n->device_name, sizeof(n->device_name), "%s", prop.name);
-    return 0;
+out:
+    free(all);
+    if (local != MPI_COMM_NULL)
+        MPI_Comm_free(&local);
+    return rc;
 }
 
 int rf_backend_nccl_new(struct rf_backend **out, struct rf_ctl *ctl, struct rf_error *err)
@@ -471,7 +506,7 @@ int rf_backend_nccl_new(struct rf_backend **out, struct rf_ctl *ctl, struct rf_e
     ncclGetVersion(&version);
     snprintf(n->version, sizeof(n->version), "%d.%d.%d", version / 10000, version / 100 % 100,
              version % 100);
-    if ((rc = pick_device(n, err)) < 0)
+    if ((rc = pick_device(n, ctl, err)) < 0)
         goto fail;
     cudaError_t e = cudaStreamCreateWithFlags(&n->stream, cudaStreamNonBlocking);
     if (e != cudaSuccess) {
