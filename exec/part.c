@@ -180,7 +180,8 @@ int rf_part_derive(struct rf_part *p, const struct rf_stored_run *run, struct rf
         rc = rf_error_set(err, RF_ENOMEM, "out of memory");
         goto fail;
     }
-    memcpy(p->boxes, plan->boxes, plan->n_boxes * sizeof(*p->boxes));
+    if (plan->n_boxes)
+        memcpy(p->boxes, plan->boxes, plan->n_boxes * sizeof(*p->boxes));
     p->n_boxes = plan->n_boxes;
 
     for (size_t k = 0; k < plan->n_transfers; k++) {
