@@ -270,7 +270,7 @@ static double median(double *v, int64_t n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-static void print_result(struct exec *x, const struct rf_check *chk, int64_t wrong_ranks)
+static void print_result(struct exec *x, int64_t wrong_ranks)
 {
     const struct rf_measurement *m = &x->m;
     if (x->o.json) {
@@ -297,15 +297,18 @@ static void print_result(struct exec *x, const struct rf_check *chk, int64_t wro
     printf("  moved %.3f MB between GPUs (payload %.3f MB), %lld iterations after %lld warmup\n",
            x->part.moved_bytes / 1e6, x->part.payload_bytes / 1e6, (long long)m->iters,
            (long long)m->warmup);
-    printf("  time %.3f ms median (min %.3f, max %.3f), slowest rank; payload %.3f GB/s\n",
-           m->seconds * 1e3, m->seconds_min * 1e3, m->seconds_max * 1e3,
-           m->seconds > 0 ? x->part.payload_bytes / m->seconds / 1e9 : 0.0);
+    printf("  time %.3f ms median (min %.3f, max %.3f), slowest rank\n", m->seconds * 1e3,
+           m->seconds_min * 1e3, m->seconds_max * 1e3);
+    if (m->seconds > 0 && m->bytes_verified > 0)
+        printf("  %.3f GB/s of payload, %.3f GB/s written into inference shards\n",
+               x->part.payload_bytes / m->seconds / 1e9, m->bytes_verified / m->seconds / 1e9);
+    else if (m->seconds > 0)
+        printf("  %.3f GB/s of payload\n", x->part.payload_bytes / m->seconds / 1e9);
     if (x->o.check)
         printf("  verified %lld bytes of inference shards: %lld wrong elements\n",
                (long long)m->bytes_verified, (long long)m->errors);
     printf("  measurement %lld of run %lld: %s\n", (long long)x->measurement, (long long)x->o.run,
            m->status);
-    (void)chk;
 }
 
 /* The replay proper: every rank, after the part has arrived. */
@@ -426,7 +429,7 @@ static int replay(struct exec *x, struct rf_error *err)
         }
         if ((rc = rf_store_measurement_finish(&x->st, x->measurement, m, err)) < 0)
             goto out;
-        print_result(x, &chk, tot[2]);
+        print_result(x, tot[2]);
         if (tot[1] > 0)
             fprintf(stderr, "refit-exec: rank 0: %s; measurement %lld stored as failed\n",
                     m->error_text, (long long)x->measurement);
