@@ -17,7 +17,7 @@ struct search {
     bool have;
     enum rf_strategy *best_ts;
     enum rf_sources best_sources;
-    int evaluated;
+    int evaluated, pruned;
     struct rf_error *err;
 };
 
@@ -35,6 +35,12 @@ static int try_candidate(struct search *s, const enum rf_strategy *ts, enum rf_s
     if ((rc = rf_plan_build(&plan, in->model, in->train, in->infer, RF_STRAT_AUTO, ts, &opts,
                             s->err)) < 0)
         return rc;
+    /* A plan whose busiest link alone needs longer than the best prediction cannot win. */
+    if (s->have && rf_plan_link_bound(&plan, in->topo) >= s->best_pred.predicted_s) {
+        s->pruned++;
+        rf_plan_release(&plan);
+        return 0;
+    }
     if ((rc = rf_schedule(&plan, &(struct rf_schedule_opts){.staging_bytes = in->staging_bytes},
                           s->err)) < 0 ||
         (rc = rf_simulate(&plan, in->train, in->infer, in->topo, &pred, s->err)) < 0) {
@@ -95,8 +101,11 @@ int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_pred
         rc = rf_error_set(err, RF_ENOMEM, "out of memory");
         goto out;
     }
-    for (size_t i = 0; i < n; i++)
+    int64_t total = 0;
+    for (size_t i = 0; i < n; i++) {
         role_bytes[in->model->tensors[i].role] += rf_tensor_numel(&in->model->tensors[i]);
+        total += rf_tensor_numel(&in->model->tensors[i]);
+    }
 
     /* Whole-plan candidates: the named strategies, each with both source choices. */
     static const enum rf_strategy uniform[] = {RF_STRAT_RESHARD, RF_STRAT_HIERARCHICAL};
@@ -118,12 +127,14 @@ int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_pred
     }
 
     /* Greedy per role, largest first: move the role to another strategy when that lowers
-     * the prediction. */
+     * the prediction. Roles under 1% of the parameters are left as they are: their bytes
+     * cannot move the prediction much, and each try costs a simulation. */
     bool done[RF_ROLE_COUNT] = {false};
     for (int pass = 0; pass < RF_ROLE_COUNT; pass++) {
         int role = -1;
         for (int r = 0; r < RF_ROLE_COUNT; r++)
-            if (!done[r] && role_bytes[r] > 0 && (role < 0 || role_bytes[r] > role_bytes[role]))
+            if (!done[r] && role_bytes[r] * 100 >= total &&
+                (role < 0 || role_bytes[r] > role_bytes[role]))
                 role = r;
         if (role < 0)
             break;
@@ -166,6 +177,7 @@ int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_pred
                                 mixed ? "mixed" : rf_strategy_name((enum rf_strategy)first));
     }
     choice->evaluated = s.evaluated;
+    choice->pruned = s.pruned;
     *plan = s.best_plan;
     *pred = s.best_pred;
     plan->strategy = RF_STRAT_AUTO;

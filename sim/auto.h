@@ -18,6 +18,7 @@ struct rf_auto_input {
 
 struct rf_auto_choice {
     int evaluated;         /* plans predicted */
+    int pruned;            /* plans skipped: their busiest link alone was slower */
     char description[512]; /* what won, per role */
 };
 

@@ -1,14 +1,20 @@
 /* The flow-level simulator: an event-driven fluid model with max-min fair rates, solved
  * incrementally so that millions of flows in hundreds of barrier groups take seconds.
  *
- * Speed comes from four things. Flows of one group with the same path, bytes, cap and
- * latency are one weighted class: they start together and, max-min fairness being
- * symmetric, move at the same rate and finish together. Completions and activations within
- * a relative BATCH_EPS of each other are one event. At an event only the classes that can
- * change rate are re-solved: a local set S, grown until the bottleneck conditions of
- * max-min fairness (below) hold again for the whole system, which is usually far smaller
- * than the connected component (leaf links tie every flow of a group into one component).
- * Per-link arrays of the classes crossing them, and heaps for events and for the filling. */
+ * Flows of one group with the same path, bytes, cap and latency are one weighted class:
+ * they start together and, max-min fairness being symmetric, move at the same rate and
+ * finish together. Completions and activations within a relative BATCH_EPS of each other
+ * are one event. At an event only the classes that can change rate are re-solved: a local
+ * set S (the new classes, and those bottlenecked on links that lost a class), grown until
+ * the bottleneck conditions of max-min fairness hold again for the whole system. That set
+ * is usually far smaller than the connected component, since leaf links tie every flow of
+ * a group into one component without being bottlenecks. Each re-solve is progressive
+ * filling on a small local table of S's links, with a heap of link levels.
+ *
+ * The cost of an event is proportional to the classes whose rates change. A saturated
+ * link shared by many classes with distinct finish times therefore costs quadratic time
+ * in their number (every completion re-rates the rest); equal shard sizes, the common case
+ * in a refit, finish in one event. */
 #include "flowsim.h"
 
 #include <math.h>
@@ -33,32 +39,36 @@ struct cls {
     double rem;   /* bytes left at t_upd */
     double rate;  /* since t_upd */
     double t_upd; /* when rem was last brought up to date */
-    double key;   /* predicted finish: the completion heap's key */
+    double key;   /* predicted finish while active, else NAN; completion heap entries
+                   * that disagree with it are stale */
     double lat, cap, finish;
-    int64_t path; /* offset into fs->cpath and fs->hop */
+    int64_t path; /* offset into fs->cpath */
     int32_t path_len, group;
-    int32_t w;    /* flows in the class */
-    int32_t b;    /* bottleneck link; -1 when the cap binds or not yet rated */
-    int32_t hpos; /* position in the completion heap; -1 when not there */
-    int32_t spos; /* position in the solve set when stamp is current */
-    uint32_t stamp;
+    int32_t w;      /* flows in the class */
+    int32_t b;      /* bottleneck link; -1 when the cap binds or not yet rated */
+    int32_t apos;   /* position in fs->act while active on links */
+    uint32_t stamp; /* == fs->sstamp: in the solve set */
 };
 
-/* An active class crossing a link, and which hop of its path the link is. */
-struct entry {
-    int32_t c, k;
-};
-
+/* The per-event state of a link, one cache line; capacity and level live apart. Bytes are
+ * those of the flows that crossed it (all of them finish), counted at activation; busy
+ * time grows by whole intervals during which some class was active on it. */
 struct link {
-    double cap, load, t_upd;
-    /* A lower bound on the rate of the classes bottlenecked here: checks against it are
-     * cheap, and only a failed check scans the link's classes. */
-    double sat_lvl;
-    struct entry *list; /* the active classes crossing the link */
-    int32_t n, size;
+    double load, since, bytes, busy; /* since: start of the current busy interval */
+    /* The classes crossing the link: n active ones among len entries. A class that
+     * completes stays in the list, dead (its finish is set), until a scan or an append
+     * compacts it away, so that completing never touches the lists. */
+    int32_t *list;
+    int32_t n, len, size;
     int32_t nb; /* active classes whose bottleneck this is */
-    uint32_t stamp, fstamp;
-    int32_t loc; /* index in the solve's link table when stamp is current */
+    uint32_t fstamp;
+};
+
+/* Where a link sits in the solve's link table, when stamp is current. Apart from struct
+ * link so that the lookup, done at every hop of every re-rated class, stays in cache. */
+struct lslot {
+    uint32_t stamp;
+    int32_t loc;
 };
 
 struct group {
@@ -75,26 +85,34 @@ struct edge {
 
 /* A link within one solve: residual capacity and unfrozen weight of the solve set. */
 struct slink {
-    double R, key, lam_sat, out_load, sum_old, sum_new, max_new;
+    double R, lam_sat, out_load, sum_old, sum_new, max_new;
     int64_t W;
     int32_t l, nS, nbS_old, off, fill;
     bool done;
 };
 
-struct hent {
-    double key;
-    int32_t id; /* >= 0: a slink; < 0: ~member whose cap binds */
+/* A class within one solve; its links are s_loc[off .. off + len), as slink indices. */
+struct smem {
+    double r, cap;
+    int32_t c, w, off, len, b;
+    bool frozen;
 };
 
-struct aent {
-    double t;
-    int32_t g;
-};
+struct hent;
 
 struct rf_flowsim {
+    /* Completions within tolerance x (time since the latest group start) of the earliest
+     * are one event: the error stays relative to a round, not to the whole run. */
+    double tolerance;
+    double last_start;
     size_t n_links;
     struct link *links;
-    double *lbytes, *lbusy;
+    struct lslot *lslot;
+    double *lcap;
+    /* A lower bound on the rate of the classes bottlenecked on each link: checks against
+     * it are cheap, and only a failed check scans the link's classes. */
+    double *lsat;
+    double *lbytes, *lbusy; /* results, copied out of links at the end of a run */
 
     struct flow *flows;
     size_t n_flows, cap_flows;
@@ -110,34 +128,37 @@ struct rf_flowsim {
     int32_t *f_class;
     struct cls *cls;
     int32_t n_cls;
-    int32_t *cpath, *hop;
+    int32_t *cpath;
     struct group *groups;
     int32_t run_groups;
     int32_t *deps;
     int32_t *gstack;
+    int32_t *act; /* the classes active on links, in no order */
+    int32_t n_act;
     double makespan;
     struct rf_flowsim_stats stats;
 
-    /* Event heaps. */
-    int32_t *cheap;
-    int32_t n_cheap;
-    struct aent *aheap;
-    int32_t n_aheap;
+    /* Event heaps: completions (lazy: stale entries are dropped when they surface, and the
+     * heap is rebuilt when they outnumber the live ones) and group activations. */
+    struct hent *cheap;
+    size_t n_cheap, cap_cheap, n_live;
+    struct hent *aheap;
+    size_t n_aheap;
 
     /* Solve scratch, kept between events. */
     uint32_t sstamp, lstamp, fstamp;
-    int32_t *S;
+    struct smem *mem;
     size_t nS, capS;
-    double *s_r;
-    int32_t *s_b;
-    bool *s_frozen;
-    size_t cap_sm;
+    int32_t *s_loc;
+    size_t cap_loc;
     struct slink *sl;
     size_t n_sl, cap_sl;
     int32_t *csr;
     size_t cap_csr;
     struct hent *heap;
     size_t n_heap, cap_heap;
+    struct hent *caps;
+    size_t cap_caps;
     int32_t *freed;
     size_t n_freed, cap_freed;
 };
@@ -162,7 +183,7 @@ static bool grow_any(void *pp, size_t *cap, size_t need, size_t elem)
     return true;
 }
 
-#define GROW(arr, cap, need) grow_any(&(arr), &(cap), (need), sizeof(*(arr)))
+#define GROW(arr, cap, need) ((need) <= (cap) || grow_any(&(arr), &(cap), (need), sizeof(*(arr))))
 
 int rf_flowsim_new(struct rf_flowsim **out, size_t n_links, const double *capacity,
                    struct rf_error *err)
@@ -185,13 +206,17 @@ int rf_flowsim_new(struct rf_flowsim **out, size_t n_links, const double *capaci
     if (!fs)
         goto nomem;
     fs->n_links = n_links;
+    fs->tolerance = BATCH_EPS;
     fs->links = calloc(n_links ? n_links : 1, sizeof(*fs->links));
     fs->lbytes = calloc(n_links ? n_links : 1, sizeof(double));
     fs->lbusy = calloc(n_links ? n_links : 1, sizeof(double));
-    if (!fs->links || !fs->lbytes || !fs->lbusy)
+    fs->lcap = malloc((n_links ? n_links : 1) * sizeof(double));
+    fs->lslot = calloc(n_links ? n_links : 1, sizeof(struct lslot));
+    fs->lsat = malloc((n_links ? n_links : 1) * sizeof(double));
+    if (!fs->links || !fs->lbytes || !fs->lbusy || !fs->lcap || !fs->lsat || !fs->lslot)
         goto nomem;
     for (size_t l = 0; l < n_links; l++)
-        fs->links[l].cap = capacity[l];
+        fs->lcap[l] = capacity[l];
     *out = fs;
     fs = NULL;
     goto out;
@@ -207,19 +232,21 @@ static void free_run(struct rf_flowsim *fs)
     free(fs->f_class);
     free(fs->cls);
     free(fs->cpath);
-    free(fs->hop);
     free(fs->groups);
     free(fs->deps);
     free(fs->gstack);
+    free(fs->act);
     free(fs->cheap);
     free(fs->aheap);
     fs->f_class = NULL;
     fs->cls = NULL;
-    fs->cpath = fs->hop = NULL;
+    fs->cpath = NULL;
     fs->groups = NULL;
     fs->deps = NULL;
     fs->gstack = NULL;
+    fs->act = NULL;
     fs->cheap = NULL;
+    fs->cap_cheap = 0;
     fs->aheap = NULL;
     fs->ran = false;
 }
@@ -238,10 +265,12 @@ void rf_flowsim_free(struct rf_flowsim *fs)
     free(fs->flows);
     free(fs->paths);
     free(fs->edges);
-    free(fs->S);
-    free(fs->s_r);
-    free(fs->s_b);
-    free(fs->s_frozen);
+    free(fs->lcap);
+    free(fs->lsat);
+    free(fs->lslot);
+    free(fs->mem);
+    free(fs->s_loc);
+    free(fs->caps);
     free(fs->sl);
     free(fs->csr);
     free(fs->heap);
@@ -251,8 +280,8 @@ void rf_flowsim_free(struct rf_flowsim *fs)
 
 int rf_flowsim_add(struct rf_flowsim *fs, const struct rf_flow_spec *f, struct rf_error *err)
 {
-    if (f->group < 0)
-        return rf_error_set(err, RF_EINVAL, "flowsim: flow group %d is negative", (int)f->group);
+    if (f->group < 0 || f->group == INT32_MAX)
+        return rf_error_set(err, RF_EINVAL, "flowsim: bad flow group %d", (int)f->group);
     if (!(f->bytes >= 0) || !isfinite(f->bytes) || !(f->latency_s >= 0) ||
         !isfinite(f->latency_s) || !(f->rate_cap >= 0) || !isfinite(f->rate_cap))
         return rf_error_set(err, RF_EINVAL,
@@ -317,6 +346,63 @@ int rf_flowsim_after(struct rf_flowsim *fs, int32_t group, int32_t prerequisite,
 
 /* ---- Building classes and groups ---- */
 
+struct hent {
+    double key;
+    int32_t id;
+};
+
+static int cmp_hent(const void *a, const void *b)
+{
+    const struct hent *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+#define FEW_KEYS 16
+
+/* Sorts by key, ties in input order (ids ascending on input stay so). Latencies and caps
+ * take a handful of values (one per kind of path), so a counting sort over the distinct
+ * keys usually does it in two passes; tmp holds n entries. */
+static void sort_hents(struct hent *a, size_t n, struct hent *tmp)
+{
+    double keys[FEW_KEYS];
+    size_t count[FEW_KEYS] = {0}, nk = 0;
+    bool sorted = true;
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && a[i].key < a[i - 1].key)
+            sorted = false;
+        size_t j = 0;
+        while (j < nk && keys[j] != a[i].key)
+            j++;
+        if (j == nk) {
+            if (nk == FEW_KEYS) {
+                qsort(a, n, sizeof(*a), cmp_hent);
+                return;
+            }
+            keys[nk++] = a[i].key;
+        }
+        count[j]++;
+    }
+    if (sorted)
+        return;
+    /* Rank the distinct keys, then place each entry after the smaller ones. */
+    size_t start[FEW_KEYS];
+    for (size_t j = 0; j < nk; j++) {
+        start[j] = 0;
+        for (size_t m = 0; m < nk; m++)
+            if (keys[m] < keys[j])
+                start[j] += count[m];
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t j = 0;
+        while (keys[j] != a[i].key)
+            j++;
+        tmp[start[j]++] = a[i];
+    }
+    memcpy(a, tmp, n * sizeof(*a));
+}
+
 static uint64_t mix(uint64_t h, uint64_t x)
 {
     h ^= x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
@@ -350,19 +436,6 @@ static bool flow_same(const struct rf_flowsim *fs, const struct flow *a, const s
                                        sizeof(int32_t) * (size_t)a->path_len) == 0);
 }
 
-struct lat_key {
-    double lat;
-    int32_t prov;
-};
-
-static int cmp_lat(const void *a, const void *b)
-{
-    const struct lat_key *x = a, *y = b;
-    if (x->lat != y->lat)
-        return x->lat < y->lat ? -1 : 1;
-    return (x->prov > y->prov) - (x->prov < y->prov);
-}
-
 /* Merges the flows of each group into classes by hashing; a group's classes are
  * contiguous and sorted by latency, so its activations are a sweep. */
 static int build_classes(struct rf_flowsim *fs, struct rf_error *err)
@@ -371,7 +444,7 @@ static int build_classes(struct rf_flowsim *fs, struct rf_error *err)
     size_t *gcount = calloc((size_t)G + 1, sizeof(size_t));
     int32_t *order = malloc((fs->n_flows ? fs->n_flows : 1) * sizeof(int32_t));
     int32_t *table = NULL, *used = NULL, *rep = NULL, *wt = NULL, *perm = NULL;
-    struct lat_key *lk = NULL;
+    struct hent *lk = NULL, *tmp = NULL;
     size_t maxg = 0, tsize = 1, total_path = 0;
     int rc = 0;
 
@@ -401,9 +474,10 @@ static int build_classes(struct rf_flowsim *fs, struct rf_error *err)
     wt = malloc((maxg ? maxg : 1) * sizeof(int32_t));
     perm = malloc((maxg ? maxg : 1) * sizeof(int32_t));
     lk = malloc((maxg ? maxg : 1) * sizeof(*lk));
+    tmp = malloc((maxg ? maxg : 1) * sizeof(*tmp));
     /* Classes never outnumber flows; the arrays shrink to size below. */
     fs->cls = malloc((fs->n_flows ? fs->n_flows : 1) * sizeof(struct cls));
-    if (!table || !used || !rep || !wt || !perm || !lk || !fs->cls)
+    if (!table || !used || !rep || !wt || !perm || !lk || !tmp || !fs->cls)
         goto nomem;
     for (size_t i = 0; i < tsize; i++)
         table[i] = -1;
@@ -427,20 +501,16 @@ static int build_classes(struct rf_flowsim *fs, struct rf_error *err)
             wt[table[s]]++;
             fs->f_class[order[i]] = table[s]; /* provisional, within the group */
         }
-        bool sorted = true;
         for (int32_t j = 0; j < np; j++) {
             table[used[j]] = -1;
-            lk[j] = (struct lat_key){fs->flows[rep[j]].lat, j};
-            if (j > 0 && lk[j].lat < lk[j - 1].lat)
-                sorted = false;
+            lk[j] = (struct hent){fs->flows[rep[j]].lat, j};
         }
-        if (!sorted)
-            qsort(lk, (size_t)np, sizeof(*lk), cmp_lat);
+        sort_hents(lk, (size_t)np, tmp);
         struct group *gr = &fs->groups[g];
         gr->cbeg = nc;
         for (int32_t j = 0; j < np; j++) {
-            const struct flow *f = &fs->flows[rep[lk[j].prov]];
-            perm[lk[j].prov] = nc;
+            const struct flow *f = &fs->flows[rep[lk[j].id]];
+            perm[lk[j].id] = nc;
             fs->cls[nc] = (struct cls){.rem = f->bytes,
                                        .lat = f->lat,
                                        .cap = f->cap,
@@ -448,9 +518,9 @@ static int build_classes(struct rf_flowsim *fs, struct rf_error *err)
                                        .path = f->path, /* a flow offset until remapped */
                                        .path_len = f->path_len,
                                        .group = g,
-                                       .w = wt[lk[j].prov],
-                                       .b = -1,
-                                       .hpos = -1};
+                                       .w = wt[lk[j].id],
+                                       .key = NAN,
+                                       .b = -1};
             total_path += (size_t)f->path_len;
             nc++;
         }
@@ -463,10 +533,10 @@ static int build_classes(struct rf_flowsim *fs, struct rf_error *err)
     if (shrunk)
         fs->cls = shrunk;
 
-    /* Classes get their own path copies, with a parallel array of list positions. */
+    /* Classes get their own copies of their paths, contiguous per group as the classes
+     * are, whatever order the flows were added in: the run walks them group by group. */
     fs->cpath = malloc((total_path ? total_path : 1) * sizeof(int32_t));
-    fs->hop = malloc((total_path ? total_path : 1) * sizeof(int32_t));
-    if (!fs->cpath || !fs->hop)
+    if (!fs->cpath)
         goto nomem;
     size_t off = 0;
     for (int32_t c = 0; c < nc; c++) {
@@ -488,6 +558,7 @@ out:
     free(wt);
     free(perm);
     free(lk);
+    free(tmp);
     return rc;
 }
 
@@ -544,101 +615,9 @@ out:
 
 /* ---- Heaps ---- */
 
-static void cheap_set(struct rf_flowsim *fs, int32_t i, int32_t c)
-{
-    fs->cheap[i] = c;
-    fs->cls[c].hpos = i;
-}
-
-static void cheap_up(struct rf_flowsim *fs, int32_t i)
-{
-    int32_t c = fs->cheap[i];
-    double k = fs->cls[c].key;
-    while (i > 0) {
-        int32_t p = (i - 1) / 2;
-        if (fs->cls[fs->cheap[p]].key <= k)
-            break;
-        cheap_set(fs, i, fs->cheap[p]);
-        i = p;
-    }
-    cheap_set(fs, i, c);
-}
-
-static void cheap_down(struct rf_flowsim *fs, int32_t i)
-{
-    int32_t c = fs->cheap[i], n = fs->n_cheap;
-    double k = fs->cls[c].key;
-    for (;;) {
-        int32_t l = 2 * i + 1;
-        if (l >= n)
-            break;
-        if (l + 1 < n && fs->cls[fs->cheap[l + 1]].key < fs->cls[fs->cheap[l]].key)
-            l++;
-        if (fs->cls[fs->cheap[l]].key >= k)
-            break;
-        cheap_set(fs, i, fs->cheap[l]);
-        i = l;
-    }
-    cheap_set(fs, i, c);
-}
-
-/* Inserts class c, or moves it after its key changed. */
-static void cheap_update(struct rf_flowsim *fs, int32_t c)
-{
-    int32_t i = fs->cls[c].hpos;
-    if (i < 0) {
-        i = fs->n_cheap++;
-        cheap_set(fs, i, c);
-    }
-    cheap_up(fs, i);
-    cheap_down(fs, fs->cls[c].hpos);
-}
-
-static int32_t cheap_pop(struct rf_flowsim *fs)
-{
-    int32_t c = fs->cheap[0];
-    fs->cls[c].hpos = -1;
-    if (--fs->n_cheap > 0) {
-        cheap_set(fs, 0, fs->cheap[fs->n_cheap]);
-        cheap_down(fs, 0);
-    }
-    return c;
-}
-
-static void aheap_push(struct rf_flowsim *fs, double t, int32_t g)
-{
-    int32_t i = fs->n_aheap++;
-    while (i > 0) {
-        int32_t p = (i - 1) / 2;
-        if (fs->aheap[p].t <= t)
-            break;
-        fs->aheap[i] = fs->aheap[p];
-        i = p;
-    }
-    fs->aheap[i] = (struct aent){t, g};
-}
-
-static void aheap_pop(struct rf_flowsim *fs)
-{
-    struct aent last = fs->aheap[--fs->n_aheap];
-    int32_t i = 0, n = fs->n_aheap;
-    if (n == 0)
-        return;
-    for (;;) {
-        int32_t l = 2 * i + 1;
-        if (l >= n)
-            break;
-        if (l + 1 < n && fs->aheap[l + 1].t < fs->aheap[l].t)
-            l++;
-        if (fs->aheap[l].t >= last.t)
-            break;
-        fs->aheap[i] = fs->aheap[l];
-        i = l;
-    }
-    fs->aheap[i] = last;
-}
-
-static void sheap_down(struct hent *h, size_t n, size_t i)
+/* Min-heaps of (key, id) kept in plain arrays: the keys sit in the entries, so sifting
+ * touches nothing else. */
+static void heap_down(struct hent *h, size_t n, size_t i)
 {
     struct hent x = h[i];
     for (;;) {
@@ -655,20 +634,67 @@ static void sheap_down(struct hent *h, size_t n, size_t i)
     h[i] = x;
 }
 
-static int sheap_push(struct rf_flowsim *fs, double key, int32_t id)
+static void heap_up(struct hent *h, size_t i)
 {
-    if (!GROW(fs->heap, fs->cap_heap, fs->n_heap + 1))
-        return RF_ENOMEM;
-    size_t i = fs->n_heap++;
+    struct hent x = h[i];
     while (i > 0) {
         size_t p = (i - 1) / 2;
-        if (fs->heap[p].key <= key)
+        if (h[p].key <= x.key)
             break;
-        fs->heap[i] = fs->heap[p];
+        h[i] = h[p];
         i = p;
     }
-    fs->heap[i] = (struct hent){key, id};
+    h[i] = x;
+}
+
+static void heap_pop(struct hent *h, size_t *n)
+{
+    h[0] = h[--*n];
+    if (*n > 0)
+        heap_down(h, *n, 0);
+}
+
+static void heapify(struct hent *h, size_t n)
+{
+    for (size_t i = n / 2; i-- > 0;)
+        heap_down(h, n, i);
+}
+
+static bool cheap_live(const struct rf_flowsim *fs, struct hent e)
+{
+    return fs->cls[e.id].key == e.key;
+}
+
+/* Schedules class c's completion at its key. The old entry, if any, goes stale. */
+static int cheap_push(struct rf_flowsim *fs, int32_t c)
+{
+    if (fs->n_cheap > 2 * fs->n_live + 1024) {
+        size_t n = 0;
+        for (size_t i = 0; i < fs->n_cheap; i++)
+            if (cheap_live(fs, fs->cheap[i]))
+                fs->cheap[n++] = fs->cheap[i];
+        fs->n_cheap = n;
+        heapify(fs->cheap, n);
+    }
+    if (!GROW(fs->cheap, fs->cap_cheap, fs->n_cheap + 1))
+        return RF_ENOMEM;
+    fs->cheap[fs->n_cheap] = (struct hent){fs->cls[c].key, c};
+    heap_up(fs->cheap, fs->n_cheap++);
     return 0;
+}
+
+/* The earliest live completion, or INFINITY. */
+static double cheap_top(struct rf_flowsim *fs)
+{
+    while (fs->n_cheap > 0 && !cheap_live(fs, fs->cheap[0]))
+        heap_pop(fs->cheap, &fs->n_cheap);
+    return fs->n_cheap ? fs->cheap[0].key : INFINITY;
+}
+
+static void aheap_push(struct rf_flowsim *fs, double t, int32_t g)
+{
+    fs->aheap[fs->n_aheap] = (struct hent){t, g};
+    heap_up(fs->aheap, fs->n_aheap++);
 }
 
 /* ---- Groups and links during the run ---- */
@@ -705,23 +731,11 @@ static void class_finished(struct rf_flowsim *fs, int32_t c, double t)
     struct cls *k = &fs->cls[c];
     struct group *gr = &fs->groups[k->group];
     k->finish = t;
+    k->key = NAN;
     if (t > gr->finish)
         gr->finish = t;
     if (--gr->unfinished == 0)
         group_done(fs, k->group);
-}
-
-/* Brings a link's carried bytes and busy time up to t at its current load. */
-static void link_flush(struct rf_flowsim *fs, int32_t l, double t)
-{
-    struct link *L = &fs->links[l];
-    double dt = t - L->t_upd;
-    if (dt > 0) {
-        fs->lbytes[l] += L->load * dt;
-        if (L->n > 0)
-            fs->lbusy[l] += dt;
-        L->t_upd = t;
-    }
 }
 
 static int solve_add(struct rf_flowsim *fs, int32_t c)
@@ -729,37 +743,31 @@ static int solve_add(struct rf_flowsim *fs, int32_t c)
     struct cls *k = &fs->cls[c];
     if (k->stamp == fs->sstamp)
         return 0;
-    if (!GROW(fs->S, fs->capS, fs->nS + 1))
+    if (!GROW(fs->mem, fs->capS, fs->nS + 1))
         return RF_ENOMEM;
     k->stamp = fs->sstamp;
-    k->spos = (int32_t)fs->nS;
-    fs->S[fs->nS++] = c;
+    fs->mem[fs->nS++].c = c;
     return 0;
 }
 
-/* An active class completes: its links lose its load and get the bytes it had left (so
- * that link bytes are exact even when the completion was batched slightly early). */
+/* An active class completes: its links lose its load, and those it leaves idle end a
+ * busy interval. */
 static int complete(struct rf_flowsim *fs, int32_t c, double t)
 {
     struct cls *k = &fs->cls[c];
-    double left = k->rem - k->rate * (t - k->t_upd);
     double fin = k->key > t ? k->key : t;
+    fs->n_live--;
     for (int32_t h = 0; h < k->path_len; h++) {
         int32_t l = fs->cpath[k->path + h];
         struct link *L = &fs->links[l];
-        link_flush(fs, l, t);
         L->load -= (double)k->w * k->rate;
-        fs->lbytes[l] += (double)k->w * left;
         if (k->b == l)
             L->nb--;
-        int32_t pos = fs->hop[k->path + h];
-        struct entry last = L->list[--L->n];
-        if (pos != L->n) {
-            L->list[pos] = last;
-            fs->hop[fs->cls[last.c].path + last.k] = pos;
-        }
-        if (L->n == 0)
+        if (--L->n == 0) {
             L->load = 0; /* no drift survives an idle link */
+            L->len = 0;
+            L->busy += t - L->since;
+        }
         if (L->fstamp != fs->fstamp) {
             L->fstamp = fs->fstamp;
             if (!GROW(fs->freed, fs->cap_freed, fs->n_freed + 1))
@@ -767,50 +775,76 @@ static int complete(struct rf_flowsim *fs, int32_t c, double t)
             fs->freed[fs->n_freed++] = l;
         }
     }
+    if (k->path_len > 0) {
+        int32_t moved = fs->act[--fs->n_act];
+        fs->act[k->apos] = moved;
+        fs->cls[moved].apos = k->apos;
+    }
     k->rate = 0;
     class_finished(fs, c, fin);
     return 0;
+}
+
+/* Drops the dead entries of a link's list. */
+static void link_compact(const struct rf_flowsim *fs, struct link *L)
+{
+    int32_t w = 0;
+    for (int32_t j = 0; j < L->len; j++)
+        if (isnan(fs->cls[L->list[j]].finish))
+            L->list[w++] = L->list[j];
+    L->len = w;
 }
 
 /* Releases the classes of group g whose activation time falls in the event window. */
 static int activate(struct rf_flowsim *fs, int32_t g, double t, double t_end)
 {
     struct group *gr = &fs->groups[g];
+    int rc;
+    if (gr->start > fs->last_start)
+        fs->last_start = gr->start;
     while (gr->cursor < gr->cend && gr->start + fs->cls[gr->cursor].lat <= t_end) {
         int32_t c = gr->cursor++;
         struct cls *k = &fs->cls[c];
         double act = gr->start + k->lat;
         if (k->rem == 0 || (k->path_len == 0 && k->cap == 0)) {
             class_finished(fs, c, act);
-        } else if (k->path_len == 0) {
+            continue;
+        }
+        fs->n_live++;
+        if (k->path_len == 0) {
             /* Alone on no link: the cap is the rate, fixed for good. */
             k->rate = k->cap;
             k->t_upd = act;
             k->key = act + k->rem / k->cap;
-            cheap_update(fs, c);
-        } else {
-            for (int32_t h = 0; h < k->path_len; h++) {
-                int32_t l = fs->cpath[k->path + h];
-                struct link *L = &fs->links[l];
-                link_flush(fs, l, t);
-                if (L->n == L->size) {
-                    size_t nc = L->size ? 2 * (size_t)L->size : 8;
-                    struct entry *ne = realloc(L->list, nc * sizeof(*ne));
-                    if (!ne || nc > INT32_MAX)
-                        return RF_ENOMEM;
-                    L->list = ne;
-                    L->size = (int32_t)nc;
-                }
-                fs->hop[k->path + h] = L->n;
-                L->list[L->n++] = (struct entry){c, h};
-            }
-            k->rate = 0;
-            k->t_upd = t;
-            k->b = -1;
-            int rc = solve_add(fs, c);
-            if (rc < 0)
+            if ((rc = cheap_push(fs, c)) < 0)
                 return rc;
+            continue;
         }
+        for (int32_t h = 0; h < k->path_len; h++) {
+            struct link *L = &fs->links[fs->cpath[k->path + h]];
+            if (L->n == 0)
+                L->since = t;
+            L->bytes += (double)k->w * k->rem;
+            if (L->len == L->size && 2 * L->n <= L->len)
+                link_compact(fs, L);
+            if (L->len == L->size) {
+                size_t nc = L->size ? 2 * (size_t)L->size : 8;
+                int32_t *ne = nc <= INT32_MAX ? realloc(L->list, nc * sizeof(*ne)) : NULL;
+                if (!ne)
+                    return RF_ENOMEM;
+                L->list = ne;
+                L->size = (int32_t)nc;
+            }
+            L->list[L->len++] = c;
+            L->n++;
+        }
+        k->rate = 0;
+        k->t_upd = t;
+        k->b = -1;
+        k->apos = fs->n_act;
+        fs->act[fs->n_act++] = c;
+        if ((rc = solve_add(fs, c)) < 0)
+            return rc;
     }
     if (gr->cursor < gr->cend)
         aheap_push(fs, gr->start + fs->cls[gr->cursor].lat, g);
@@ -819,87 +853,64 @@ static int activate(struct rf_flowsim *fs, int32_t g, double t, double t_end)
 
 /* ---- The local max-min solve ---- */
 
-static int freeze(struct rf_flowsim *fs, int32_t s, double r, int32_t b)
+/* Freezes member s at rate r: its links lose its share of their residual and its weight.
+ * Their levels rise but their heap entries are left as they are (see fill). */
+static void freeze(struct rf_flowsim *fs, struct smem *m, double r, int32_t b)
 {
-    const struct cls *k = &fs->cls[fs->S[s]];
-    double w = (double)k->w;
-    fs->s_frozen[s] = true;
-    fs->s_r[s] = r;
-    fs->s_b[s] = b;
-    for (int32_t h = 0; h < k->path_len; h++) {
-        struct slink *q = &fs->sl[fs->links[fs->cpath[k->path + h]].loc];
-        q->R -= w * r;
-        q->W -= k->w;
-        q->sum_new += w * r;
+    double wr = (double)m->w * r;
+    m->frozen = true;
+    m->r = r;
+    m->b = b;
+    for (int32_t h = m->off; h < m->off + m->len; h++) {
+        struct slink *q = &fs->sl[fs->s_loc[h]];
+        q->R -= wr;
+        q->W -= m->w;
+        q->sum_new += wr;
         if (r > q->max_new)
             q->max_new = r;
-        if (q->W == 0) {
+        if (q->W == 0)
             q->done = true;
-        } else if (!q->done) {
-            /* Rates only rise during filling; rounding must not make a level go back. */
-            double nk = q->R > 0 ? q->R / (double)q->W : 0;
-            q->key = nk < r ? r : nk;
-            if (sheap_push(fs, q->key, (int32_t)(q - fs->sl)) < 0)
-                return RF_ENOMEM;
-        }
     }
-    return 0;
 }
 
-/* Progressive filling of the solve set S against what the other classes leave of each
- * link: raise all unfrozen rates together; the first link to saturate or cap to bind
- * freezes its classes. */
-static int fill(struct rf_flowsim *fs)
+/* Gathers the solve set's links into a local table (residual capacity left by the other
+ * classes, weight, members in CSR form), so that filling runs on small dense arrays. */
+static int gather(struct rf_flowsim *fs)
 {
-    size_t nS = fs->nS, hops = 0;
-    int rc;
+    size_t hops = 0;
 
     fs->lstamp++;
     fs->n_sl = 0;
-    if (nS > fs->cap_sm) {
-        size_t nc = 2 * nS;
-        double *r = realloc(fs->s_r, nc * sizeof(double));
-        if (r)
-            fs->s_r = r;
-        int32_t *b = realloc(fs->s_b, nc * sizeof(int32_t));
-        if (b)
-            fs->s_b = b;
-        bool *fr = realloc(fs->s_frozen, nc * sizeof(bool));
-        if (fr)
-            fs->s_frozen = fr;
-        if (!r || !b || !fr)
+    for (size_t s = 0; s < fs->nS; s++) {
+        struct smem *m = &fs->mem[s];
+        const struct cls *k = &fs->cls[m->c];
+        *m = (struct smem){
+            .cap = k->cap, .c = m->c, .w = k->w, .off = (int32_t)hops, .len = k->path_len, .b = -1};
+        if (!GROW(fs->s_loc, fs->cap_loc, hops + (size_t)k->path_len))
             return RF_ENOMEM;
-        fs->cap_sm = nc;
-    }
-
-    for (size_t s = 0; s < nS; s++) {
-        const struct cls *k = &fs->cls[fs->S[s]];
-        fs->s_frozen[s] = false;
-        hops += (size_t)k->path_len;
         for (int32_t h = 0; h < k->path_len; h++) {
             int32_t l = fs->cpath[k->path + h];
-            struct link *L = &fs->links[l];
-            if (L->stamp != fs->lstamp) {
+            struct lslot *ls = &fs->lslot[l];
+            if (ls->stamp != fs->lstamp) {
                 if (!GROW(fs->sl, fs->cap_sl, fs->n_sl + 1))
                     return RF_ENOMEM;
-                L->stamp = fs->lstamp;
-                L->loc = (int32_t)fs->n_sl;
+                ls->stamp = fs->lstamp;
+                ls->loc = (int32_t)fs->n_sl;
                 fs->sl[fs->n_sl++] = (struct slink){.l = l, .lam_sat = -1};
             }
-            struct slink *q = &fs->sl[L->loc];
+            struct slink *q = &fs->sl[ls->loc];
+            fs->s_loc[hops + (size_t)h] = ls->loc;
             q->nS++;
             q->W += k->w;
             q->sum_old += (double)k->w * k->rate;
             if (k->b == l)
                 q->nbS_old++;
         }
+        hops += (size_t)k->path_len;
     }
     if (!GROW(fs->csr, fs->cap_csr, hops))
         return RF_ENOMEM;
     int32_t off = 0;
-    fs->n_heap = 0;
-    if (!GROW(fs->heap, fs->cap_heap, fs->n_sl + nS))
-        return RF_ENOMEM;
     for (size_t i = 0; i < fs->n_sl; i++) {
         struct slink *q = &fs->sl[i];
         const struct link *L = &fs->links[q->l];
@@ -909,44 +920,86 @@ static int fill(struct rf_flowsim *fs)
         q->out_load = q->nS == L->n ? 0 : L->load - q->sum_old;
         if (q->out_load < 0)
             q->out_load = 0;
-        q->R = L->cap - q->out_load;
+        q->R = fs->lcap[q->l] - q->out_load;
         if (q->R < 0)
             q->R = 0;
-        q->key = q->R / (double)q->W;
-        fs->heap[fs->n_heap++] = (struct hent){q->key, (int32_t)i};
     }
-    for (size_t s = 0; s < nS; s++) {
-        const struct cls *k = &fs->cls[fs->S[s]];
-        for (int32_t h = 0; h < k->path_len; h++)
-            fs->csr[fs->sl[fs->links[fs->cpath[k->path + h]].loc].fill++] = (int32_t)s;
-        if (k->cap > 0)
-            fs->heap[fs->n_heap++] = (struct hent){k->cap, ~(int32_t)s};
+    for (size_t s = 0; s < fs->nS; s++) {
+        const struct smem *m = &fs->mem[s];
+        for (int32_t h = m->off; h < m->off + m->len; h++)
+            fs->csr[fs->sl[fs->s_loc[h]].fill++] = (int32_t)s;
     }
-    for (size_t i = fs->n_heap / 2; i-- > 0;)
-        sheap_down(fs->heap, fs->n_heap, i);
+    return 0;
+}
 
-    while (fs->n_heap > 0) {
-        struct hent e = fs->heap[0];
-        fs->heap[0] = fs->heap[--fs->n_heap];
-        if (fs->n_heap > 0)
-            sheap_down(fs->heap, fs->n_heap, 0);
-        if (e.id < 0) {
-            int32_t s = ~e.id;
-            if (!fs->s_frozen[s] && (rc = freeze(fs, s, e.key, -1)) < 0)
-                return rc;
+/* Progressive filling of the solve set: raise all unfrozen rates together; the first link
+ * to saturate freezes its members at that level, a cap freezes its own member.
+ *
+ * A link's level R/W only rises as members freeze elsewhere, so its heap entry is never
+ * above its true level: an entry that reaches the top stale goes back with the current
+ * level, and one that is current is the true minimum. A link is pushed again only when it
+ * would have been next, not at every change. Caps never move, so they are sorted once. */
+static int fill(struct rf_flowsim *fs)
+{
+    size_t ncap = 0, cp = 0;
+    int rc;
+
+    if ((rc = gather(fs)) < 0)
+        return rc;
+    if (!GROW(fs->heap, fs->cap_heap, fs->n_sl) || !GROW(fs->caps, fs->cap_caps, 2 * fs->nS))
+        return RF_ENOMEM;
+    fs->n_heap = 0;
+    for (size_t i = 0; i < fs->n_sl; i++) {
+        const struct slink *q = &fs->sl[i];
+        fs->heap[fs->n_heap++] = (struct hent){q->R / (double)q->W, (int32_t)i};
+    }
+    heapify(fs->heap, fs->n_heap);
+    for (size_t s = 0; s < fs->nS; s++)
+        if (fs->mem[s].cap > 0)
+            fs->caps[ncap++] = (struct hent){fs->mem[s].cap, (int32_t)s};
+    sort_hents(fs->caps, ncap, fs->caps + fs->nS);
+
+    /* Most links never saturate; once every member is frozen their entries are left. */
+    size_t unfrozen = fs->nS;
+    double lam = 0;
+    while (unfrozen > 0) {
+        /* Bring a current link to the top of the heap. */
+        while (fs->n_heap > 0) {
+            struct slink *q = &fs->sl[fs->heap[0].id];
+            if (q->done) {
+                heap_pop(fs->heap, &fs->n_heap);
+                continue;
+            }
+            double level = q->R > 0 ? q->R / (double)q->W : 0;
+            if (level < lam)
+                level = lam; /* rounding must not take a level back below the water */
+            if (level <= fs->heap[0].key)
+                break;
+            fs->heap[0].key = level;
+            heap_down(fs->heap, fs->n_heap, 0);
+        }
+        while (cp < ncap && fs->mem[fs->caps[cp].id].frozen)
+            cp++;
+        double link_level = fs->n_heap ? fs->heap[0].key : INFINITY;
+        if (cp < ncap && fs->caps[cp].key <= link_level) {
+            lam = fs->caps[cp].key;
+            freeze(fs, &fs->mem[fs->caps[cp++].id], lam, -1);
+            unfrozen--;
             continue;
         }
-        struct slink *q = &fs->sl[e.id];
-        if (q->done || e.key != q->key)
-            continue;
-        q->lam_sat = e.key;
-        int32_t l = q->l;
+        if (fs->n_heap == 0)
+            break;
+        struct slink *q = &fs->sl[fs->heap[0].id];
+        heap_pop(fs->heap, &fs->n_heap);
+        lam = link_level;
+        q->lam_sat = lam;
         for (int32_t i = q->off; i < q->off + q->nS; i++) {
-            int32_t s = fs->csr[i];
-            if (!fs->s_frozen[s] && (rc = freeze(fs, s, e.key, l)) < 0)
-                return rc;
+            struct smem *m = &fs->mem[fs->csr[i]];
+            if (!m->frozen) {
+                freeze(fs, m, lam, q->l);
+                unfrozen--;
+            }
         }
-        q = &fs->sl[e.id];
         q->done = true;
     }
     return 0;
@@ -957,31 +1010,35 @@ static int fill(struct rf_flowsim *fs)
  * other classes kept their rates; the conditions can only fail on links S crosses. A class
  * of S bottlenecked where an outsider runs faster needs the outsider re-solved (V1); an
  * outsider bottlenecked on a link that S left unsaturated, or on which S now runs faster,
- * needs to be re-solved (V2). Returns how many classes joined S. */
+ * needs to be re-solved (V2). Sets how many classes joined S. */
 static int verify(struct rf_flowsim *fs, size_t *added)
 {
     size_t before = fs->nS;
     int rc;
     for (size_t i = 0; i < fs->n_sl; i++) {
         const struct slink *q = &fs->sl[i];
-        const struct link *L = &fs->links[q->l];
+        struct link *L = &fs->links[q->l];
         if (q->nS == L->n)
             continue;
         if (q->lam_sat >= 0) {
+            if (L->len > L->n)
+                link_compact(fs, L);
             double thr = q->lam_sat * (1 + RATE_EPS);
             for (int32_t j = 0; j < L->n; j++) {
-                int32_t c = L->list[j].c;
+                int32_t c = L->list[j];
                 const struct cls *k = &fs->cls[c];
                 if (k->stamp != fs->sstamp && k->rate > thr && (rc = solve_add(fs, c)) < 0)
                     return rc;
             }
         }
         if (L->nb - q->nbS_old > 0) {
-            bool sat = q->out_load + q->sum_new >= L->cap * (1 - RATE_EPS);
-            if (sat && q->max_new <= L->sat_lvl * (1 + RATE_EPS))
+            bool sat = q->out_load + q->sum_new >= fs->lcap[q->l] * (1 - RATE_EPS);
+            if (sat && q->max_new <= fs->lsat[q->l] * (1 + RATE_EPS))
                 continue;
+            if (L->len > L->n)
+                link_compact(fs, L);
             for (int32_t j = 0; j < L->n; j++) {
-                int32_t c = L->list[j].c;
+                int32_t c = L->list[j];
                 const struct cls *k = &fs->cls[c];
                 if (k->stamp != fs->sstamp && k->b == q->l &&
                     (!sat || q->max_new > k->rate * (1 + RATE_EPS)) && (rc = solve_add(fs, c)) < 0)
@@ -995,37 +1052,38 @@ static int verify(struct rf_flowsim *fs, size_t *added)
 
 /* Installs the solved rates: link loads and levels first (they need the old bottleneck
  * counts), then each class's remaining bytes, bottleneck and predicted finish. */
-static void commit(struct rf_flowsim *fs, double t)
+static int commit(struct rf_flowsim *fs, double t)
 {
+    int rc;
     for (size_t i = 0; i < fs->n_sl; i++) {
         const struct slink *q = &fs->sl[i];
         struct link *L = &fs->links[q->l];
-        link_flush(fs, q->l, t);
         L->load = q->out_load + q->sum_new;
         if (L->nb - q->nbS_old == 0)
-            L->sat_lvl = q->lam_sat >= 0 ? q->lam_sat : INFINITY;
-        else if (q->lam_sat >= 0 && q->lam_sat < L->sat_lvl)
-            L->sat_lvl = q->lam_sat;
+            fs->lsat[q->l] = q->lam_sat >= 0 ? q->lam_sat : INFINITY;
+        else if (q->lam_sat >= 0 && q->lam_sat < fs->lsat[q->l])
+            fs->lsat[q->l] = q->lam_sat;
     }
     for (size_t s = 0; s < fs->nS; s++) {
-        int32_t c = fs->S[s];
-        struct cls *k = &fs->cls[c];
+        const struct smem *m = &fs->mem[s];
+        struct cls *k = &fs->cls[m->c];
         if (k->b >= 0)
             fs->links[k->b].nb--;
-        k->b = fs->s_b[s];
+        k->b = m->b;
         if (k->b >= 0)
             fs->links[k->b].nb++;
-        double r = fs->s_r[s];
-        if (r == k->rate && k->hpos >= 0)
+        if (m->r == k->rate && k->rate > 0)
             continue;
         k->rem -= k->rate * (t - k->t_upd);
         if (k->rem < 0)
             k->rem = 0;
         k->t_upd = t;
-        k->rate = r;
-        k->key = r > 0 ? t + k->rem / r : INFINITY;
-        cheap_update(fs, c);
+        k->rate = m->r;
+        k->key = m->r > 0 ? t + k->rem / m->r : INFINITY;
+        if (m->r > 0 && (rc = cheap_push(fs, m->c)) < 0)
+            return rc;
     }
+    return 0;
 }
 
 /* Re-rates the classes that can change after an event: S holds the new classes and those
@@ -1034,15 +1092,23 @@ static int solve(struct rf_flowsim *fs, double t)
 {
     int rc;
     for (size_t i = 0; i < fs->n_freed; i++) {
-        const struct link *L = &fs->links[fs->freed[i]];
+        struct link *L = &fs->links[fs->freed[i]];
         if (L->nb == 0)
             continue;
+        if (L->len > L->n)
+            link_compact(fs, L);
         for (int32_t j = 0; j < L->n; j++)
-            if (fs->cls[L->list[j].c].b == fs->freed[i] && (rc = solve_add(fs, L->list[j].c)) < 0)
+            if (fs->cls[L->list[j]].b == fs->freed[i] && (rc = solve_add(fs, L->list[j])) < 0)
                 return rc;
     }
     if (fs->nS == 0)
         return 0;
+    /* An event that touches most of the active classes (a group starting) would pull in
+     * the rest through the checks and fill twice; take them all at once instead. */
+    if (2 * fs->nS >= (size_t)fs->n_act)
+        for (int32_t i = 0; i < fs->n_act; i++)
+            if ((rc = solve_add(fs, fs->act[i])) < 0)
+                return rc;
     fs->stats.solves++;
     for (;;) {
         size_t added;
@@ -1052,8 +1118,7 @@ static int solve(struct rf_flowsim *fs, double t)
             break;
     }
     fs->stats.solved_classes += (int64_t)fs->nS;
-    commit(fs, t);
-    return 0;
+    return commit(fs, t);
 }
 
 /* ---- The run ---- */
@@ -1076,18 +1141,19 @@ static int simulate(struct rf_flowsim *fs, struct rf_error *err)
     }
 
     for (;;) {
-        double tc = fs->n_cheap ? fs->cls[fs->cheap[0]].key : INFINITY;
-        double ta = fs->n_aheap ? fs->aheap[0].t : INFINITY;
+        double tc = cheap_top(fs);
+        double ta = fs->n_aheap ? fs->aheap[0].key : INFINITY;
         double t = tc < ta ? tc : ta;
         if (t == INFINITY) {
-            if (fs->n_cheap)
+            if (fs->n_live)
                 return rf_error_set(err, RF_EINVAL, "flowsim: flows stalled at time %g", now);
             break;
         }
         if (t < now)
             t = now;
         now = t;
-        double t_end = t + BATCH_EPS * t;
+        double window = fs->tolerance * (t - fs->last_start);
+        double t_end = t + (window > BATCH_EPS * t ? window : BATCH_EPS * t);
         fs->stats.events++;
         fs->sstamp++;
         fs->fstamp++;
@@ -1099,14 +1165,16 @@ static int simulate(struct rf_flowsim *fs, struct rf_error *err)
         bool progress = true;
         while (progress) {
             progress = false;
-            while (fs->n_cheap && fs->cls[fs->cheap[0]].key <= t_end) {
-                if ((rc = complete(fs, cheap_pop(fs), t)) < 0)
+            while (cheap_top(fs) <= t_end) {
+                int32_t c = fs->cheap[0].id;
+                heap_pop(fs->cheap, &fs->n_cheap);
+                if ((rc = complete(fs, c, t)) < 0)
                     goto nomem;
                 progress = true;
             }
-            while (fs->n_aheap && fs->aheap[0].t <= t_end) {
-                int32_t g = fs->aheap[0].g;
-                aheap_pop(fs);
+            while (fs->n_aheap && fs->aheap[0].key <= t_end) {
+                int32_t g = fs->aheap[0].id;
+                heap_pop(fs->aheap, &fs->n_aheap);
                 if ((rc = activate(fs, g, t, t_end)) < 0)
                     goto nomem;
                 progress = true;
@@ -1123,21 +1191,29 @@ nomem:
     return rf_error_set(err, RF_ENOMEM, "flowsim: out of memory");
 }
 
+void rf_flowsim_set_tolerance(struct rf_flowsim *fs, double rel)
+{
+    fs->tolerance = rel > BATCH_EPS ? rel : BATCH_EPS;
+}
+
 int rf_flowsim_run(struct rf_flowsim *fs, struct rf_error *err)
 {
     int rc;
 
     free_run(fs);
     memset(&fs->stats, 0, sizeof(fs->stats));
+    fs->last_start = 0;
     for (size_t l = 0; l < fs->n_links; l++) {
         struct link *L = &fs->links[l];
-        L->load = L->t_upd = 0;
-        L->sat_lvl = INFINITY;
-        L->n = L->nb = 0;
-        L->stamp = L->fstamp = 0;
+        L->load = L->since = L->bytes = L->busy = 0;
+        L->n = L->len = L->nb = 0;
+        L->fstamp = 0;
+        fs->lslot[l].stamp = 0;
+        fs->lsat[l] = INFINITY;
         fs->lbytes[l] = fs->lbusy[l] = 0;
     }
     fs->sstamp = fs->lstamp = fs->fstamp = 0;
+    fs->n_cheap = fs->n_live = fs->n_aheap = 0;
     if ((rc = build_classes(fs, err)) < 0 || (rc = build_groups(fs, err)) < 0)
         goto out;
     for (int32_t g = 0; g < fs->n_groups; g++) {
@@ -1145,14 +1221,14 @@ int rf_flowsim_run(struct rf_flowsim *fs, struct rf_error *err)
         gr->cursor = gr->cbeg;
         gr->unfinished = gr->cend - gr->cbeg;
     }
-    fs->cheap = malloc((fs->n_cls ? (size_t)fs->n_cls : 1) * sizeof(int32_t));
-    fs->aheap = malloc(((size_t)fs->n_groups + 1) * sizeof(struct aent));
+    fs->aheap = malloc(((size_t)fs->n_groups + 1) * sizeof(struct hent));
     fs->gstack = malloc(((size_t)fs->n_groups + 1) * sizeof(int32_t));
-    if (!fs->cheap || !fs->aheap || !fs->gstack) {
+    fs->act = malloc(((size_t)fs->n_cls + 1) * sizeof(int32_t));
+    fs->n_act = 0;
+    if (!fs->aheap || !fs->gstack || !fs->act) {
         rc = rf_error_set(err, RF_ENOMEM, "flowsim: out of memory");
         goto out;
     }
-    fs->n_cheap = fs->n_aheap = 0;
     if ((rc = simulate(fs, err)) < 0)
         goto out;
 
@@ -1160,6 +1236,10 @@ int rf_flowsim_run(struct rf_flowsim *fs, struct rf_error *err)
     for (int32_t g = 0; g < fs->n_groups; g++)
         if (fs->groups[g].finish > fs->makespan)
             fs->makespan = fs->groups[g].finish;
+    for (size_t l = 0; l < fs->n_links; l++) {
+        fs->lbytes[l] = fs->links[l].bytes;
+        fs->lbusy[l] = fs->links[l].busy;
+    }
     fs->stats.flows = (int64_t)fs->n_flows;
     fs->stats.classes = fs->n_cls;
     fs->stats.groups = fs->n_groups;

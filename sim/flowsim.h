@@ -43,11 +43,21 @@ int rf_flowsim_add(struct rf_flowsim *fs, const struct rf_flow_spec *f, struct r
 int rf_flowsim_after(struct rf_flowsim *fs, int32_t group, int32_t prerequisite,
                      struct rf_error *err);
 
+/* Completions (and activations) within rel x (time since the latest group start) of the
+ * earliest one are processed as one event at that instant: those flows finish up to that
+ * much early, an error relative to the running group's elapsed time. The default, 1e-11
+ * (of absolute time), is exact to rounding; a larger tolerance trades that error for fewer
+ * events when many flows of different sizes share a saturated link (each event re-rates
+ * them all). */
+void rf_flowsim_set_tolerance(struct rf_flowsim *fs, double rel);
+
 /* Simulates every flow added so far (again from time 0 when called a second time). A cycle
  * among groups is RF_EINVAL. */
 int rf_flowsim_run(struct rf_flowsim *fs, struct rf_error *err);
 
-/* Results of the last run; NAN for an index out of range or before a run. */
+/* Results of the last run; NAN for an index out of range, before a run, or once flows or
+ * barriers were added after it. Link bytes are those of the flows that crossed the link;
+ * busy time is the total time during which some flow was moving on it. */
 double rf_flowsim_flow_finish(const struct rf_flowsim *fs, int64_t flow);
 double rf_flowsim_group_start(const struct rf_flowsim *fs, int32_t group);
 double rf_flowsim_group_finish(const struct rf_flowsim *fs, int32_t group); /* = start if empty */

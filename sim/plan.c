@@ -432,58 +432,75 @@ static bool run_covers(const struct rf_transfer *t, int32_t gpu)
 
 /* Hierarchical delivery of one box (the M2N idea without the ring): one leader per NVLink
  * domain receives it from a source, so fabric bytes scale with domains, not replicas; the
- * leader then fans it out over NVLink to the domain's other replicas. A replica that holds
- * the data itself (colocated) leads its domain. */
+ * leader then fans it out over NVLink to the domain's other replicas. Replicas that hold
+ * the data themselves (colocated) copy it locally, and the first of them leads. */
 static int assign_hierarchical(struct planner *p, int32_t box, const int32_t *h, size_t nh,
                                const int32_t *dsts, size_t nd, int64_t bytes)
 {
     const struct rf_topology *t = p->topo;
-    size_t n_lead = 0;
+    size_t n_lead = 0, n_dom = 0;
     int rc;
+    /* Per domain: its range of dsts, its leader, and the run that brings the leader the box
+     * (-1 until known). */
+    struct dom {
+        size_t lo, hi;
+        int32_t lead, run;
+    } *dom = malloc(nd * sizeof(*dom));
     int32_t *leaders = malloc(nd * sizeof(int32_t));
-    if (!leaders)
-        return rf_error_set(p->err, RF_ENOMEM, "out of memory");
+    if (!dom || !leaders) {
+        rc = rf_error_set(p->err, RF_ENOMEM, "out of memory");
+        goto out;
+    }
     for (size_t i = 0; i < nd;) {
         size_t j = i;
-        int32_t lead = dsts[i];
+        struct dom *d = &dom[n_dom++];
+        d->lead = -1;
+        d->run = -1;
         while (j < nd && rf_topology_domain(t, dsts[j]) == rf_topology_domain(t, dsts[i])) {
-            if (bsearch(&dsts[j], h, nh, sizeof(int32_t), cmp_i32))
-                lead = dsts[j];
+            if (bsearch(&dsts[j], h, nh, sizeof(int32_t), cmp_i32)) {
+                if ((rc = emit(p, box, dsts[j], dsts[j], 1, 0, RF_PHASE_DELIVER, bytes, true)) < 0)
+                    goto out;
+                if (d->lead < 0) {
+                    d->lead = dsts[j];
+                    d->run = (int32_t)(p->plan->n_transfers - 1);
+                }
+            }
             j++;
         }
-        leaders[n_lead++] = lead;
+        d->lo = i;
+        d->hi = j;
+        if (d->lead < 0) {
+            d->lead = dsts[i];
+            leaders[n_lead++] = dsts[i];
+        }
         i = j;
     }
     size_t first = p->plan->n_transfers;
     if ((rc = assign(p, box, h, nh, leaders, n_lead, RF_PHASE_DELIVER, bytes, true)) < 0)
         goto out;
     size_t last = p->plan->n_transfers;
-    size_t li = 0;
-    for (size_t i = 0; i < nd;) {
-        size_t j = i, nf = 0;
-        int32_t lead = leaders[li++];
+    for (size_t k = 0; k < n_dom; k++) {
+        struct dom *d = &dom[k];
+        size_t nf = 0;
+        for (size_t x = first; x < last && d->run < 0; x++)
+            if (run_covers(&p->plan->transfers[x], d->lead))
+                d->run = (int32_t)x;
         GROW(p->rem, 0, p->cap_rem, nd);
-        while (j < nd && rf_topology_domain(t, dsts[j]) == rf_topology_domain(t, dsts[i])) {
-            if (dsts[j] != lead)
+        for (size_t j = d->lo; j < d->hi; j++)
+            if (dsts[j] != d->lead && !bsearch(&dsts[j], h, nh, sizeof(int32_t), cmp_i32))
                 p->rem[nf++] = dsts[j];
-            j++;
-        }
-        i = j;
         if (nf == 0)
             continue;
-        int32_t after = -1;
-        for (size_t k = first; k < last && after < 0; k++)
-            if (run_covers(&p->plan->transfers[k], lead))
-                after = (int32_t)k;
         size_t from = p->plan->n_transfers;
-        if ((rc = emit_runs(p, box, lead, p->rem, nf, RF_PHASE_DELIVER, bytes, true)) < 0)
+        if ((rc = emit_runs(p, box, d->lead, p->rem, nf, RF_PHASE_DELIVER, bytes, true)) < 0)
             goto out;
-        for (size_t k = from; k < p->plan->n_transfers; k++)
-            p->plan->transfers[k].after = after;
-        p->load[lead] += bytes * (int64_t)nf;
+        for (size_t x = from; x < p->plan->n_transfers; x++)
+            p->plan->transfers[x].after = d->run;
+        p->load[d->lead] += bytes * (int64_t)nf;
     }
     rc = 0;
 out:
+    free(dom);
     free(leaders);
     return rc;
 }

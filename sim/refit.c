@@ -415,6 +415,7 @@ static int cmd_sim(int argc, char **argv)
         if (r == 0) {
             if (json) {
                 json_t *o = sim_json(&sc, &plan, &topo, &pred, run);
+                json_object_set_new(o, "peak_rss_bytes", json_integer(peak_rss()));
                 if (plan.strategy == RF_STRAT_AUTO) {
                     json_object_set_new(o, "auto_choice", json_string(choice.description));
                     json_object_set_new(o, "auto_evaluated", json_integer(choice.evaluated));
@@ -423,8 +424,8 @@ static int cmd_sim(int argc, char **argv)
             } else {
                 sim_row(&plan, &topo, &pred);
                 if (plan.strategy == RF_STRAT_AUTO)
-                    printf("%-12s %s (%d plans predicted)\n", "", choice.description,
-                           choice.evaluated);
+                    printf("%-12s %s (%d plans predicted, %d pruned)\n", "", choice.description,
+                           choice.evaluated, choice.pruned);
             }
         }
         rf_prediction_release(&pred);

@@ -29,6 +29,40 @@ static double wall(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Which links can ever saturate: a leaf link unless its NICs cannot fill it; a copy engine or
+ * quantiser unless the GPU's ports cannot feed it that fast (a GPU with local copies keeps
+ * its copy engine, which then feeds itself). */
+static void mark_binding(const struct rf_plan *plan, const struct rf_topology *t, bool *binds)
+{
+    const struct rf_cluster *c = t->cluster;
+    for (size_t l = 0; l < t->n_links; l++)
+        binds[l] = true;
+    double nic = c->nic.gbps * 1e9 * c->cal.nic_efficiency;
+    for (int64_t i = 0; i < t->leaves; i++) {
+        const struct rf_link *up = &t->links[rf_topology_link(t, RF_LINK_LEAF_UP, i)];
+        int64_t group = i / c->nic.per_node;
+        int64_t in_group = c->nodes - group * c->fabric.nodes_per_leaf;
+        if (in_group > c->fabric.nodes_per_leaf)
+            in_group = c->fabric.nodes_per_leaf;
+        bool can = up->capacity < (double)in_group * nic * (1 - 1e-9);
+        binds[rf_topology_link(t, RF_LINK_LEAF_UP, i)] = can;
+        binds[rf_topology_link(t, RF_LINK_LEAF_DOWN, i)] = can;
+    }
+    for (int64_t g = 0; g < t->gpus; g++) {
+        double nvl = t->links[rf_topology_link(t, RF_LINK_NVL_OUT, g)].capacity;
+        double feed = nvl + (c->nic.per_node > 0 ? nic : 0);
+        binds[rf_topology_link(t, RF_LINK_COPY, g)] =
+            t->links[rf_topology_link(t, RF_LINK_COPY, g)].capacity < 2 * feed;
+        binds[rf_topology_link(t, RF_LINK_QUANT, g)] =
+            t->links[rf_topology_link(t, RF_LINK_QUANT, g)].capacity < feed;
+    }
+    for (size_t i = 0; i < plan->n_transfers; i++) {
+        const struct rf_transfer *x = &plan->transfers[i];
+        if (x->src == x->dst && x->dst_count == 1 && x->src < t->gpus)
+            binds[rf_topology_link(t, RF_LINK_COPY, x->src)] = true;
+    }
+}
+
 int rf_lower_bound(const struct rf_plan *plan, const struct rf_side *train,
                    const struct rf_side *infer, const struct rf_topology *topo, double *bound,
                    struct rf_error *err)
@@ -82,6 +116,31 @@ out:
     return rc;
 }
 
+double rf_plan_link_bound(const struct rf_plan *plan, const struct rf_topology *topo)
+{
+    double *bytes = calloc(topo->n_links, sizeof(double));
+    double worst = 0;
+    if (!bytes)
+        return 0; /* no bound is a valid bound */
+    for (size_t i = 0; i < plan->n_transfers; i++) {
+        const struct rf_transfer *t = &plan->transfers[i];
+        for (int32_t k = 0; k < t->dst_count; k++) {
+            int32_t d = t->dst + k * t->dst_stride;
+            struct rf_route r;
+            if (d == t->src || t->src >= topo->gpus || d >= topo->gpus)
+                continue;
+            rf_topology_route(topo, t->src, d, &r);
+            for (int h = 0; h < r.n; h++)
+                bytes[r.link[h]] += (double)t->bytes;
+        }
+    }
+    for (size_t l = 0; l < topo->n_links; l++)
+        if (bytes[l] / topo->links[l].capacity > worst)
+            worst = bytes[l] / topo->links[l].capacity;
+    free(bytes);
+    return worst;
+}
+
 /* One message (or local copy) of a round before merging. */
 struct msg {
     int32_t src, dst;
@@ -132,6 +191,11 @@ static int cmp_edge(const void *a, const void *b)
 struct sim {
     const struct rf_plan *plan;
     const struct rf_topology *topo;
+    /* Links that can saturate are simulated; the others (leaf links of a non-blocking
+     * fabric, copy engines and quantisers faster than everything feeding them) only carry
+     * bytes, counted here, which keeps rounds decoupled and each rate solve small. */
+    bool *binds;
+    double *extra_bytes;
     struct rf_flowsim *fs;
     struct rf_error *err;
     uint8_t *flow_phase;
@@ -157,11 +221,19 @@ static int grow(void **p, size_t *cap, size_t need, size_t size, struct rf_error
     return 0;
 }
 
-static int add_flow(struct sim *s, const int32_t *path, int n, double bytes, double latency,
+static int add_flow(struct sim *s, const int32_t *full, int n_full, double bytes, double latency,
                     double cap, int32_t group, enum rf_sim_phase phase)
 {
     size_t c1 = s->cap_flows, c2 = s->cap_flows;
+    int32_t path[RF_ROUTE_MAX + 3];
+    int n = 0;
     int rc;
+    for (int i = 0; i < n_full; i++) {
+        if (s->binds[full[i]])
+            path[n++] = full[i];
+        else
+            s->extra_bytes[full[i]] += bytes;
+    }
     if ((rc = grow((void **)&s->flow_phase, &c1, s->n_flows + 1, 1, s->err)) < 0 ||
         (rc = grow((void **)&s->flow_group, &c2, s->n_flows + 1, sizeof(int32_t), s->err)) < 0)
         return rc;
@@ -301,6 +373,17 @@ static int round_chain(struct sim *s, int32_t r, const struct chain *ch)
     return 0;
 }
 
+/* Event batching tolerance: messages of a round finish at many slightly different times, and
+ * every completion re-rates the flows sharing its saturated links, so exact event handling is
+ * quadratic in the messages of a round. Completions within 0.1% of each other are one event
+ * (they finish at most 0.1% early); REFIT_SIM_TOLERANCE overrides it (1e-11 is exact). */
+static double tolerance(void)
+{
+    const char *s = getenv("REFIT_SIM_TOLERANCE");
+    double v = s ? strtod(s, NULL) : 1e-3;
+    return v > 0 ? v : 1e-3;
+}
+
 int rf_simulate(const struct rf_plan *plan, const struct rf_side *train,
                 const struct rf_side *infer, const struct rf_topology *topo,
                 struct rf_prediction *out, struct rf_error *err)
@@ -345,8 +428,16 @@ int rf_simulate(const struct rf_plan *plan, const struct rf_side *train,
     out->n_rounds = R;
     for (size_t l = 0; l < topo->n_links; l++)
         capacity[l] = topo->links[l].capacity;
-    if ((rc = rf_flowsim_new(&s.fs, topo->n_links, capacity, err)) < 0 ||
-        (rc = rf_lower_bound(plan, train, infer, topo, &out->lower_bound_s, err)) < 0)
+    s.binds = malloc(topo->n_links * sizeof(bool));
+    s.extra_bytes = calloc(topo->n_links, sizeof(double));
+    if (!s.binds || !s.extra_bytes) {
+        rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+        goto out;
+    }
+    mark_binding(plan, topo, s.binds);
+    if ((rc = rf_flowsim_new(&s.fs, topo->n_links, capacity, err)) == 0)
+        rf_flowsim_set_tolerance(s.fs, tolerance());
+    if (rc < 0 || (rc = rf_lower_bound(plan, train, infer, topo, &out->lower_bound_s, err)) < 0)
         goto out;
 
     /* Transfers and collectives bucketed by round (counting sort). */
@@ -496,6 +587,11 @@ int rf_simulate(const struct rf_plan *plan, const struct rf_side *train,
     }
     memcpy(out->link_bytes, rf_flowsim_link_bytes(s.fs), topo->n_links * sizeof(double));
     memcpy(out->link_busy, rf_flowsim_link_busy(s.fs), topo->n_links * sizeof(double));
+    /* Links left out of the flows: their bytes, and the time they would take at full rate. */
+    for (size_t l = 0; l < topo->n_links; l++) {
+        out->link_bytes[l] += s.extra_bytes[l];
+        out->link_busy[l] += s.extra_bytes[l] / topo->links[l].capacity;
+    }
     double worst = -1;
     for (size_t l = 0; l < topo->n_links; l++) {
         enum rf_link_kind k = topo->links[l].kind;
@@ -514,6 +610,8 @@ int rf_simulate(const struct rf_plan *plan, const struct rf_side *train,
 out:
     out->sim_seconds = wall() - t0;
     rf_flowsim_free(s.fs);
+    free(s.binds);
+    free(s.extra_bytes);
     free(s.flow_phase);
     free(s.flow_group);
     free(s.edges);

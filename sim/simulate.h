@@ -41,6 +41,10 @@ int rf_lower_bound(const struct rf_plan *plan, const struct rf_side *train,
                    const struct rf_side *infer, const struct rf_topology *topo, double *bound,
                    struct rf_error *err);
 
+/* A cheap lower bound of one plan's time: the most loaded link's bytes over its capacity,
+ * counting point-to-point transfers only (broadcast chains excluded). */
+double rf_plan_link_bound(const struct rf_plan *plan, const struct rf_topology *topo);
+
 /* Simulates a scheduled plan; fills out (release with rf_prediction_release). */
 int rf_simulate(const struct rf_plan *plan, const struct rf_side *train,
                 const struct rf_side *infer, const struct rf_topology *topo,

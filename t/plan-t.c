@@ -68,6 +68,17 @@ static void check_coverage(const struct rf_plan *plan, struct rf_side *train, st
                 for (int32_t i = 0; i < tr->dst_count; i++) {
                     if (tr->dst + i * tr->dst_stride != gpu)
                         continue;
+                    if (tr->after >= 0) {
+                        /* A forwarded copy: its source received this very box first. */
+                        const struct rf_transfer *a = &plan->transfers[tr->after];
+                        bool covered = false;
+                        assert_int_equal(a->box, tr->box);
+                        for (int32_t j = 0; j < a->dst_count; j++)
+                            covered |= a->dst + j * a->dst_stride == tr->src;
+                        assert_true(covered);
+                        assert_int_equal(a->after, -1);
+                        goto mark;
+                    }
                     /* The source holds the piece: find its coordinate on the source mesh. */
                     int64_t sc[RF_MESH_MAX] = {0}, rem = tr->src - sm->first_gpu;
                     for (int a = 0; a < sm->ndim; a++) {
@@ -80,6 +91,7 @@ static void check_coverage(const struct rf_plan *plan, struct rf_side *train, st
                     assert_true(rf_box_intersect(&have, &pb->box, t->ndim, &inter));
                     assert_int_equal(rf_box_numel(&inter, t->ndim),
                                      rf_box_numel(&pb->box, t->ndim));
+                mark:
                     /* Mark the elements of the piece inside the destination box. */
                     int64_t idx[RF_MAX_DIMS] = {0};
                     int64_t pn = rf_box_numel(&pb->box, t->ndim);
@@ -300,6 +312,36 @@ static uint64_t seed(void)
     return v;
 }
 
+/* 64 nodes of 4 GPUs, NVLink domains of 2, a NIC per 2 GPUs: enough for any random side. */
+static struct rf_cluster small_cluster(void)
+{
+    struct rf_cluster c = {.name = "small", .source = "t", .nodes = 64, .gpus_per_node = 4};
+    c.nvlink.domain_gpus = 2;
+    c.nvlink.gbps = 100;
+    c.nic.per_node = 2;
+    c.nic.gbps = 25;
+    c.fabric.nodes_per_leaf = 4;
+    c.fabric.oversubscription = 1;
+    c.fabric.pxn = true;
+    c.cal.nvlink_efficiency = c.cal.nic_efficiency = 1;
+    c.cal.memcpy_gbps = c.cal.quant_gbps = 1000;
+    c.cal.streams = 1;
+    return c;
+}
+
+/* Bytes of transfers whose source and destination lie in different NVLink domains. */
+static int64_t cross_domain_bytes(const struct rf_plan *p, const struct rf_topology *t)
+{
+    int64_t n = 0;
+    for (size_t i = 0; i < p->n_transfers; i++) {
+        const struct rf_transfer *x = &p->transfers[i];
+        for (int32_t k = 0; k < x->dst_count; k++)
+            if (rf_topology_domain(t, x->src) != rf_topology_domain(t, x->dst + k * x->dst_stride))
+                n += x->bytes;
+    }
+    return n;
+}
+
 static void random_layouts_cover_exactly_once(void **state)
 {
     (void)state;
@@ -316,6 +358,27 @@ static void random_layouts_cover_exactly_once(void **state)
         if (rf_plan_build(&rs, &m, &tr, &in, RF_STRAT_RESHARD, NULL, NULL, &err) < 0)
             fail_msg("iteration %d: %s", iter, err.msg);
         check_coverage(&rs, &tr, &in);
+        /* Hierarchical and local sources on a cluster of 2-GPU NVLink domains with 2 NICs
+         * per 4-GPU node: the same coverage and payload; with local sources hierarchical
+         * never crosses domains more than reshard. */
+        struct rf_topology topo;
+        struct rf_cluster c = small_cluster();
+        assert_int_equal(rf_topology_init(&topo, &c, &err), 0);
+        int64_t cross[2][2];
+        for (int k = 0; k < 4; k++) {
+            struct rf_plan hp;
+            enum rf_strategy st = k & 1 ? RF_STRAT_HIERARCHICAL : RF_STRAT_RESHARD;
+            struct rf_plan_opts o = {.topo = &topo,
+                                     .sources = k & 2 ? RF_SOURCES_LOCAL : RF_SOURCES_BALANCED};
+            if (rf_plan_build(&hp, &m, &tr, &in, st, NULL, &o, &err) < 0)
+                fail_msg("iteration %d: %s", iter, err.msg);
+            check_coverage(&hp, &tr, &in);
+            assert_int_equal(hp.total.payload_bytes, rs.total.payload_bytes);
+            cross[k >> 1][k & 1] = cross_domain_bytes(&hp, &topo);
+            rf_plan_release(&hp);
+        }
+        assert_true(cross[1][1] <= cross[1][0]);
+        rf_topology_release(&topo);
         assert_int_equal(rf_plan_build(&bc, &m, &tr, &in, RF_STRAT_BROADCAST, NULL, NULL, &err), 0);
         /* Reshard never moves more bytes than gather-and-broadcast. With disjoint pools it
          * also never delivers more; colocated, the broadcast root's copy arrives by the

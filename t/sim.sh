@@ -1,0 +1,57 @@
+#!/bin/sh
+# End to end: `refit sim` on a small real scenario; predictions checked in the JSON output and
+# in the database.
+. "${SRCDIR:-.}/t/lib.sh"
+db=$tmp/sim.db
+scen=$SRCDIR/t/data/sim/qwen3-30b.lua
+
+"$REFIT" sim "$scen" --db "$db" --compare --json >"$tmp/cmp.json"
+ok $? "refit sim --compare succeeds"
+q() { "$SQLITE3" :memory: "SELECT $1 FROM json_each(readfile('$tmp/cmp.json')) ${2:-}"; }
+is "$(q "group_concat(value->>'strategy')")" "broadcast,reshard,hierarchical,hybrid,auto" \
+    "every strategy side by side"
+is "$(q "count(*)" "WHERE value->>'predicted_s' < value->>'lower_bound_s'")" 0 \
+    "no prediction is below the lower bound"
+is "$(q "count(DISTINCT value->>'lower_bound_s')")" 1 "the bound does not depend on the strategy"
+auto=$(q "value->>'predicted_s'" "WHERE value->>'strategy' = 'auto'")
+best=$(q "min(value->>'predicted_s')" "WHERE value->>'strategy' != 'auto'")
+is "$("$SQLITE3" :memory: "SELECT $auto <= $best")" 1 \
+    "auto predicts no slower than the best other strategy ($auto <= $best)"
+rs=$(q "value->>'fabric_bytes'" "WHERE value->>'strategy' = 'reshard'")
+hi=$(q "value->>'fabric_bytes'" "WHERE value->>'strategy' = 'hierarchical'")
+# Each box crosses the fabric once per destination NVLink domain (8-GPU nodes), whatever the
+# number of replicas there: the distinct (box, domain) pairs of the reshard run.
+is "$hi" "$(sql "$db" "SELECT sum(bytes) FROM (SELECT DISTINCT tensor_id, off0, off1, off2,
+                       off3, len0, len1, len2, len3, dst_gpu / 8, bytes FROM transfer_each
+                       WHERE run_id = 2)")" \
+    "hierarchical crosses the fabric once per box and domain, not per replica"
+ok "$(test "$hi" -lt "$rs"; echo $?)" "so less than reshard ($hi < $rs)"
+is "$(q "value->>'payload_bytes'" "WHERE value->>'strategy' = 'hierarchical'")" \
+    "$(q "value->>'payload_bytes'" "WHERE value->>'strategy' = 'reshard'")" \
+    "and still delivers the same payload"
+
+is "$(sql "$db" "SELECT count(*) FROM prediction")" 5 "one prediction per run"
+is "$(sql "$db" "SELECT count(*) FROM link_load WHERE run_id = 2")" \
+    "$(sql "$db" "SELECT count(*) FROM link_load WHERE run_id = 1")" "every link stored per run"
+is "$(sql "$db" "SELECT sum(bytes) FROM link_load WHERE run_id = 2 AND kind = 'nic_out'")" \
+    "$rs" "fabric bytes are the bytes through the NICs"
+is "$(sql "$db" "SELECT count(*) FROM predicted_round WHERE run_id = 2")" \
+    "$(sql "$db" "SELECT rounds FROM run WHERE id = 2")" "a time for every round"
+is "$(sql "$db" "SELECT count(*) FROM predicted_round r JOIN prediction p ON p.run_id = r.run_id
+                 WHERE r.finish_seconds > p.seconds * (1 + 1e-9)")" 0 \
+    "no round ends after the predicted time"
+b=$(sql "$db" "SELECT bottleneck FROM prediction WHERE run_id = 2")
+is "$(sql "$db" "SELECT name FROM link_load WHERE run_id = 2 ORDER BY bytes / capacity_gbps DESC
+                 LIMIT 1")" "$b" "the bottleneck is the link with the most work"
+
+"$REFIT" sim "$scen" --db "$db" --strategy reshard >"$tmp/table" 2>&1
+ok $? "the table form works"
+ok "$(grep -q '^reshard ' "$tmp/table"; echo $?)" "and names the strategy"
+
+# The localhost preset plans a run for the executor's host backend.
+sed 's/system = "dgx-h100", nodes = 4/system = "localhost"/; s/gpus = 16, first_gpu = 16/gpus = 4, first_gpu = 0/; s/gpus = 16, first_gpu = 0, tp = 2, pp = 2, ep = 4/gpus = 4, first_gpu = 0, tp = 2, pp = 2, ep = 1/' \
+    "$scen" >"$tmp/local.lua"
+"$REFIT" sim "$tmp/local.lua" --db "$db" --json >"$tmp/local.json"
+ok $? "a colocated run on the localhost preset simulates"
+is "$(json "$tmp/local.json" '$.fabric_bytes')" 0 "without NICs nothing crosses a fabric"
+done_testing
