@@ -164,9 +164,44 @@ static const char migration_v3[] =
     "  PRIMARY KEY (run_id, phase)\n"
     ") WITHOUT ROWID;\n";
 
+/* Version 4: what refit-exec measured when it replayed a run. A replay writes its
+ * measurement row as failed ("did not finish") before it starts and completes it at the
+ * end, so a job that dies midway leaves a failed row, never a measurement. */
+static const char migration_v4[] =
+    "CREATE TABLE measurement (\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,\n"
+    "  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),\n"
+    "  backend TEXT NOT NULL CHECK (backend IN ('nccl', 'mpi')),\n"
+    "  world_size INTEGER NOT NULL,\n"
+    "  iters INTEGER NOT NULL, warmup INTEGER NOT NULL,\n"
+    "  seconds REAL, seconds_min REAL, seconds_max REAL,\n"
+    "  bytes_verified INTEGER NOT NULL DEFAULT 0,\n"
+    "  errors INTEGER NOT NULL DEFAULT 0,\n"
+    "  status TEXT NOT NULL CHECK (status IN ('ok', 'failed', 'unverified')),\n"
+    "  error_text TEXT,\n"
+    "  hosts TEXT, gpu_model TEXT, nccl_version TEXT, mpi_version TEXT\n"
+    ");\n"
+    "CREATE INDEX measurement_run ON measurement(run_id);\n"
+    "CREATE TABLE measured_round (\n"
+    "  measurement_id INTEGER NOT NULL REFERENCES measurement(id) ON DELETE CASCADE,\n"
+    "  round INTEGER NOT NULL,\n"
+    "  seconds REAL NOT NULL,\n"
+    "  PRIMARY KEY (measurement_id, round)\n"
+    ") WITHOUT ROWID;\n"
+    /* A run beside each of its good measurements: what was planned, what was measured. */
+    "CREATE VIEW measured_run AS\n"
+    "SELECT r.id AS run_id, r.label, r.model, r.strategy, r.train_gpus, r.train_layout,\n"
+    "  r.train_dtype, r.infer_gpus, r.infer_layout, r.infer_dtype, r.payload_bytes,\n"
+    "  r.moved_bytes, r.rounds, m.id AS measurement_id, m.created_at AS measured_at,\n"
+    "  m.backend, m.world_size, m.iters, m.warmup, m.seconds, m.seconds_min, m.seconds_max,\n"
+    "  r.payload_bytes / m.seconds / 1e9 AS payload_gb_per_second, m.bytes_verified,\n"
+    "  m.hosts, m.gpu_model, m.nccl_version, m.mpi_version\n"
+    "FROM measurement m JOIN run r ON r.id = m.run_id WHERE m.status = 'ok';\n";
+
 /* migrations[v] takes a file from version v to v + 1; a new file runs them all. */
 static const char *const migrations[RF_STORE_SCHEMA_VERSION] = {schema_v1, migration_v2,
-                                                                migration_v3};
+                                                                migration_v3, migration_v4};
 
 static int db_error(struct rf_store *st, struct rf_error *err, const char *what)
 {
@@ -937,4 +972,106 @@ void rf_stored_run_release(struct rf_stored_run *run)
     rf_side_release(&run->train);
     rf_side_release(&run->infer);
     memset(run, 0, sizeof(*run));
+}
+
+/* Binds the columns every measurement statement shares, from parameter 1 on, in the order
+ * of measurement_columns. */
+static const char measurement_columns[] =
+    "run_id, backend, world_size, iters, warmup, seconds, seconds_min, seconds_max,"
+    " bytes_verified, errors, status, error_text, hosts, gpu_model, nccl_version, mpi_version";
+enum { MEASUREMENT_COLUMNS = 16 };
+
+static void bind_seconds(sqlite3_stmt *q, int i, double v)
+{
+    if (v >= 0)
+        sqlite3_bind_double(q, i, v);
+    else
+        sqlite3_bind_null(q, i);
+}
+
+static void bind_measurement(sqlite3_stmt *q, const struct rf_measurement *m)
+{
+    sqlite3_bind_int64(q, 1, m->run_id);
+    bind_text(q, 2, m->backend);
+    sqlite3_bind_int64(q, 3, m->world_size);
+    sqlite3_bind_int64(q, 4, m->iters);
+    sqlite3_bind_int64(q, 5, m->warmup);
+    bind_seconds(q, 6, m->seconds);
+    bind_seconds(q, 7, m->seconds_min);
+    bind_seconds(q, 8, m->seconds_max);
+    sqlite3_bind_int64(q, 9, m->bytes_verified);
+    sqlite3_bind_int64(q, 10, m->errors);
+    bind_text(q, 11, m->status);
+    bind_text(q, 12, m->error_text);
+    bind_text(q, 13, m->hosts);
+    bind_text(q, 14, m->gpu_model);
+    bind_text(q, 15, m->nccl_version);
+    bind_text(q, 16, m->mpi_version);
+}
+
+int rf_store_measurement_begin(struct rf_store *st, const struct rf_measurement *m, int64_t *id,
+                               struct rf_error *err)
+{
+    char sql[512];
+    sqlite3_stmt *q = NULL;
+    int rc;
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO measurement (%s) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+             measurement_columns);
+    if (sqlite3_prepare_v2(st->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return db_error(st, err, "measurement");
+    bind_measurement(q, m);
+    /* One statement outside BEGIN is its own transaction. */
+    if ((rc = step(st, q, err, "measurement")) == 0)
+        *id = sqlite3_last_insert_rowid(st->db);
+    sqlite3_finalize(q);
+    return rc;
+}
+
+int rf_store_measurement_finish(struct rf_store *st, int64_t id, const struct rf_measurement *m,
+                                struct rf_error *err)
+{
+    char sql[512];
+    sqlite3_stmt *up = NULL, *ins = NULL;
+    bool in_tx = false;
+    int rc;
+
+    snprintf(sql, sizeof(sql),
+             "UPDATE measurement SET (%s) = (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) WHERE id = ?",
+             measurement_columns);
+    if (sqlite3_prepare_v2(st->db, sql, -1, &up, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(st->db,
+                           "INSERT OR REPLACE INTO measured_round (measurement_id, round, seconds)"
+                           " VALUES (?,?,?)",
+                           -1, &ins, NULL) != SQLITE_OK) {
+        rc = db_error(st, err, "measurement");
+        goto out;
+    }
+    if ((rc = exec(st, "BEGIN IMMEDIATE", err)) < 0)
+        goto out;
+    in_tx = true;
+    bind_measurement(up, m);
+    sqlite3_bind_int64(up, MEASUREMENT_COLUMNS + 1, id);
+    if ((rc = step(st, up, err, "measurement")) < 0)
+        goto out;
+    if (sqlite3_changes(st->db) != 1) {
+        rc = rf_error_set(err, RF_EINVAL, "no measurement %lld in this database", (long long)id);
+        goto out;
+    }
+    for (int32_t r = 0; m->round_seconds && r < m->n_rounds; r++) {
+        sqlite3_bind_int64(ins, 1, id);
+        sqlite3_bind_int(ins, 2, r);
+        sqlite3_bind_double(ins, 3, m->round_seconds[r]);
+        if ((rc = step(st, ins, err, "measured_round")) < 0)
+            goto out;
+    }
+    if ((rc = exec(st, "COMMIT", err)) < 0)
+        goto out;
+    in_tx = false;
+out:
+    if (in_tx)
+        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_finalize(up);
+    sqlite3_finalize(ins);
+    return rc;
 }

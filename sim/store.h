@@ -1,4 +1,4 @@
-/* The SQLite store: schema (version 1), and one transaction per run. The schema is the
+/* The SQLite store: schema (version 4), and one transaction per run. The schema is the
  * user-facing API of the results; README.md documents every table. */
 #ifndef RF_STORE_H
 #define RF_STORE_H
@@ -10,7 +10,7 @@
 #include "topology.h"
 
 #define RF_STORE_APPLICATION_ID 0x52454654 /* "REFT" */
-#define RF_STORE_SCHEMA_VERSION 3
+#define RF_STORE_SCHEMA_VERSION 4
 
 struct sqlite3;
 
@@ -55,5 +55,31 @@ struct rf_stored_run {
 int rf_store_load_run(struct rf_store *st, int64_t id, struct rf_stored_run *run,
                       struct rf_error *err);
 void rf_stored_run_release(struct rf_stored_run *run);
+
+/* What refit-exec measured when it replayed a run (README: table measurement). */
+struct rf_measurement {
+    int64_t run_id;
+    const char *backend; /* "nccl" or "mpi" */
+    int64_t world_size;
+    int64_t iters, warmup;
+    const char *status;     /* "ok", "failed" or "unverified" */
+    const char *error_text; /* NULL when nothing went wrong */
+    /* Median, fastest and slowest timed iteration, each the slowest rank's time; negative
+     * when not measured (stored as NULL). */
+    double seconds, seconds_min, seconds_max;
+    int64_t bytes_verified, errors;
+    const char *hosts, *gpu_model, *nccl_version, *mpi_version; /* NULL when unknown */
+    const double *round_seconds; /* median per round, n_rounds entries; NULL for none */
+    int32_t n_rounds;
+};
+
+/* Inserts measurement m (its round times are ignored) and returns its id: a replay
+ * stores itself as failed ("did not finish") before it starts, so a job that dies midway
+ * leaves a failed row and never a measurement. */
+int rf_store_measurement_begin(struct rf_store *st, const struct rf_measurement *m, int64_t *id,
+                               struct rf_error *err);
+/* Overwrites measurement id with m and stores its round times, in one transaction. */
+int rf_store_measurement_finish(struct rf_store *st, int64_t id, const struct rf_measurement *m,
+                                struct rf_error *err);
 
 #endif

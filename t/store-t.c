@@ -127,8 +127,8 @@ static void new_file_gets_schema_v1(void **state)
     assert_int_equal(query("PRAGMA user_version"), RF_STORE_SCHEMA_VERSION);
     assert_int_equal(query("SELECT count(*) FROM sqlite_schema WHERE name IN "
                            "('run','tensor','box','transfer','collective','role_summary',"
-                           "'transfer_each')"),
-                     7);
+                           "'transfer_each','measurement','measured_round','measured_run')"),
+                     10);
 }
 
 static void run_is_stored_whole(void **state)
@@ -237,6 +237,7 @@ static void saved_run_loads_back(void **state)
     assert_int_equal(r.train.tp, 2);
     assert_int_equal(r.infer.replicas, 2);
     assert_int_equal(r.infer.dense.stride[0], 1);
+    rf_stored_run_release(&r);
     assert_int_equal(rf_store_load_run(&st, 99, &r, &err), RF_EINVAL);
     assert_string_equal(err.msg, "no run 99 in this database");
     rf_stored_run_release(&r);
@@ -281,6 +282,68 @@ static void version_1_file_is_migrated(void **state)
     fixture_release(&fx);
 }
 
+/* refit-exec's rows: written as failed before a replay starts, completed after; only ok
+ * rows appear in measured_run; round times land in measured_round, in one transaction. */
+static void measurements_are_stored(void **state)
+{
+    (void)state;
+    struct fixture f;
+    struct rf_store st;
+    struct rf_error err;
+    int64_t run = 0, id = 0, id2 = 0;
+    double rounds[] = {0.25, 0.5};
+    fixture_init(&f);
+    assert_int_equal(rf_store_open(&st, path, &err), 0);
+    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), 0);
+    struct rf_measurement m = {.run_id = run,
+                               .backend = "mpi",
+                               .world_size = 4,
+                               .iters = 5,
+                               .warmup = 1,
+                               .status = "failed",
+                               .error_text = "did not finish",
+                               .seconds = -1,
+                               .seconds_min = -1,
+                               .seconds_max = -1,
+                               .mpi_version = "Open MPI v4.1.4"};
+    assert_int_equal(rf_store_measurement_begin(&st, &m, &id, &err), 0);
+    assert_int_equal(query("SELECT count(*) FROM measurement WHERE status = 'failed' AND "
+                           "seconds IS NULL AND error_text = 'did not finish'"),
+                     1);
+    assert_int_equal(query("SELECT count(*) FROM measured_run"), 0);
+    m.status = "ok";
+    m.error_text = NULL;
+    m.seconds = 0.75;
+    m.seconds_min = 0.7;
+    m.seconds_max = 0.9;
+    m.bytes_verified = 1234;
+    m.round_seconds = rounds;
+    m.n_rounds = 2;
+    assert_int_equal(rf_store_measurement_finish(&st, id, &m, &err), 0);
+    assert_int_equal(query("SELECT count(*) FROM measured_run WHERE seconds = 0.75 AND "
+                           "bytes_verified = 1234 AND measurement_id = 1 AND run_id = 1"),
+                     1);
+    assert_int_equal(query("SELECT sum(seconds) * 4 FROM measured_round WHERE measurement_id = 1"),
+                     3);
+    /* An unverified replay keeps its times but is no measurement. */
+    m.status = "unverified";
+    m.round_seconds = NULL;
+    assert_int_equal(rf_store_measurement_begin(&st, &m, &id2, &err), 0);
+    assert_int_equal(rf_store_measurement_finish(&st, id2, &m, &err), 0);
+    assert_int_equal(id2, 2);
+    assert_int_equal(query("SELECT count(*) FROM measured_run"), 1);
+    assert_int_equal(query("SELECT count(*) FROM measured_round WHERE measurement_id = 2"), 0);
+    /* The schema refuses a status it does not know, and the row stays as it was. */
+    m.status = "great";
+    assert_int_equal(rf_store_measurement_finish(&st, id2, &m, &err), RF_EDB);
+    assert_int_equal(query("SELECT count(*) FROM measurement WHERE status = 'unverified'"), 1);
+    m.status = "ok";
+    assert_int_equal(rf_store_measurement_finish(&st, 99, &m, &err), RF_EINVAL);
+    assert_string_equal(err.msg, "no measurement 99 in this database");
+    rf_store_close(&st);
+    fixture_release(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -290,6 +353,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(newer_or_foreign_files_are_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(version_1_file_is_migrated, setup, teardown),
         cmocka_unit_test_setup_teardown(saved_run_loads_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(measurements_are_stored, setup, teardown),
     };
     return cmocka_run_group_tests_name("store", tests, NULL, NULL);
 }

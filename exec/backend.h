@@ -1,0 +1,77 @@
+/* What the replay needs from a machine: memory, copies, the grouped point-to-point
+ * exchange of one step, broadcasts on sub-groups, timers. Two implementations: host memory
+ * with MPI (backend_mpi.c) and GPUs with NCCL (backend_nccl.c). */
+#ifndef RF_BACKEND_H
+#define RF_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "boxcopy.h"
+#include "control.h"
+
+/* One message of a grouped exchange: bytes at buf to (send) or from (receive) rank peer. */
+struct rf_xfer {
+    int peer;
+    void *buf;
+    size_t bytes;
+};
+
+/* The GPUs of one broadcast: root, plus first + i * stride for i < count (the root may be
+ * among them). Every rank of such a group shares a sub-communicator. */
+struct rf_group {
+    int32_t root, first, count, stride;
+};
+
+/* Calls are made by the rank's one thread in the order all ranks agree on (replay.c).
+ * Work may be queued (NCCL: one CUDA stream) until `sync`; every call returns 0 or a
+ * negative code with err filled. */
+struct rf_backend {
+    const char *name; /* "mpi" or "nccl" */
+    void *impl;
+    struct rf_ctl *ctl;
+
+    /* Device memory (host memory for MPI), zero-filled. */
+    int (*alloc)(struct rf_backend *b, void **ptr, size_t bytes, struct rf_error *err);
+    void (*free)(struct rf_backend *b, void *ptr);
+    /* Host <-> device, complete when they return. */
+    int (*upload)(struct rf_backend *b, void *dev, const void *host, size_t bytes,
+                  struct rf_error *err);
+    int (*download)(struct rf_backend *b, void *host, const void *dev, size_t bytes,
+                    struct rf_error *err);
+    /* Device-local strided copy (pack, unpack, same-GPU transfer). */
+    int (*copy)(struct rf_backend *b, void *dst, const void *src, const struct rf_copy *c,
+                struct rf_error *err);
+    /* The broadcast root's BF16 -> FP8 emulation: byte 1 of each of n 2-byte elements. */
+    int (*narrow)(struct rf_backend *b, uint8_t *dst, const uint8_t *src, int64_t n,
+                  struct rf_error *err);
+    /* One step of point-to-point messages, sent and received as one group. */
+    int (*exchange)(struct rf_backend *b, const struct rf_xfer *sends, size_t n_sends,
+                    const struct rf_xfer *recvs, size_t n_recvs, struct rf_error *err);
+    /* Creates the sub-communicators of groups[0..n): a collective call on every rank, with
+     * the same groups in the same order. */
+    int (*groups)(struct rf_backend *b, const struct rf_group *groups, size_t n,
+                  struct rf_error *err);
+    /* Broadcast of bytes at buf from the group's root (world rank) to its members. */
+    int (*bcast)(struct rf_backend *b, int group, void *buf, size_t bytes, struct rf_error *err);
+    /* Waits for all queued work, with the control plane's deadline. */
+    int (*sync)(struct rf_backend *b, struct rf_error *err);
+    /* Timestamps: n marks, recorded in queue order; seconds between two of them, valid
+     * after sync. */
+    int (*timers)(struct rf_backend *b, int n, struct rf_error *err);
+    int (*mark)(struct rf_backend *b, int i, struct rf_error *err);
+    double (*elapsed)(struct rf_backend *b, int from, int to);
+    /* After a failure: stop in-flight communication so no call blocks (NCCL abort). */
+    void (*abort)(struct rf_backend *b);
+    /* What the measurement records (NULL when not applicable); valid until release. */
+    const char *(*device_name)(struct rf_backend *b);
+    const char *(*library_version)(struct rf_backend *b);
+    void (*release)(struct rf_backend *b);
+};
+
+/* Starts a backend on this rank; MPI is initialised and ctl is ready. */
+int rf_backend_mpi_new(struct rf_backend **out, struct rf_ctl *ctl, struct rf_error *err);
+/* Returns an error naming why when refit-exec was built without NCCL. */
+int rf_backend_nccl_new(struct rf_backend **out, struct rf_ctl *ctl, struct rf_error *err);
+
+#endif

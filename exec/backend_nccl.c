@@ -1,0 +1,550 @@
+/* The GPU backend: one rank per GPU, MPI bootstraps NCCL (rank 0's ncclUniqueId is
+ * broadcast, as nccl-tests does), everything runs on one CUDA stream: pack and unpack are
+ * cudaMemcpy2D/3DAsync (no kernels, so no nvcc), a step is ncclSend/ncclRecv inside
+ * ncclGroupStart/End, broadcasts are ncclBroadcast on communicators split off the world,
+ * timers are CUDA events. Communicators are non-blocking: every NCCL call is followed by
+ * polling its state, and every wait polls the stream, NCCL's asynchronous errors and the
+ * control plane, so a dead or hung peer ends in ncclCommAbort and a clear error. */
+#include "backend.h"
+
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* nccl.h declares ncclGroupStart() and ncclGroupEnd() without (void). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
+#include <nccl.h>
+#pragma GCC diagnostic pop
+
+struct nccl_impl {
+    int device, rank, size;
+    cudaStream_t stream;
+    ncclComm_t world;
+    ncclComm_t *group_comm; /* NULL where this rank is not a member */
+    int *group_root;
+    size_t n_groups;
+    cudaEvent_t *ev;
+    int n_ev;
+    bool aborted;
+    char device_name[256];
+    char version[32];
+};
+
+static struct nccl_impl *impl(struct rf_backend *b)
+{
+    return b->impl;
+}
+
+static int cuda_error(struct rf_error *err, cudaError_t e, const char *what)
+{
+    return rf_error_set(err, RF_ECOMM, "%s: %s (%s)", what, cudaGetErrorString(e),
+                        cudaGetErrorName(e));
+}
+
+#define CUDA_TRY(call, what)                                                                       \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess)                                                                     \
+            return cuda_error(err, e_, what);                                                      \
+    } while (0)
+
+static int nccl_error(struct rf_error *err, ncclComm_t comm, ncclResult_t r, const char *what)
+{
+    const char *last = ncclGetLastError(comm);
+    return rf_error_set(err, RF_ECOMM, "%s: %s%s%s", what, ncclGetErrorString(r),
+                        last && *last ? ": " : "", last ? last : "");
+}
+
+/* A non-blocking communicator reports ncclInProgress until the call has been enqueued (or
+ * the communicator is ready); wait for it with the deadline. */
+static int wait_comm(struct rf_backend *b, ncclComm_t comm, const char *what, struct rf_error *err)
+{
+    struct rf_ctl_wait w;
+    ncclResult_t state;
+    int rc;
+    rf_ctl_wait_begin(b->ctl, &w);
+    for (;;) {
+        ncclResult_t r = ncclCommGetAsyncError(comm, &state);
+        if (r != ncclSuccess)
+            return nccl_error(err, comm, r, what);
+        if (state == ncclSuccess)
+            return 0;
+        if (state != ncclInProgress)
+            return nccl_error(err, comm, state, what);
+        if ((rc = rf_ctl_tick(b->ctl, &w, what, err)) < 0)
+            return rc;
+    }
+}
+
+static int check_call(struct rf_backend *b, ncclComm_t comm, ncclResult_t r, const char *what,
+                      struct rf_error *err)
+{
+    if (r == ncclSuccess || r == ncclInProgress)
+        return wait_comm(b, comm, what, err);
+    return nccl_error(err, comm, r, what);
+}
+
+/* The control plane calls this while any wait polls: NCCL's asynchronous errors (a peer
+ * died, the network failed) end the wait. */
+static int poll_async(void *arg, struct rf_error *err)
+{
+    struct nccl_impl *n = arg;
+    ncclResult_t state;
+    for (size_t g = 0; g <= n->n_groups; g++) {
+        ncclComm_t c = g < n->n_groups ? n->group_comm[g] : n->world;
+        if (!c || n->aborted)
+            continue;
+        if (ncclCommGetAsyncError(c, &state) == ncclSuccess && state != ncclSuccess &&
+            state != ncclInProgress)
+            return nccl_error(err, c, state, "NCCL reported an asynchronous error");
+    }
+    return 0;
+}
+
+static int g_sync(struct rf_backend *b, struct rf_error *err)
+{
+    struct nccl_impl *n = impl(b);
+    struct rf_ctl_wait w;
+    int rc;
+    rf_ctl_wait_begin(b->ctl, &w);
+    for (;;) {
+        cudaError_t e = cudaStreamQuery(n->stream);
+        if (e == cudaSuccess)
+            return 0;
+        if (e != cudaErrorNotReady)
+            return cuda_error(err, e, "the CUDA stream failed");
+        if ((rc = rf_ctl_tick(b->ctl, &w, "this GPU's work (copies and NCCL calls)", err)) < 0)
+            return rc;
+    }
+}
+
+static int g_alloc(struct rf_backend *b, void **ptr, size_t bytes, struct rf_error *err)
+{
+    char what[128];
+    snprintf(what, sizeof(what), "cudaMalloc of %zu bytes", bytes);
+    CUDA_TRY(cudaMalloc(ptr, bytes ? bytes : 1), what);
+    CUDA_TRY(cudaMemsetAsync(*ptr, 0, bytes, impl(b)->stream), "cudaMemsetAsync");
+    return g_sync(b, err);
+}
+
+static void g_free(struct rf_backend *b, void *ptr)
+{
+    cudaFree(ptr);
+}
+
+static int g_upload(struct rf_backend *b, void *dev, const void *host, size_t bytes,
+                    struct rf_error *err)
+{
+    CUDA_TRY(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, impl(b)->stream),
+             "cudaMemcpyAsync to the GPU");
+    return g_sync(b, err);
+}
+
+static int g_download(struct rf_backend *b, void *host, const void *dev, size_t bytes,
+                      struct rf_error *err)
+{
+    CUDA_TRY(cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, impl(b)->stream),
+             "cudaMemcpyAsync from the GPU");
+    return g_sync(b, err);
+}
+
+/* A 3-d copy (count[0] slices of count[1] rows) of rows of `width` bytes. */
+static int copy3d(struct nccl_impl *n, char *dst, const char *src, const int64_t *count,
+                  const int64_t *ds, const int64_t *ss, size_t e, struct rf_error *err)
+{
+    struct cudaMemcpy3DParms p;
+    memset(&p, 0, sizeof(p));
+    size_t width = (size_t)count[2] * e;
+    p.srcPtr = make_cudaPitchedPtr((void *)src, (size_t)ss[1] * e, width, (size_t)(ss[0] / ss[1]));
+    p.dstPtr = make_cudaPitchedPtr(dst, (size_t)ds[1] * e, width, (size_t)(ds[0] / ds[1]));
+    p.extent = make_cudaExtent(width, (size_t)count[1], (size_t)count[0]);
+    p.kind = cudaMemcpyDeviceToDevice;
+    CUDA_TRY(cudaMemcpy3DAsync(&p, n->stream), "cudaMemcpy3DAsync");
+    return 0;
+}
+
+static int copy2d(struct nccl_impl *n, char *dst, const char *src, int64_t rows, int64_t ds,
+                  int64_t ss, size_t width, size_t e, struct rf_error *err)
+{
+    CUDA_TRY(cudaMemcpy2DAsync(dst, (size_t)ds * e, src, (size_t)ss * e, width, (size_t)rows,
+                               cudaMemcpyDeviceToDevice, n->stream),
+             "cudaMemcpy2DAsync");
+    return 0;
+}
+
+static int g_copy(struct rf_backend *b, void *dst, const void *src, const struct rf_copy *c,
+                  struct rf_error *err)
+{
+    struct nccl_impl *n = impl(b);
+    size_t e = c->elem;
+    char *d = (char *)dst + c->dst_off * (int64_t)e;
+    const char *s = (const char *)src + c->src_off * (int64_t)e;
+    size_t width = (size_t)c->count[c->ndim - 1] * e;
+    int rc;
+    switch (c->ndim) {
+    case 1:
+        CUDA_TRY(cudaMemcpyAsync(d, s, width, cudaMemcpyDeviceToDevice, n->stream),
+                 "cudaMemcpyAsync");
+        return 0;
+    case 2: return copy2d(n, d, s, c->count[0], c->dst_stride[0], c->src_stride[0], width, e, err);
+    default: break;
+    }
+    /* 3 or 4 dims: 3-d copies over the innermost three (a loop over the fourth). A 3-d copy
+     * needs each slice stride to be a whole number of rows, which row-major boxes give. */
+    int o = c->ndim - 3;
+    int64_t outer = o ? c->count[0] : 1;
+    bool whole = c->dst_stride[o] % c->dst_stride[o + 1] == 0 &&
+                 c->src_stride[o] % c->src_stride[o + 1] == 0;
+    for (int64_t i = 0; i < outer; i++) {
+        char *di = d + (o ? i * c->dst_stride[0] * (int64_t)e : 0);
+        const char *si = s + (o ? i * c->src_stride[0] * (int64_t)e : 0);
+        if (whole) {
+            rc = copy3d(n, di, si, &c->count[o], &c->dst_stride[o], &c->src_stride[o], e, err);
+            if (rc < 0)
+                return rc;
+            continue;
+        }
+        for (int64_t j = 0; j < c->count[o]; j++) {
+            rc = copy2d(n, di + j * c->dst_stride[o] * (int64_t)e,
+                        si + j * c->src_stride[o] * (int64_t)e, c->count[o + 1],
+                        c->dst_stride[o + 1], c->src_stride[o + 1], width, e, err);
+            if (rc < 0)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+/* Byte 1 of each 2-byte element (little-endian: the high byte), as one strided copy. */
+static int g_narrow(struct rf_backend *b, uint8_t *dst, const uint8_t *src, int64_t count,
+                    struct rf_error *err)
+{
+    if (count == 0)
+        return 0;
+    CUDA_TRY(cudaMemcpy2DAsync(dst, 1, src + 1, 2, 1, (size_t)count, cudaMemcpyDeviceToDevice,
+                               impl(b)->stream),
+             "cudaMemcpy2DAsync (FP8 emulation)");
+    return 0;
+}
+
+static int g_exchange(struct rf_backend *b, const struct rf_xfer *sends, size_t n_sends,
+                      const struct rf_xfer *recvs, size_t n_recvs, struct rf_error *err)
+{
+    struct nccl_impl *n = impl(b);
+    ncclResult_t r;
+    if (n_sends + n_recvs == 0)
+        return 0;
+    if ((r = ncclGroupStart()) != ncclSuccess)
+        return nccl_error(err, n->world, r, "ncclGroupStart");
+    for (size_t i = 0; i < n_recvs; i++)
+        if ((r = ncclRecv(recvs[i].buf, recvs[i].bytes, ncclUint8, recvs[i].peer, n->world,
+                          n->stream)) != ncclSuccess &&
+            r != ncclInProgress) {
+            ncclGroupEnd();
+            return nccl_error(err, n->world, r, "ncclRecv");
+        }
+    for (size_t i = 0; i < n_sends; i++)
+        if ((r = ncclSend(sends[i].buf, sends[i].bytes, ncclUint8, sends[i].peer, n->world,
+                          n->stream)) != ncclSuccess &&
+            r != ncclInProgress) {
+            ncclGroupEnd();
+            return nccl_error(err, n->world, r, "ncclSend");
+        }
+    return check_call(b, n->world, ncclGroupEnd(), "ncclGroupEnd (a step's sends and receives)",
+                      err);
+}
+
+static int g_groups(struct rf_backend *b, const struct rf_group *groups, size_t count,
+                    struct rf_error *err)
+{
+    struct nccl_impl *n = impl(b);
+    int rc;
+    n->group_comm = calloc(count + 1, sizeof(ncclComm_t));
+    n->group_root = calloc(count + 1, sizeof(int));
+    if (!n->group_comm || !n->group_root)
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    for (size_t g = 0; g < count; g++) {
+        const struct rf_group *gr = &groups[g];
+        bool member = n->rank == gr->root;
+        int below = 0;
+        for (int32_t i = 0; i < gr->count; i++) {
+            int32_t r = gr->first + i * gr->stride;
+            member |= r == n->rank;
+            below += r < gr->root;
+        }
+        ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+        cfg.blocking = 0;
+        ncclResult_t r = ncclCommSplit(n->world, member ? 0 : NCCL_SPLIT_NOCOLOR, n->rank,
+                                       &n->group_comm[g], &cfg);
+        n->n_groups = g + 1;
+        if (r != ncclSuccess && r != ncclInProgress)
+            return nccl_error(err, n->world, r, "ncclCommSplit (a broadcast group)");
+        if ((rc = wait_comm(b, n->world, "ncclCommSplit", err)) < 0)
+            return rc;
+        if (n->group_comm[g] &&
+            (rc = wait_comm(b, n->group_comm[g], "ncclCommSplit (new communicator)", err)) < 0)
+            return rc;
+        n->group_root[g] = below;
+    }
+    return 0;
+}
+
+static int g_bcast(struct rf_backend *b, int group, void *buf, size_t bytes, struct rf_error *err)
+{
+    struct nccl_impl *n = impl(b);
+    ncclComm_t c = n->group_comm[group];
+    return check_call(b, c,
+                      ncclBroadcast(buf, buf, bytes, ncclUint8, n->group_root[group], c, n->stream),
+                      "ncclBroadcast", err);
+}
+
+static int g_timers(struct rf_backend *b, int count, struct rf_error *err)
+{
+    struct nccl_impl *n = impl(b);
+    n->ev = calloc((size_t)count + 1, sizeof(cudaEvent_t));
+    if (!n->ev)
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    for (int i = 0; i < count; i++) {
+        CUDA_TRY(cudaEventCreate(&n->ev[i]), "cudaEventCreate");
+        n->n_ev = i + 1;
+    }
+    return 0;
+}
+
+static int g_mark(struct rf_backend *b, int i, struct rf_error *err)
+{
+    CUDA_TRY(cudaEventRecord(impl(b)->ev[i], impl(b)->stream), "cudaEventRecord");
+    return 0;
+}
+
+static double g_elapsed(struct rf_backend *b, int from, int to)
+{
+    float ms = 0;
+    if (cudaEventElapsedTime(&ms, impl(b)->ev[from], impl(b)->ev[to]) != cudaSuccess)
+        return -1;
+    return ms / 1e3;
+}
+
+static void g_abort(struct rf_backend *b)
+{
+    struct nccl_impl *n = impl(b);
+    if (!n || n->aborted)
+        return;
+    n->aborted = true;
+    /* Sub-communicators first, then the world: in-flight kernels stop, nothing blocks. */
+    for (size_t g = 0; g < n->n_groups; g++)
+        if (n->group_comm[g])
+            ncclCommAbort(n->group_comm[g]);
+    if (n->world)
+        ncclCommAbort(n->world);
+}
+
+static const char *g_device_name(struct rf_backend *b)
+{
+    return impl(b)->device_name;
+}
+
+static const char *g_library_version(struct rf_backend *b)
+{
+    return impl(b)->version;
+}
+
+static void finish_comm(struct rf_backend *b, ncclComm_t c)
+{
+    struct rf_error err;
+    if (!c)
+        return;
+    if (check_call(b, c, ncclCommFinalize(c), "ncclCommFinalize", &err) < 0)
+        ncclCommAbort(c);
+    else
+        ncclCommDestroy(c);
+}
+
+static void g_release(struct rf_backend *b)
+{
+    struct nccl_impl *n = impl(b);
+    if (b->ctl && b->ctl->poll_arg == n) {
+        b->ctl->poll_extra = NULL;
+        b->ctl->poll_arg = NULL;
+    }
+    if (n) {
+        if (!n->aborted) {
+            for (size_t g = 0; g < n->n_groups; g++)
+                finish_comm(b, n->group_comm[g]);
+            finish_comm(b, n->world);
+        }
+        for (int i = 0; i < n->n_ev; i++)
+            cudaEventDestroy(n->ev[i]);
+        if (n->stream)
+            cudaStreamDestroy(n->stream);
+        free(n->ev);
+        free(n->group_comm);
+        free(n->group_root);
+        free(n);
+    }
+    free(b);
+}
+
+/* Picks this rank's GPU: ranks on one host take its visible GPUs in turn. Whether ranks
+ * share a GPU is decided on the GPUs' PCI bus ids, not on counts, since a launcher may show
+ * each rank a different single GPU. Sharing is allowed only where NCCL can do it (2.30 and
+ * later, with NCCL_MULTI_RANK_GPU_ENABLE=1; earlier versions fail with "Duplicate GPU
+ * detected"). */
+static int pick_device(struct nccl_impl *n, struct rf_ctl *ctl, struct rf_error *err)
+{
+    enum { BUS = 32 };
+    MPI_Comm local = MPI_COMM_NULL;
+    MPI_Request req;
+    int lrank = 0, lsize = 1, ndev = 0, version = 0, len, most = 1, rc = 0;
+    char host[MPI_MAX_PROCESSOR_NAME] = "", bus[BUS] = "";
+    char *all = NULL;
+    MPI_Get_processor_name(host, &len);
+    cudaError_t e = cudaGetDeviceCount(&ndev);
+    if (e != cudaSuccess || ndev == 0)
+        return rf_error_set(err, RF_ECOMM,
+                            "no CUDA device on %s (%s): the nccl backend needs a GPU per rank; "
+                            "use --backend mpi on hosts without GPUs",
+                            host, e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, n->rank, MPI_INFO_NULL, &local) !=
+        MPI_SUCCESS)
+        return rf_error_set(err, RF_ECOMM, "MPI_Comm_split_type failed");
+    MPI_Comm_rank(local, &lrank);
+    MPI_Comm_size(local, &lsize);
+    n->device = lrank % ndev;
+    if ((e = cudaDeviceGetPCIBusId(bus, BUS, n->device)) != cudaSuccess) {
+        rc = cuda_error(err, e, "cudaDeviceGetPCIBusId");
+        goto out;
+    }
+    all = calloc((size_t)lsize, BUS);
+    if (!all) {
+        rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+        goto out;
+    }
+    if (MPI_Iallgather(bus, BUS, MPI_CHAR, all, BUS, MPI_CHAR, local, &req) != MPI_SUCCESS) {
+        rc = rf_error_set(err, RF_ECOMM, "MPI_Iallgather failed");
+        goto out;
+    }
+    if ((rc = rf_ctl_waitall(ctl, 1, &req, "the GPUs of this host's ranks", err)) < 0)
+        goto out;
+    for (int i = 0; i < lsize; i++) {
+        int same = 0;
+        for (int j = 0; j < lsize; j++)
+            same += strcmp(all + (size_t)i * BUS, all + (size_t)j * BUS) == 0;
+        most = same > most ? same : most;
+    }
+    ncclGetVersion(&version);
+    if (most > 1) {
+        if (version < 23000) {
+            rc = rf_error_set(err, RF_EINVAL,
+                              "%d ranks on %s share one GPU: NCCL %s cannot put several ranks on "
+                              "one GPU (it fails with 'Duplicate GPU detected'); NCCL >= 2.30 "
+                              "can, with NCCL_MULTI_RANK_GPU_ENABLE=1. Launch one rank per GPU",
+                              most, host, n->version);
+            goto out;
+        }
+        if (!getenv("NCCL_MULTI_RANK_GPU_ENABLE")) {
+            setenv("NCCL_MULTI_RANK_GPU_ENABLE", "1", 0);
+            if (lrank == 0)
+                fprintf(stderr,
+                        "refit-exec: up to %d ranks share a GPU on %s: set "
+                        "NCCL_MULTI_RANK_GPU_ENABLE=1 (NCCL %s)\n",
+                        most, host, n->version);
+        }
+    }
+    if ((e = cudaSetDevice(n->device)) != cudaSuccess) {
+        rc = cuda_error(err, e, "cudaSetDevice");
+        goto out;
+    }
+    struct cudaDeviceProp prop;
+    if ((e = cudaGetDeviceProperties(&prop, n->device)) != cudaSuccess) {
+        rc = cuda_error(err, e, "cudaGetDeviceProperties");
+        goto out;
+    }
+    snprintf(n->device_name, sizeof(n->device_name), "%s", prop.name);
+out:
+    free(all);
+    if (local != MPI_COMM_NULL)
+        MPI_Comm_free(&local);
+    return rc;
+}
+
+int rf_backend_nccl_new(struct rf_backend **out, struct rf_ctl *ctl, struct rf_error *err)
+{
+    struct rf_backend *b = calloc(1, sizeof(*b));
+    struct nccl_impl *n = calloc(1, sizeof(*n));
+    ncclUniqueId id;
+    int rc, version = 0;
+    if (!b || !n) {
+        free(b);
+        free(n);
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    }
+    *b = (struct rf_backend){.name = "nccl",
+                             .impl = n,
+                             .ctl = ctl,
+                             .alloc = g_alloc,
+                             .free = g_free,
+                             .upload = g_upload,
+                             .download = g_download,
+                             .copy = g_copy,
+                             .narrow = g_narrow,
+                             .exchange = g_exchange,
+                             .groups = g_groups,
+                             .bcast = g_bcast,
+                             .sync = g_sync,
+                             .timers = g_timers,
+                             .mark = g_mark,
+                             .elapsed = g_elapsed,
+                             .abort = g_abort,
+                             .device_name = g_device_name,
+                             .library_version = g_library_version,
+                             .release = g_release};
+    n->rank = ctl->rank;
+    n->size = ctl->size;
+    ncclGetVersion(&version);
+    snprintf(n->version, sizeof(n->version), "%d.%d.%d", version / 10000, version / 100 % 100,
+             version % 100);
+    if ((rc = pick_device(n, ctl, err)) < 0)
+        goto fail;
+    cudaError_t e = cudaStreamCreateWithFlags(&n->stream, cudaStreamNonBlocking);
+    if (e != cudaSuccess) {
+        rc = cuda_error(err, e, "cudaStreamCreate");
+        goto fail;
+    }
+    /* MPI bootstraps NCCL: rank 0's unique id goes to every rank. */
+    memset(&id, 0, sizeof(id));
+    if (ctl->rank == 0) {
+        ncclResult_t r = ncclGetUniqueId(&id);
+        if (r != ncclSuccess) {
+            rc = nccl_error(err, NULL, r, "ncclGetUniqueId");
+            goto fail;
+        }
+    }
+    MPI_Request req;
+    if (MPI_Ibcast(&id, sizeof(id), MPI_BYTE, 0, ctl->comm, &req) != MPI_SUCCESS) {
+        rc = rf_error_set(err, RF_ECOMM, "MPI_Ibcast of the NCCL id failed");
+        goto fail;
+    }
+    if ((rc = rf_ctl_waitall(ctl, 1, &req, "the NCCL id from rank 0", err)) < 0)
+        goto fail;
+    ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+    cfg.blocking = 0;
+    ncclResult_t r = ncclCommInitRankConfig(&n->world, n->size, id, n->rank, &cfg);
+    if (r != ncclSuccess && r != ncclInProgress) {
+        rc = nccl_error(err, n->world, r, "ncclCommInitRankConfig");
+        goto fail;
+    }
+    if ((rc = wait_comm(b, n->world, "ncclCommInitRank (every rank)", err)) < 0)
+        goto fail;
+    ctl->poll_extra = poll_async;
+    ctl->poll_arg = n;
+    ctl->yield_seconds = ctl->timeout;
+    *out = b;
+    return 0;
+fail:
+    g_abort(b);
+    g_release(b);
+    return rc;
+}

@@ -1,0 +1,514 @@
+/* refit-exec: replays a stored plan on real hardware (NCCL) or host memory (MPI), one
+ * process per GPU, verifies every byte and stores what it measured next to the run. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "control.h"
+#include "part.h"
+#include "replay.h"
+#include "store.h"
+
+static const char usage_text[] =
+    "usage: mpirun -np N refit-exec --db FILE --run ID [options]\n"
+    "\n"
+    "Replays run ID of the refit database FILE, one rank per GPU (rank r plays GPU r of the\n"
+    "plan), and stores the measurement in FILE. Only rank 0 reads and writes FILE.\n"
+    "\n"
+    "  --db FILE        refit database (default refit.db)\n"
+    "  --run ID         the run to replay (refit plan prints its id)\n"
+    "  --backend B      nccl (GPUs; the default when built with NCCL) or mpi (host memory)\n"
+    "  --iters N        timed iterations (default 5); the median is stored\n"
+    "  --warmup N       untimed iterations first (default 1)\n"
+    "  --check          verify every destination element after the last iteration; without\n"
+    "                   it the measurement is stored as unverified\n"
+    "  --timeout S      seconds any one wait may take before the job is ended (default 120)\n"
+    "  --json           print the result as one JSON object\n"
+    "  --help           this text\n"
+    "\n"
+    "Testing only: REFIT_EXEC_FAULT=RANK:KIND[:ROUND] (KIND crash, hang or corrupt) makes a\n"
+    "rank fail on purpose in the given round (default: the middle one).\n";
+
+struct opts {
+    const char *db;
+    int64_t run;
+    const char *backend;
+    int64_t iters, warmup;
+    bool check, json;
+    double timeout;
+    struct rf_fault fault;
+};
+
+/* The environment variables launchers set; only rank 0 prints usage errors. */
+static bool env_rank_zero(void)
+{
+    const char *vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+        const char *v = getenv(vars[i]);
+        if (v)
+            return atoi(v) == 0;
+    }
+    return true;
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    if (env_rank_zero()) {
+        fprintf(stderr, "refit-exec: ");
+        fprintf(stderr, fmt, arg);
+        fprintf(stderr, "\n(refit-exec --help for usage)\n");
+    }
+    return 2;
+}
+
+static bool parse_int(const char *s, int64_t lo, int64_t *out)
+{
+    char *end;
+    long long v = s ? strtoll(s, &end, 10) : 0;
+    if (!s || !*s || *end || v < lo)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* Returns -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+    struct rf_error err;
+#ifdef RF_HAVE_NCCL
+    o->backend = "nccl";
+#else
+    o->backend = "mpi";
+#endif
+    o->db = "refit.db";
+    o->run = -1;
+    o->iters = 5;
+    o->warmup = 1;
+    o->timeout = 120;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            if (env_rank_zero())
+                fputs(usage_text, stdout);
+            return 0;
+        } else if (strcmp(a, "--check") == 0) {
+            o->check = true;
+        } else if (strcmp(a, "--json") == 0) {
+            o->json = true;
+        } else if (!v) {
+            return usage_error("%s needs a value", a);
+        } else if (strcmp(a, "--db") == 0) {
+            o->db = v, i++;
+        } else if (strcmp(a, "--backend") == 0) {
+            if (strcmp(v, "nccl") != 0 && strcmp(v, "mpi") != 0)
+                return usage_error("--backend %s: expected nccl or mpi", v);
+            o->backend = v, i++;
+        } else if (strcmp(a, "--run") == 0) {
+            if (!parse_int(v, 1, &o->run))
+                return usage_error("--run %s: expected a run id", v);
+            i++;
+        } else if (strcmp(a, "--iters") == 0) {
+            if (!parse_int(v, 1, &o->iters))
+                return usage_error("--iters %s: expected a positive number", v);
+            i++;
+        } else if (strcmp(a, "--warmup") == 0) {
+            if (!parse_int(v, 0, &o->warmup))
+                return usage_error("--warmup %s: expected a number >= 0", v);
+            i++;
+        } else if (strcmp(a, "--timeout") == 0) {
+            char *end;
+            o->timeout = strtod(v, &end);
+            if (*end || !(o->timeout > 0))
+                return usage_error("--timeout %s: expected seconds > 0", v);
+            i++;
+        } else {
+            return usage_error("unknown option %s", a);
+        }
+    }
+    if (o->run < 0)
+        return usage_error("%s", "--run ID is required");
+    if (rf_fault_parse(getenv("REFIT_EXEC_FAULT"), &o->fault, &err) < 0)
+        return usage_error("%s", err.msg);
+    return -1;
+}
+
+#ifndef RF_HAVE_NCCL
+int rf_backend_nccl_new(struct rf_backend **out, struct rf_ctl *ctl, struct rf_error *err)
+{
+    return rf_error_set(err, RF_EINVAL,
+                        "this refit-exec was built without NCCL (configure found no CUDA and "
+                        "NCCL); use --backend mpi");
+}
+#endif
+
+/* Everything one rank holds; rank 0 also the store and the measurement row. */
+struct exec {
+    struct opts o;
+    struct rf_ctl ctl;
+    struct rf_part part;
+    struct rf_backend *be;
+    struct rf_replay *replay;
+    /* rank 0 */
+    struct rf_store st;
+    bool have_store;
+    int64_t measurement;
+    struct rf_measurement m;
+    char *model;
+    char hosts[4096], gpus[4096], nccl[64], mpi[256];
+};
+
+/* Records the failure (rank 0), tells the others, ends the job. */
+static _Noreturn void fail(struct exec *x, int rc, const struct rf_error *err)
+{
+    char why[1200];
+    bool stopped = rc == RF_ESTOPPED;
+    fprintf(stderr, "refit-exec: rank %d: %s\n", x->ctl.rank, err->msg);
+    if (x->be)
+        x->be->abort(x->be);
+    if (x->ctl.rank == 0) {
+        struct rf_error e2;
+        snprintf(why, sizeof(why), "%s%s", stopped ? "" : "rank 0: ", err->msg);
+        if (x->measurement > 0) {
+            x->m.status = "failed";
+            x->m.error_text = why;
+            x->m.round_seconds = NULL;
+            if (rf_store_measurement_finish(&x->st, x->measurement, &x->m, &e2) < 0)
+                fprintf(stderr, "refit-exec: rank 0: %s: %s\n", x->o.db, e2.msg);
+            else
+                fprintf(stderr,
+                        "refit-exec: rank 0: measurement %lld of run %lld stored as failed\n",
+                        (long long)x->measurement, (long long)x->o.run);
+        }
+        rf_ctl_leave(&x->ctl, why, false);
+    }
+    rf_ctl_leave(&x->ctl, err->msg, !stopped);
+}
+
+/* Broadcasts an int from rank 0, honouring the deadline. */
+static int bcast_int(struct exec *x, int64_t *v, struct rf_error *err)
+{
+    MPI_Request r;
+    if (MPI_Ibcast(v, 1, MPI_INT64_T, 0, x->ctl.comm, &r) != MPI_SUCCESS)
+        return rf_error_set(err, RF_ECOMM, "MPI_Ibcast failed");
+    return rf_ctl_waitall(&x->ctl, 1, &r, "rank 0", err);
+}
+
+/* Rank 0: loads the run and checks that this world can replay it. */
+static int load(struct exec *x, struct rf_error *err)
+{
+    struct rf_stored_run run;
+    int rc;
+    if ((rc = rf_store_open(&x->st, x->o.db, err)) < 0)
+        return rc;
+    x->have_store = true;
+    if ((rc = rf_store_load_run(&x->st, x->o.run, &run, err)) < 0)
+        return rc;
+    int32_t gpus = rf_part_gpus(&run);
+    if (gpus > x->ctl.size) {
+        rc = rf_error_set(err, RF_EINVAL,
+                          "run %lld needs %d GPUs, this world has %d: plan a scaled-down "
+                          "scenario; the simulator predicts the large one",
+                          (long long)x->o.run, gpus, x->ctl.size);
+    } else {
+        rc = rf_part_derive(&x->part, &run, err);
+        x->model = strdup(run.model);
+    }
+    rf_stored_run_release(&run);
+    if (rc == 0 && gpus < x->ctl.size)
+        fprintf(stderr, "refit-exec: run %lld spans %d GPUs; ranks %d to %d have nothing to do\n",
+                (long long)x->o.run, gpus, gpus, x->ctl.size - 1);
+    return rc;
+}
+
+/* Gathers one string per rank on rank 0 and joins the distinct ones with commas. */
+static int gather_names(struct exec *x, const char *mine, char *out, size_t size,
+                        struct rf_error *err)
+{
+    enum { LEN = 256 };
+    char local[LEN];
+    char *all = x->ctl.rank == 0 ? calloc((size_t)x->ctl.size, LEN) : NULL;
+    MPI_Request r;
+    int rc;
+    snprintf(local, sizeof(local), "%s", mine ? mine : "");
+    if (x->ctl.rank == 0 && !all)
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    if (MPI_Igather(local, LEN, MPI_CHAR, all, LEN, MPI_CHAR, 0, x->ctl.comm, &r) != MPI_SUCCESS) {
+        free(all);
+        return rf_error_set(err, RF_ECOMM, "MPI_Igather failed");
+    }
+    if ((rc = rf_ctl_waitall(&x->ctl, 1, &r, "every rank's host name", err)) < 0 ||
+        x->ctl.rank != 0) {
+        free(all);
+        return rc;
+    }
+    size_t n = 0;
+    out[0] = '\0';
+    for (int i = 0; i < x->ctl.size; i++) {
+        const char *s = all + (size_t)i * LEN;
+        bool seen = !*s;
+        for (int j = 0; j < i && !seen; j++)
+            seen = strcmp(s, all + (size_t)j * LEN) == 0;
+        if (!seen && n + strlen(s) + 2 < size)
+            n += (size_t)snprintf(out + n, size - n, n ? ",%s" : "%s", s);
+    }
+    free(all);
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int64_t n)
+{
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void print_result(struct exec *x, int64_t wrong_ranks)
+{
+    const struct rf_measurement *m = &x->m;
+    if (x->o.json) {
+        json_t *j = json_pack(
+            "{sI sI ss ss ss sI sI sI sI sf sf sf sI sI sI sI sI}", "measurement_id",
+            (json_int_t)x->measurement, "run_id", (json_int_t)x->o.run, "model", x->model,
+            "backend", m->backend, "status", m->status, "world_size", (json_int_t)m->world_size,
+            "rounds", (json_int_t)x->part.n_rounds, "iters", (json_int_t)m->iters, "warmup",
+            (json_int_t)m->warmup, "seconds", m->seconds, "seconds_min", m->seconds_min,
+            "seconds_max", m->seconds_max, "payload_bytes", (json_int_t)x->part.payload_bytes,
+            "moved_bytes", (json_int_t)x->part.moved_bytes, "bytes_verified",
+            (json_int_t)m->bytes_verified, "errors", (json_int_t)m->errors, "wrong_ranks",
+            (json_int_t)wrong_ranks);
+        char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+        if (s)
+            puts(s);
+        free(s);
+        json_decref(j);
+        return;
+    }
+    printf("refit-exec: run %lld (%s, %s) on %lld ranks, backend %s, %d rounds\n",
+           (long long)x->o.run, x->model, rf_strategy_name((enum rf_strategy)x->part.strategy),
+           (long long)m->world_size, m->backend, x->part.n_rounds);
+    printf("  moved %.3f MB between GPUs (payload %.3f MB), %lld iterations after %lld warmup\n",
+           x->part.moved_bytes / 1e6, x->part.payload_bytes / 1e6, (long long)m->iters,
+           (long long)m->warmup);
+    printf("  time %.3f ms median (min %.3f, max %.3f), slowest rank\n", m->seconds * 1e3,
+           m->seconds_min * 1e3, m->seconds_max * 1e3);
+    if (m->seconds > 0 && m->bytes_verified > 0)
+        printf("  %.3f GB/s of payload, %.3f GB/s written into inference shards\n",
+               x->part.payload_bytes / m->seconds / 1e9, m->bytes_verified / m->seconds / 1e9);
+    else if (m->seconds > 0)
+        printf("  %.3f GB/s of payload\n", x->part.payload_bytes / m->seconds / 1e9);
+    if (x->o.check)
+        printf("  verified %lld bytes of inference shards: %lld wrong elements\n",
+               (long long)m->bytes_verified, (long long)m->errors);
+    printf("  measurement %lld of run %lld: %s\n", (long long)x->measurement, (long long)x->o.run,
+           m->status);
+}
+
+/* The replay proper: every rank, after the part has arrived. */
+static int replay(struct exec *x, struct rf_error *err)
+{
+    const char *dev;
+    char host[MPI_MAX_PROCESSOR_NAME] = "";
+    int len = 0, rc;
+    int64_t total_iters = x->o.warmup + x->o.iters;
+    int32_t nr = x->part.n_rounds;
+    size_t row = (size_t)nr + 1;
+    double *times = calloc((size_t)x->o.iters * row + 1, sizeof(double));
+    double *slowest = calloc((size_t)x->o.iters * row + 1, sizeof(double));
+    double *col = calloc((size_t)x->o.iters + 1, sizeof(double));
+    double *rounds = calloc(row, sizeof(double));
+    struct rf_check chk = {0};
+    if (!times || !slowest || !col || !rounds) {
+        rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+        goto out;
+    }
+    rc = strcmp(x->o.backend, "nccl") == 0 ? rf_backend_nccl_new(&x->be, &x->ctl, err)
+                                           : rf_backend_mpi_new(&x->be, &x->ctl, err);
+    if (rc < 0)
+        goto out;
+    MPI_Get_processor_name(host, &len);
+    dev = x->be->device_name(x->be);
+    if ((rc = gather_names(x, host, x->hosts, sizeof(x->hosts), err)) < 0 ||
+        (rc = gather_names(x, dev, x->gpus, sizeof(x->gpus), err)) < 0)
+        goto out;
+    if (x->ctl.rank == 0) {
+        x->m.hosts = x->hosts;
+        x->m.gpu_model = x->gpus[0] ? x->gpus : NULL;
+        const char *v = x->be->library_version(x->be);
+        if (v) {
+            snprintf(x->nccl, sizeof(x->nccl), "%s", v);
+            x->m.nccl_version = x->nccl;
+        }
+    }
+    /* Broadcast groups first: creating their communicators is collective over the world. */
+    struct rf_group *groups = calloc(x->part.n_groups + 1, sizeof(*groups));
+    if (!groups) {
+        rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t g = 0; g < x->part.n_groups; g++)
+        groups[g] = (struct rf_group){x->part.groups[g].root, x->part.groups[g].first,
+                                      x->part.groups[g].count, x->part.groups[g].stride};
+    rc = x->be->groups(x->be, groups, x->part.n_groups, err);
+    free(groups);
+    if (rc < 0 || (rc = rf_replay_new(&x->replay, &x->part, x->ctl.rank, x->be, err)) < 0 ||
+        (rc = rf_replay_fill(x->replay, err)) < 0)
+        goto out;
+
+    for (int64_t it = 0; it < total_iters; it++) {
+        bool last = it == total_iters - 1;
+        const struct rf_fault *f = NULL;
+        double total;
+        if (x->o.fault.kind == RF_FAULT_CORRUPT ? last : it == 0 && x->o.fault.kind)
+            f = &x->o.fault;
+        if (last && x->o.check && (rc = rf_replay_poison(x->replay, err)) < 0)
+            goto out;
+        if ((rc = x->be->sync(x->be, err)) < 0 ||
+            (rc = rf_ctl_barrier(&x->ctl, x->ctl.comm, err)) < 0)
+            goto out;
+        double *dst = it >= x->o.warmup ? &times[(size_t)(it - x->o.warmup) * row] : rounds;
+        if ((rc = rf_replay_run(x->replay, dst + 1, &total, f, err)) < 0)
+            goto out;
+        dst[0] = total;
+    }
+    if (x->o.check && (rc = rf_replay_check(x->replay, &chk, err)) < 0)
+        goto out;
+    if (chk.errors > 0)
+        fprintf(stderr,
+                "refit-exec: rank %d: %lld of %lld elements wrong; the first is element %lld of "
+                "its shard of %s\n",
+                x->ctl.rank, (long long)chk.errors, (long long)chk.elements,
+                (long long)chk.first_index, rf_part_tensor_name(&x->part, chk.first_tensor));
+
+    /* Slowest rank per iteration and round; sums of the check. */
+    int64_t sums[3] = {chk.bytes, chk.errors, chk.errors > 0}, tot[3] = {0};
+    MPI_Request req[2];
+    if (MPI_Ireduce(times, slowest, (int)((size_t)x->o.iters * row), MPI_DOUBLE, MPI_MAX, 0,
+                    x->ctl.comm, &req[0]) != MPI_SUCCESS ||
+        MPI_Ireduce(sums, tot, 3, MPI_INT64_T, MPI_SUM, 0, x->ctl.comm, &req[1]) != MPI_SUCCESS) {
+        rc = rf_error_set(err, RF_ECOMM, "MPI_Ireduce failed");
+        goto out;
+    }
+    if ((rc = rf_ctl_waitall(&x->ctl, 2, req, "every rank's times", err)) < 0)
+        goto out;
+    if (x->ctl.rank == 0) {
+        struct rf_measurement *m = &x->m;
+        for (int64_t it = 0; it < x->o.iters; it++)
+            col[it] = slowest[(size_t)it * row];
+        m->seconds = median(col, x->o.iters);
+        m->seconds_min = col[0];
+        m->seconds_max = col[x->o.iters - 1];
+        for (int32_t r = 0; r < nr; r++) {
+            for (int64_t it = 0; it < x->o.iters; it++)
+                col[it] = slowest[(size_t)it * row + 1 + (size_t)r];
+            rounds[r] = median(col, x->o.iters);
+        }
+        m->round_seconds = rounds;
+        m->n_rounds = nr;
+        m->bytes_verified = tot[0];
+        m->errors = tot[1];
+        char why[256];
+        if (!x->o.check) {
+            m->status = "unverified";
+            m->error_text = "not verified (run without --check)";
+        } else if (tot[1] > 0) {
+            m->status = "failed";
+            snprintf(why, sizeof(why), "verification found %lld wrong elements on %lld ranks",
+                     (long long)tot[1], (long long)tot[2]);
+            m->error_text = why;
+        } else {
+            m->status = "ok";
+            m->error_text = NULL;
+        }
+        if ((rc = rf_store_measurement_finish(&x->st, x->measurement, m, err)) < 0)
+            goto out;
+        print_result(x, tot[2]);
+        if (tot[1] > 0)
+            fprintf(stderr, "refit-exec: rank 0: %s; measurement %lld stored as failed\n",
+                    m->error_text, (long long)x->measurement);
+        rc = tot[1] > 0 ? 1 : 0;
+    }
+out:
+    free(times);
+    free(slowest);
+    free(col);
+    free(rounds);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    struct exec x;
+    struct rf_error err = {0};
+    int rc;
+    int64_t status = 0;
+
+    memset(&x, 0, sizeof(x));
+    if ((rc = parse_args(argc, argv, &x.o)) >= 0)
+        return rc;
+    MPI_Init(&argc, &argv);
+    if ((rc = rf_ctl_init(&x.ctl, x.o.timeout, &err)) < 0) {
+        fprintf(stderr, "refit-exec: %s\n", err.msg);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    if (x.ctl.rank == 0) {
+        char v[MPI_MAX_LIBRARY_VERSION_STRING];
+        int len = 0;
+        MPI_Get_library_version(v, &len);
+        v[strcspn(v, ",\n")] = '\0';
+        snprintf(x.mpi, sizeof(x.mpi), "%s", v);
+        x.m = (struct rf_measurement){.run_id = x.o.run,
+                                      .backend = x.o.backend,
+                                      .world_size = x.ctl.size,
+                                      .iters = x.o.iters,
+                                      .warmup = x.o.warmup,
+                                      .status = "failed",
+                                      .error_text = "did not finish (the job ended during the "
+                                                    "replay: a rank died or was killed)",
+                                      .seconds = -1,
+                                      .seconds_min = -1,
+                                      .seconds_max = -1,
+                                      .mpi_version = x.mpi};
+        if (x.o.fault.kind)
+            fprintf(stderr, "refit-exec: REFIT_EXEC_FAULT=%s is set (testing only)\n",
+                    getenv("REFIT_EXEC_FAULT"));
+        rc = load(&x, &err);
+        if (rc == 0)
+            rc = rf_store_measurement_begin(&x.st, &x.m, &x.measurement, &err);
+        if (rc < 0)
+            fprintf(stderr, "refit-exec: %s\n", err.msg);
+        status = rc < 0 ? 1 : 0;
+    }
+    /* Refusals before the replay starts end every rank cleanly, with nothing stored. */
+    if ((rc = bcast_int(&x, &status, &err)) < 0)
+        fail(&x, rc, &err);
+    if (status != 0) {
+        rc = 1;
+        goto out;
+    }
+    if ((rc = rf_part_share(&x.part, &x.ctl, &err)) < 0 || (rc = replay(&x, &err)) < 0)
+        fail(&x, rc, &err);
+    /* Every rank exits with rank 0's verdict. */
+    status = rc;
+    if ((rc = bcast_int(&x, &status, &err)) < 0)
+        fail(&x, rc, &err);
+    rc = (int)status;
+out:
+    rf_replay_free(x.replay);
+    if (x.be)
+        x.be->release(x.be);
+    rf_part_release(&x.part);
+    if (x.have_store)
+        rf_store_close(&x.st);
+    free(x.model);
+    rf_ctl_release(&x.ctl);
+    MPI_Finalize();
+    return rc;
+}

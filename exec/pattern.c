@@ -1,0 +1,125 @@
+/* Pattern fill and check, row by row: the global index of a row's first element is computed
+ * once, then consecutive elements follow, so a check costs one hash per element. */
+#include "pattern.h"
+
+/* splitmix64's finaliser: every input bit changes about half of the output bits, so a
+ * shifted, swapped or stale element is caught with probability 1 - 2^-(8 * elem). */
+static uint64_t mix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+uint64_t rf_pattern_value(int32_t tensor, int64_t index, size_t elem)
+{
+    uint64_t v = mix(((uint64_t)(uint32_t)tensor << 40) ^ (uint64_t)index);
+    if (elem == 1)
+        return rf_fp8_of_bf16((uint16_t)v);
+    if (elem >= 8)
+        return v;
+    return v & ((1ULL << (8 * elem)) - 1);
+}
+
+static void put(uint8_t *p, uint64_t v, size_t elem)
+{
+    for (size_t k = 0; k < elem; k++)
+        p[k] = (uint8_t)(v >> (8 * k));
+}
+
+static uint64_t get(const uint8_t *p, size_t elem)
+{
+    uint64_t v = 0;
+    for (size_t k = 0; k < elem; k++)
+        v |= (uint64_t)p[k] << (8 * k);
+    return v;
+}
+
+/* Calls row(ctx, j, g, n) for each run of the box's row-major elements [lo, hi) that is
+ * contiguous in the tensor: j is the first element's index in the box, g in the tensor. */
+static int64_t rows(const struct rf_pattern_buf *b, int64_t lo, int64_t hi,
+                    int64_t (*row)(void *, int64_t, int64_t, int64_t), void *ctx)
+{
+    int nd = b->ndim;
+    int64_t width = b->box->len[nd - 1], total = 0;
+    int64_t gstride[RF_MAX_DIMS];
+    gstride[nd - 1] = 1;
+    for (int d = nd - 2; d >= 0; d--)
+        gstride[d] = gstride[d + 1] * b->shape[d + 1];
+    int64_t j = lo;
+    while (j < hi) {
+        /* Coordinates of element j of the box, then its global index. */
+        int64_t rest = j, g = 0;
+        for (int d = nd - 1; d >= 0; d--) {
+            int64_t c = rest % b->box->len[d];
+            rest /= b->box->len[d];
+            g += (b->box->off[d] + c) * gstride[d];
+        }
+        int64_t n = width - j % width;
+        if (n > hi - j)
+            n = hi - j;
+        total += row(ctx, j - lo, g, n);
+        j += n;
+    }
+    return total;
+}
+
+struct fill_ctx {
+    uint8_t *out;
+    const struct rf_pattern_buf *b;
+    bool poison;
+};
+
+static int64_t fill_row(void *vc, int64_t at, int64_t g, int64_t n)
+{
+    struct fill_ctx *c = vc;
+    size_t e = c->b->elem;
+    uint8_t *p = c->out + at * (int64_t)e;
+    for (int64_t k = 0; k < n; k++, p += e) {
+        uint64_t v = rf_pattern_value(c->b->tensor, g + k, e);
+        put(p, c->poison ? ~v : v, e);
+    }
+    return 0;
+}
+
+void rf_pattern_fill(void *out, const struct rf_pattern_buf *b, int64_t lo, int64_t hi, bool poison)
+{
+    struct fill_ctx c = {out, b, poison};
+    rows(b, lo, hi, fill_row, &c);
+}
+
+struct check_ctx {
+    const uint8_t *in;
+    const struct rf_pattern_buf *b;
+    int64_t lo;
+    int64_t *first_bad;
+};
+
+static int64_t check_row(void *vc, int64_t at, int64_t g, int64_t n)
+{
+    struct check_ctx *c = vc;
+    size_t e = c->b->elem;
+    const uint8_t *p = c->in + at * (int64_t)e;
+    int64_t bad = 0;
+    for (int64_t k = 0; k < n; k++, p += e) {
+        if (get(p, e) == rf_pattern_value(c->b->tensor, g + k, e))
+            continue;
+        if (bad++ == 0 && *c->first_bad < 0)
+            *c->first_bad = c->lo + at + k;
+    }
+    return bad;
+}
+
+int64_t rf_pattern_check(const void *in, const struct rf_pattern_buf *b, int64_t lo, int64_t hi,
+                         int64_t *first_bad)
+{
+    struct check_ctx c = {in, b, lo, first_bad};
+    return rows(b, lo, hi, check_row, &c);
+}
+
+void rf_fp8_narrow(uint8_t *dst, const uint8_t *src, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        dst[i] = rf_fp8_of_bf16((uint16_t)get(src + 2 * i, 2));
+}

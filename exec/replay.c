@@ -1,0 +1,844 @@
+/* The replay. Every rank derives its program from the transfers that touch it:
+ *
+ *  - An item is one box moving between two buffers; a transfer run yields one item per
+ *    destination GPU. Items of one round between one pair of GPUs form one message, in
+ *    transfer-id order, each item at an offset aligned to its element size. Sender and
+ *    receiver build the same message from the same transfers, so they agree on its size
+ *    and layout without talking.
+ *  - A message larger than the piece size (the plan's staging budget) travels in pieces:
+ *    step s of a round carries piece s of every message that has one. Both sides of a
+ *    message put piece s in step s, and every rank runs its steps of round r after all of
+ *    round r - 1 and before round r's broadcasts, so the steps of all ranks match up and
+ *    cannot deadlock (each step is one group of sends and receives).
+ *  - Sends of one step with identical items (a run's box to several GPUs) share one
+ *    packed copy in staging. The schedule bounds what a GPU sends and receives per round
+ *    by the staging budget, so with that sharing staging never exceeds it.
+ *  - Broadcasts follow the round's messages, in (round, id) order on every member. The
+ *    root broadcasts its whole tensor (after the emulated FP8 conversion) in pieces; each
+ *    member receives a piece into staging and unpacks the part of its shard it holds.
+ */
+#include "replay.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pattern.h"
+
+#define STAGE_ALIGN 256
+#define HOST_CHUNK ((int64_t)16 << 20) /* host bytes per fill or check chunk */
+
+/* One buffer of this GPU: box `box` of a tensor, dense, row-major. */
+struct rbuf {
+    void *ptr;
+    struct rf_box box;
+    int64_t numel;
+    int32_t elem;
+    bool owned; /* false for a root's wire buffer that is its gather buffer */
+};
+
+struct item {
+    int32_t xfer, tensor, box, elem;
+    int8_t src_buf, dst_buf;
+    int64_t bytes, at;
+};
+
+enum { K_LOCAL, K_SEND, K_RECV };
+
+struct msg {
+    int32_t round, peer, kind;
+    size_t first, n; /* items */
+    int64_t bytes;
+    int32_t pieces;
+    int32_t content; /* sends: the message whose packed bytes this one sends */
+    uint64_t hash;
+    int64_t stage_at; /* offset in staging during the current step */
+};
+
+struct round_prog {
+    size_t msg0, n_msgs;
+    size_t coll0, n_colls;
+    int32_t steps;
+};
+
+struct rf_replay {
+    const struct rf_part *part;
+    int rank;
+    struct rf_backend *be;
+    struct rbuf *buf[RF_BUF_COUNT];
+    struct item *items;
+    size_t n_items;
+    struct msg *msgs;
+    size_t n_msgs;
+    struct round_prog *rounds;
+    int32_t *colls; /* indices into part->colls, by (round, id) */
+    uint8_t *send_stage, *recv_stage;
+    int64_t send_stage_bytes, recv_stage_bytes;
+    int64_t piece;
+    struct rf_xfer *sends, *recvs;
+    int64_t memory;
+    bool corrupted;
+};
+
+static int64_t align_up(int64_t x, int64_t a)
+{
+    return (x + a - 1) / a * a;
+}
+
+/* Coordinate of gpu on mesh m, or false when the mesh does not contain it. Meshes are
+ * mixed-radix (layout.c), so dividing by strides from the largest recovers it. */
+static bool mesh_coord(const struct rf_mesh *m, int64_t gpu, int64_t *coord)
+{
+    int axes[RF_MESH_MAX], n = 0;
+    int64_t rel = gpu - m->first_gpu;
+    for (int a = 0; a < m->ndim; a++) {
+        coord[a] = 0;
+        if (m->size[a] > 1)
+            axes[n++] = a;
+    }
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && m->stride[axes[j]] > m->stride[axes[j - 1]]; j--) {
+            int t = axes[j];
+            axes[j] = axes[j - 1];
+            axes[j - 1] = t;
+        }
+    if (rel < 0)
+        return false;
+    for (int i = 0; i < n; i++) {
+        int a = axes[i];
+        coord[a] = rel / m->stride[a];
+        if (coord[a] >= m->size[a])
+            return false;
+        rel -= coord[a] * m->stride[a];
+    }
+    return rel == 0 && rf_mesh_gpu(m, coord) == gpu;
+}
+
+/* The box this GPU holds of tensor pt on a side, or false when it holds none. */
+static bool held_box(const struct rf_side *side, const struct rf_part_tensor *pt, int gpu,
+                     struct rf_box *box)
+{
+    struct rf_tensor t;
+    struct rf_placement pl;
+    int64_t coord[RF_MESH_MAX];
+    rf_part_tensor_view(pt, &t);
+    const struct rf_mesh *m = rf_side_placement(side, &t, &pl);
+    if (!mesh_coord(m, gpu, coord))
+        return false;
+    if (pl.stage_axis >= 0 && coord[pl.stage_axis] != pl.stage)
+        return false;
+    rf_placement_box(&pl, m, t.ndim, t.shape, coord, box);
+    return rf_box_numel(box, t.ndim) > 0;
+}
+
+static bool box_inside(const struct rf_box *in, const struct rf_box *out, int ndim)
+{
+    for (int d = 0; d < ndim; d++)
+        if (in->off[d] < out->off[d] || in->off[d] + in->len[d] > out->off[d] + out->len[d])
+            return false;
+    return true;
+}
+
+static int alloc_buf(struct rf_replay *r, struct rbuf *b, const struct rf_box *box, int ndim,
+                     int32_t elem, struct rf_error *err)
+{
+    b->box = *box;
+    b->numel = rf_box_numel(box, ndim);
+    b->elem = elem;
+    b->owned = true;
+    r->memory += b->numel * elem;
+    return r->be->alloc(r->be, &b->ptr, (size_t)(b->numel * elem), err);
+}
+
+static void whole_box(const struct rf_part_tensor *pt, struct rf_box *b)
+{
+    for (int d = 0; d < RF_MAX_DIMS; d++) {
+        b->off[d] = 0;
+        b->len[d] = d < pt->ndim ? pt->shape[d] : 1;
+    }
+}
+
+/* Which buffers this GPU needs: its shards on both sides, and as a broadcast root (or a
+ * gather destination) the whole tensor. */
+static int alloc_buffers(struct rf_replay *r, struct rf_error *err)
+{
+    const struct rf_part *p = r->part;
+    int rc;
+    for (int k = 0; k < RF_BUF_COUNT; k++) {
+        r->buf[k] = calloc(p->n_tensors + 1, sizeof(struct rbuf));
+        if (!r->buf[k])
+            return rf_error_set(err, RF_ENOMEM, "out of memory");
+    }
+    bool *gather = calloc(p->n_tensors + 1, sizeof(bool));
+    bool *root = calloc(p->n_tensors + 1, sizeof(bool));
+    if (!gather || !root) {
+        rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t k = 0; k < p->n_transfers; k++) {
+        const struct rf_part_transfer *t = &p->transfers[k];
+        if (t->dst_buf == RF_BUF_GATHER && rf_part_transfer_has_dst(t, r->rank))
+            gather[p->boxes[t->box].tensor] = true;
+    }
+    for (size_t k = 0; k < p->n_colls; k++)
+        if (p->colls[k].root == r->rank)
+            root[p->colls[k].tensor] = true;
+    for (size_t i = 0; i < p->n_tensors; i++) {
+        const struct rf_part_tensor *pt = &p->tensors[i];
+        struct rf_box box;
+        if (held_box(&p->train, pt, r->rank, &box) &&
+            (rc = alloc_buf(r, &r->buf[RF_BUF_TRAIN][i], &box, pt->ndim, pt->train_elem, err)) < 0)
+            goto out;
+        if (held_box(&p->infer, pt, r->rank, &box) &&
+            (rc = alloc_buf(r, &r->buf[RF_BUF_INFER][i], &box, pt->ndim, pt->wire_elem, err)) < 0)
+            goto out;
+        whole_box(pt, &box);
+        if ((gather[i] || (root[i] && pt->gather_elem)) &&
+            (rc = alloc_buf(r, &r->buf[RF_BUF_GATHER][i], &box, pt->ndim, pt->gather_elem, err)) <
+                0)
+            goto out;
+        if (!root[i])
+            continue;
+        if (pt->gather_elem == pt->wire_elem) {
+            r->buf[RF_BUF_WIRE][i] = r->buf[RF_BUF_GATHER][i];
+            r->buf[RF_BUF_WIRE][i].owned = false;
+        } else if ((rc = alloc_buf(r, &r->buf[RF_BUF_WIRE][i], &box, pt->ndim, pt->wire_elem,
+                                   err)) < 0) {
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    free(gather);
+    free(root);
+    return rc;
+}
+
+struct entry {
+    int32_t round, kind, peer, xfer, i;
+};
+
+static int cmp_entry(const void *a, const void *b)
+{
+    const struct entry *x = a, *y = b;
+    int32_t kx[5] = {x->round, x->kind, x->peer, x->xfer, x->i};
+    int32_t ky[5] = {y->round, y->kind, y->peer, y->xfer, y->i};
+    for (int k = 0; k < 5; k++)
+        if (kx[k] != ky[k])
+            return (kx[k] > ky[k]) - (kx[k] < ky[k]);
+    return 0;
+}
+
+static const char *buf_name(int k)
+{
+    static const char *const names[] = {"training shard", "inference shard", "gather buffer",
+                                        "wire buffer"};
+    return names[k];
+}
+
+/* Checks that the buffer item `it` uses on this side exists and holds its box. */
+static int check_buffer(struct rf_replay *r, const struct item *it, int which, struct rf_error *err)
+{
+    const struct rf_part *p = r->part;
+    const struct rbuf *b = &r->buf[which][it->tensor];
+    int ndim = p->tensors[it->tensor].ndim;
+    if (!b->ptr || !box_inside(&p->boxes[it->box].box, &b->box, ndim) || b->elem != it->elem)
+        return rf_error_set(err, RF_EINVAL,
+                            "transfer %d: GPU %d's %s of %s does not hold box %d (%d-byte "
+                            "elements)",
+                            p->transfers[it->xfer].id, r->rank, buf_name(which),
+                            rf_part_tensor_name(p, it->tensor), it->box, it->elem);
+    return 0;
+}
+
+static uint64_t hash_items(const struct item *it, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (uint64_t)(uint32_t)it[i].xfer) * 1099511628211ULL;
+    return h;
+}
+
+static bool same_items(const struct item *a, const struct item *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (a[i].xfer != b[i].xfer)
+            return false;
+    return true;
+}
+
+static int64_t piece_len(const struct rf_replay *r, int64_t bytes, int32_t s)
+{
+    int64_t lo = (int64_t)s * r->piece;
+    return bytes - lo < r->piece ? bytes - lo : r->piece;
+}
+
+static int build_messages(struct rf_replay *r, struct rf_error *err)
+{
+    const struct rf_part *p = r->part;
+    size_t n = 0;
+    int rc;
+    for (size_t k = 0; k < p->n_transfers; k++)
+        n += (size_t)p->transfers[k].dst_count;
+    struct entry *e = malloc((n + 1) * sizeof(*e));
+    r->items = malloc((n + 1) * sizeof(*r->items));
+    r->msgs = malloc((n + 1) * sizeof(*r->msgs));
+    if (!e || !r->items || !r->msgs) {
+        free(e);
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    }
+    n = 0;
+    for (size_t k = 0; k < p->n_transfers; k++) {
+        const struct rf_part_transfer *t = &p->transfers[k];
+        for (int32_t i = 0; i < t->dst_count; i++) {
+            int32_t d = t->dst + i * t->dst_stride;
+            if (t->src == r->rank && d == r->rank)
+                e[n++] = (struct entry){t->round, K_LOCAL, d, (int32_t)k, i};
+            else if (t->src == r->rank)
+                e[n++] = (struct entry){t->round, K_SEND, d, (int32_t)k, i};
+            else if (d == r->rank)
+                e[n++] = (struct entry){t->round, K_RECV, t->src, (int32_t)k, i};
+        }
+    }
+    qsort(e, n, sizeof(*e), cmp_entry);
+    for (size_t j = 0; j < n; j++) {
+        const struct rf_part_transfer *t = &p->transfers[e[j].xfer];
+        struct item *it = &r->items[j];
+        const struct rf_part_tensor *pt;
+        it->xfer = e[j].xfer;
+        it->box = t->box;
+        it->tensor = p->boxes[t->box].tensor;
+        pt = &p->tensors[it->tensor];
+        it->src_buf = t->src_buf;
+        it->dst_buf = t->dst_buf;
+        it->elem = t->dst_buf == RF_BUF_GATHER ? pt->gather_elem : pt->wire_elem;
+        it->bytes = t->bytes;
+        if (e[j].kind != K_RECV && (rc = check_buffer(r, it, it->src_buf, err)) < 0)
+            goto out;
+        if (e[j].kind != K_SEND && (rc = check_buffer(r, it, it->dst_buf, err)) < 0)
+            goto out;
+        if (j == 0 || e[j].round != e[j - 1].round || e[j].kind != e[j - 1].kind ||
+            e[j].peer != e[j - 1].peer) {
+            r->msgs[r->n_msgs] = (struct msg){.round = e[j].round,
+                                              .peer = e[j].peer,
+                                              .kind = e[j].kind,
+                                              .first = j,
+                                              .content = (int32_t)r->n_msgs};
+            r->n_msgs++;
+        }
+        struct msg *m = &r->msgs[r->n_msgs - 1];
+        it->at = align_up(m->bytes, it->elem);
+        m->bytes = it->at + it->bytes;
+        m->n++;
+    }
+    r->n_items = n;
+    for (size_t i = 0; i < r->n_msgs; i++) {
+        struct msg *m = &r->msgs[i];
+        m->pieces = (int32_t)((m->bytes + r->piece - 1) / r->piece);
+        m->hash = hash_items(&r->items[m->first], m->n);
+        if (m->kind != K_SEND)
+            continue;
+        /* Identical sends of the round share their packed bytes. */
+        for (size_t j = i; j-- > 0 && r->msgs[j].round == m->round && r->msgs[j].kind == K_SEND;) {
+            const struct msg *o = &r->msgs[j];
+            if (o->content == (int32_t)j && o->hash == m->hash && o->n == m->n &&
+                same_items(&r->items[o->first], &r->items[m->first], m->n)) {
+                m->content = (int32_t)j;
+                break;
+            }
+        }
+    }
+    rc = 0;
+out:
+    free(e);
+    return rc;
+}
+
+static const struct rf_part *sort_part; /* qsort has no context argument in C11 */
+
+static int cmp_coll_idx(const void *a, const void *b)
+{
+    const struct rf_part_collective *x = &sort_part->colls[*(const int32_t *)a];
+    const struct rf_part_collective *y = &sort_part->colls[*(const int32_t *)b];
+    if (x->round != y->round)
+        return (x->round > y->round) - (x->round < y->round);
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Rounds, their steps, and the staging each step needs. */
+static int build_rounds(struct rf_replay *r, struct rf_error *err)
+{
+    const struct rf_part *p = r->part;
+    size_t most = 0;
+    r->rounds = calloc((size_t)p->n_rounds + 1, sizeof(*r->rounds));
+    r->colls = malloc((p->n_colls + 1) * sizeof(int32_t));
+    if (!r->rounds || !r->colls)
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    for (size_t k = 0; k < p->n_colls; k++)
+        r->colls[k] = (int32_t)k;
+    sort_part = p;
+    qsort(r->colls, p->n_colls, sizeof(int32_t), cmp_coll_idx);
+    for (size_t i = 0; i < r->n_msgs; i++) {
+        const struct msg *m = &r->msgs[i];
+        if (m->round < 0 || m->round >= p->n_rounds)
+            return rf_error_set(err, RF_EINVAL, "a transfer is in round %d of %d", m->round,
+                                p->n_rounds);
+        struct round_prog *rp = &r->rounds[m->round];
+        if (rp->n_msgs == 0)
+            rp->msg0 = i;
+        rp->n_msgs++;
+        if (m->kind != K_LOCAL && m->pieces > rp->steps)
+            rp->steps = m->pieces;
+    }
+    for (size_t k = 0; k < p->n_colls; k++) {
+        const struct rf_part_collective *c = &p->colls[r->colls[k]];
+        if (c->round < 0 || c->round >= p->n_rounds)
+            return rf_error_set(err, RF_EINVAL, "a broadcast is in round %d of %d", c->round,
+                                p->n_rounds);
+        struct round_prog *rp = &r->rounds[c->round];
+        if (rp->n_colls == 0)
+            rp->coll0 = k;
+        rp->n_colls++;
+        if (c->root != r->rank) {
+            int64_t need = c->bytes < r->piece ? c->bytes : r->piece;
+            if (need > r->recv_stage_bytes)
+                r->recv_stage_bytes = need;
+        }
+    }
+    for (int32_t rd = 0; rd < p->n_rounds; rd++) {
+        const struct round_prog *rp = &r->rounds[rd];
+        if (rp->n_msgs > most)
+            most = rp->n_msgs;
+        for (int32_t s = 0; s < rp->steps; s++) {
+            int64_t send = 0, recv = 0;
+            for (size_t i = rp->msg0; i < rp->msg0 + rp->n_msgs; i++) {
+                const struct msg *m = &r->msgs[i];
+                if (m->pieces <= s)
+                    continue;
+                if (m->kind == K_SEND && m->content == (int32_t)i)
+                    send = align_up(send, STAGE_ALIGN) + piece_len(r, m->bytes, s);
+                else if (m->kind == K_RECV)
+                    recv = align_up(recv, STAGE_ALIGN) + piece_len(r, m->bytes, s);
+            }
+            if (send > r->send_stage_bytes)
+                r->send_stage_bytes = send;
+            if (recv > r->recv_stage_bytes)
+                r->recv_stage_bytes = recv;
+        }
+    }
+    r->sends = malloc((most + 1) * sizeof(*r->sends));
+    r->recvs = malloc((most + 1) * sizeof(*r->recvs));
+    if (!r->sends || !r->recvs)
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    int rc;
+    r->memory += r->send_stage_bytes + r->recv_stage_bytes;
+    if (r->send_stage_bytes &&
+        (rc = r->be->alloc(r->be, (void **)&r->send_stage, (size_t)r->send_stage_bytes, err)) < 0)
+        return rc;
+    if (r->recv_stage_bytes &&
+        (rc = r->be->alloc(r->be, (void **)&r->recv_stage, (size_t)r->recv_stage_bytes, err)) < 0)
+        return rc;
+    return 0;
+}
+
+int rf_replay_new(struct rf_replay **out, const struct rf_part *part, int rank,
+                  struct rf_backend *be, struct rf_error *err)
+{
+    struct rf_replay *r = calloc(1, sizeof(*r));
+    int rc;
+    if (!r)
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    r->part = part;
+    r->rank = rank;
+    r->be = be;
+    /* Pieces are a multiple of 8 bytes, so a piece boundary never splits an element. */
+    r->piece = part->staging_bytes / 8 * 8;
+    if (r->piece < 8)
+        r->piece = 8;
+    if ((rc = alloc_buffers(r, err)) < 0 || (rc = build_messages(r, err)) < 0 ||
+        (rc = build_rounds(r, err)) < 0 || (rc = be->timers(be, part->n_rounds + 1, err)) < 0) {
+        rf_replay_free(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}
+
+void rf_replay_free(struct rf_replay *r)
+{
+    if (!r)
+        return;
+    for (int k = 0; k < RF_BUF_COUNT; k++) {
+        for (size_t i = 0; r->buf[k] && i < r->part->n_tensors; i++)
+            if (r->buf[k][i].ptr && r->buf[k][i].owned)
+                r->be->free(r->be, r->buf[k][i].ptr);
+        free(r->buf[k]);
+    }
+    if (r->send_stage)
+        r->be->free(r->be, r->send_stage);
+    if (r->recv_stage)
+        r->be->free(r->be, r->recv_stage);
+    free(r->items);
+    free(r->msgs);
+    free(r->rounds);
+    free(r->colls);
+    free(r->sends);
+    free(r->recvs);
+    free(r);
+}
+
+int64_t rf_replay_memory(const struct rf_replay *r)
+{
+    return r->memory;
+}
+
+/* Copies `region` between two views of this GPU's memory. */
+static int copy_region(struct rf_replay *r, void *dst, const struct rf_view *dv, const void *src,
+                       const struct rf_view *sv, const struct rf_box *region, int ndim, size_t elem,
+                       struct rf_error *err)
+{
+    struct rf_copy c;
+    rf_copy_make(&c, dv, sv, region, ndim, elem);
+    if (rf_copy_numel(&c) == 0)
+        return 0;
+    return r->be->copy(r->be, dst, src, &c, err);
+}
+
+/* Packs (or, with unpack, unpacks) piece s of message m between its buffers and stage. */
+static int pack_piece(struct rf_replay *r, const struct msg *m, int32_t s, uint8_t *stage,
+                      bool unpack, struct rf_error *err)
+{
+    const struct rf_part *p = r->part;
+    int64_t lo = (int64_t)s * r->piece, hi = lo + piece_len(r, m->bytes, s);
+    int rc;
+    for (size_t j = m->first; j < m->first + m->n; j++) {
+        const struct item *it = &r->items[j];
+        int64_t a = it->at > lo ? it->at : lo;
+        int64_t b = it->at + it->bytes < hi ? it->at + it->bytes : hi;
+        if (a >= b)
+            continue;
+        const struct rf_part_tensor *pt = &p->tensors[it->tensor];
+        const struct rbuf *buf = &r->buf[unpack ? it->dst_buf : it->src_buf][it->tensor];
+        struct rf_box q[RF_RANGE_BOXES];
+        struct rf_view bv, qv;
+        int nq = rf_range_boxes(&p->boxes[it->box].box, pt->ndim, (a - it->at) / it->elem,
+                                (b - it->at) / it->elem, q);
+        uint8_t *pos = stage + (a - lo);
+        rf_view_of_box(&bv, &buf->box, pt->ndim);
+        for (int k = 0; k < nq; k++) {
+            rf_view_of_box(&qv, &q[k], pt->ndim);
+            rc = unpack ? copy_region(r, buf->ptr, &bv, pos, &qv, &q[k], pt->ndim, (size_t)it->elem,
+                                      err)
+                        : copy_region(r, pos, &qv, buf->ptr, &bv, &q[k], pt->ndim, (size_t)it->elem,
+                                      err);
+            if (rc < 0)
+                return rc;
+            pos += rf_box_numel(&q[k], pt->ndim) * it->elem;
+        }
+    }
+    return 0;
+}
+
+/* Testing only: flips one byte of device memory. */
+static int flip_byte(struct rf_replay *r, uint8_t *dev, struct rf_error *err)
+{
+    uint8_t v;
+    int rc;
+    if ((rc = r->be->sync(r->be, err)) < 0 || (rc = r->be->download(r->be, &v, dev, 1, err)) < 0)
+        return rc;
+    v ^= 0xff;
+    return r->be->upload(r->be, dev, &v, 1, err);
+}
+
+static int run_locals(struct rf_replay *r, const struct msg *m, struct rf_error *err)
+{
+    const struct rf_part *p = r->part;
+    int rc;
+    for (size_t j = m->first; j < m->first + m->n; j++) {
+        const struct item *it = &r->items[j];
+        const struct rf_part_tensor *pt = &p->tensors[it->tensor];
+        const struct rbuf *s = &r->buf[it->src_buf][it->tensor];
+        const struct rbuf *d = &r->buf[it->dst_buf][it->tensor];
+        struct rf_view sv, dv;
+        rf_view_of_box(&sv, &s->box, pt->ndim);
+        rf_view_of_box(&dv, &d->box, pt->ndim);
+        if ((rc = copy_region(r, d->ptr, &dv, s->ptr, &sv, &p->boxes[it->box].box, pt->ndim,
+                              (size_t)it->elem, err)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Keeps the control plane's `where` current, so a timeout names round, step and peers. */
+static void describe_step(struct rf_replay *r, const struct round_prog *rp, int32_t s, size_t ns,
+                          size_t nr)
+{
+    char *w = r->be->ctl->where;
+    size_t size = sizeof(r->be->ctl->where);
+    int n = snprintf(w, size, "round %d, step %d (sending to",
+                     rp->n_msgs ? r->msgs[rp->msg0].round : -1, s);
+    for (int dir = 0; dir < 2; dir++) {
+        const struct rf_xfer *x = dir ? r->recvs : r->sends;
+        size_t nx = dir ? nr : ns;
+        if (dir && n > 0 && (size_t)n < size)
+            n += snprintf(w + n, size - (size_t)n, "; receiving from");
+        for (size_t i = 0; i < nx && n > 0 && (size_t)n < size; i++)
+            n += i < 8 ? snprintf(w + n, size - (size_t)n, " %d", x[i].peer)
+                       : (i == 8 ? snprintf(w + n, size - (size_t)n, " ...") : 0);
+        if (nx == 0 && n > 0 && (size_t)n < size)
+            n += snprintf(w + n, size - (size_t)n, " none");
+    }
+    if (n > 0 && (size_t)n < size)
+        snprintf(w + n, size - (size_t)n, ")");
+}
+
+static int run_steps(struct rf_replay *r, const struct round_prog *rp, const struct rf_fault *f,
+                     struct rf_error *err)
+{
+    int rc;
+    for (int32_t s = 0; s < rp->steps; s++) {
+        size_t ns = 0, nr = 0;
+        int64_t sat = 0, rat = 0;
+        for (size_t i = rp->msg0; i < rp->msg0 + rp->n_msgs; i++) {
+            struct msg *m = &r->msgs[i];
+            if (m->pieces <= s || m->kind == K_LOCAL)
+                continue;
+            int64_t len = piece_len(r, m->bytes, s);
+            if (m->kind == K_RECV) {
+                m->stage_at = rat;
+                r->recvs[nr++] = (struct rf_xfer){m->peer, r->recv_stage + rat, (size_t)len};
+                rat = align_up(rat + len, STAGE_ALIGN);
+                continue;
+            }
+            if (m->content == (int32_t)i) {
+                m->stage_at = sat;
+                if ((rc = pack_piece(r, m, s, r->send_stage + sat, false, err)) < 0)
+                    return rc;
+                if (f && f->kind == RF_FAULT_CORRUPT && !r->corrupted) {
+                    r->corrupted = true;
+                    fprintf(stderr,
+                            "refit-exec: rank %d: injected fault (REFIT_EXEC_FAULT): corrupting "
+                            "a byte sent to rank %d in round %d\n",
+                            r->rank, m->peer, m->round);
+                    if ((rc = flip_byte(r, r->send_stage + sat, err)) < 0)
+                        return rc;
+                }
+                sat = align_up(sat + len, STAGE_ALIGN);
+            }
+            r->sends[ns++] = (struct rf_xfer){m->peer, r->send_stage + r->msgs[m->content].stage_at,
+                                              (size_t)len};
+        }
+        describe_step(r, rp, s, ns, nr);
+        if ((rc = r->be->exchange(r->be, r->sends, ns, r->recvs, nr, err)) < 0)
+            return rc;
+        for (size_t i = rp->msg0; i < rp->msg0 + rp->n_msgs; i++) {
+            const struct msg *m = &r->msgs[i];
+            if (m->kind == K_RECV && m->pieces > s &&
+                (rc = pack_piece(r, m, s, r->recv_stage + m->stage_at, true, err)) < 0)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+/* Unpacks the elements [e0, e1) of the whole tensor (a broadcast piece in stage) into the
+ * part of this GPU's inference shard they cover. */
+static int unpack_range(struct rf_replay *r, int32_t tensor, int64_t e0, int64_t e1,
+                        const uint8_t *stage, struct rf_error *err)
+{
+    const struct rf_part_tensor *pt = &r->part->tensors[tensor];
+    const struct rbuf *d = &r->buf[RF_BUF_INFER][tensor];
+    struct rf_box whole, q[RF_RANGE_BOXES], cut;
+    struct rf_view dv, sv;
+    int rc;
+    whole_box(pt, &whole);
+    rf_view_of_box(&dv, &d->box, pt->ndim);
+    rf_view_of_range(&sv, pt->shape, pt->ndim, e0);
+    int nq = rf_range_boxes(&whole, pt->ndim, e0, e1, q);
+    for (int k = 0; k < nq; k++)
+        if (rf_box_intersect(&q[k], &d->box, pt->ndim, &cut) &&
+            (rc = copy_region(r, d->ptr, &dv, stage, &sv, &cut, pt->ndim, (size_t)pt->wire_elem,
+                              err)) < 0)
+            return rc;
+    return 0;
+}
+
+static int run_collective(struct rf_replay *r, const struct rf_part_collective *c,
+                          struct rf_error *err)
+{
+    const struct rf_part_tensor *pt = &r->part->tensors[c->tensor];
+    const struct rbuf *infer = &r->buf[RF_BUF_INFER][c->tensor];
+    int64_t numel = c->bytes / pt->wire_elem;
+    int rc;
+    snprintf(r->be->ctl->where, sizeof(r->be->ctl->where),
+             "round %d (broadcast of %s from rank %d)", c->round,
+             rf_part_tensor_name(r->part, c->tensor), c->root);
+    if (c->root == r->rank) {
+        const struct rbuf *wire = &r->buf[RF_BUF_WIRE][c->tensor];
+        const struct rbuf *gather = &r->buf[RF_BUF_GATHER][c->tensor];
+        if (pt->gather_elem && pt->gather_elem != pt->wire_elem &&
+            (rc = r->be->narrow(r->be, wire->ptr, gather->ptr, numel, err)) < 0)
+            return rc;
+        for (int64_t at = 0; at < c->bytes; at += r->piece)
+            if ((rc = r->be->bcast(r->be, c->group, (uint8_t *)wire->ptr + at,
+                                   (size_t)piece_len(r, c->bytes, (int32_t)(at / r->piece)), err)) <
+                0)
+                return rc;
+        /* Colocated: the root is an inference GPU too and takes its shard from its copy. */
+        if (infer->ptr) {
+            struct rf_view dv, sv;
+            rf_view_of_box(&dv, &infer->box, pt->ndim);
+            rf_view_of_box(&sv, &wire->box, pt->ndim);
+            return copy_region(r, infer->ptr, &dv, wire->ptr, &sv, &infer->box, pt->ndim,
+                               (size_t)pt->wire_elem, err);
+        }
+        return 0;
+    }
+    for (int64_t at = 0; at < c->bytes; at += r->piece) {
+        int64_t len = piece_len(r, c->bytes, (int32_t)(at / r->piece));
+        if ((rc = r->be->bcast(r->be, c->group, r->recv_stage, (size_t)len, err)) < 0)
+            return rc;
+        if (infer->ptr && (rc = unpack_range(r, c->tensor, at / pt->wire_elem,
+                                             (at + len) / pt->wire_elem, r->recv_stage, err)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+int rf_replay_run(struct rf_replay *r, double *round_seconds, double *total,
+                  const struct rf_fault *fault, struct rf_error *err)
+{
+    const struct rf_part *p = r->part;
+    struct rf_backend *be = r->be;
+    int rc;
+    if (fault && fault->rank != r->rank)
+        fault = NULL;
+    int32_t fault_round = fault && fault->round >= 0 ? fault->round : p->n_rounds / 2;
+    r->corrupted = false;
+    if ((rc = be->mark(be, 0, err)) < 0)
+        return rc;
+    for (int32_t rd = 0; rd < p->n_rounds; rd++) {
+        const struct round_prog *rp = &r->rounds[rd];
+        if (fault && (fault->kind == RF_FAULT_CRASH || fault->kind == RF_FAULT_HANG) &&
+            rd == (fault_round < p->n_rounds ? fault_round : p->n_rounds - 1))
+            rf_fault_fire(fault, r->rank, rd);
+        for (size_t i = rp->msg0; i < rp->msg0 + rp->n_msgs; i++)
+            if (r->msgs[i].kind == K_LOCAL && (rc = run_locals(r, &r->msgs[i], err)) < 0)
+                return rc;
+        if ((rc = run_steps(r, rp, fault, err)) < 0)
+            return rc;
+        for (size_t k = rp->coll0; k < rp->coll0 + rp->n_colls; k++)
+            if ((rc = run_collective(r, &p->colls[r->colls[k]], err)) < 0)
+                return rc;
+        /* A round ends when its work is done: it bounds what is in flight, as NeMo-RL's
+         * buckets do, and lets a failure surface within the round. */
+        snprintf(be->ctl->where, sizeof(be->ctl->where), "round %d (its last copies)", rd);
+        if ((rc = be->mark(be, rd + 1, err)) < 0 || (rc = be->sync(be, err)) < 0)
+            return rc;
+    }
+    be->ctl->where[0] = '\0';
+    if (fault && fault->kind == RF_FAULT_CORRUPT && !r->corrupted) {
+        /* Nothing sent: spoil a byte of the first shard this GPU receives instead. */
+        for (size_t i = 0; i < p->n_tensors && !r->corrupted; i++)
+            if (r->buf[RF_BUF_INFER][i].ptr) {
+                r->corrupted = true;
+                fprintf(stderr,
+                        "refit-exec: rank %d: injected fault (REFIT_EXEC_FAULT): corrupting a "
+                        "byte of its shard of %s\n",
+                        r->rank, rf_part_tensor_name(p, (int32_t)i));
+                if ((rc = flip_byte(r, r->buf[RF_BUF_INFER][i].ptr, err)) < 0)
+                    return rc;
+            }
+    }
+    for (int32_t rd = 0; rd < p->n_rounds; rd++)
+        round_seconds[rd] = be->elapsed(be, rd, rd + 1);
+    *total = p->n_rounds > 0 ? be->elapsed(be, 0, p->n_rounds) : 0;
+    return 0;
+}
+
+/* Fills (poison = false) or poisons the buffers of kind `which` through a host chunk. */
+static int fill_kind(struct rf_replay *r, int which, bool poison, bool sources_only, uint8_t *host,
+                     struct rf_error *err)
+{
+    const struct rf_part *p = r->part;
+    int rc;
+    for (size_t i = 0; i < p->n_tensors; i++) {
+        const struct rbuf *b = &r->buf[which][i];
+        const struct rf_part_tensor *pt = &p->tensors[i];
+        if (!b->ptr || (which == RF_BUF_WIRE && (!b->owned || (sources_only && pt->gather_elem))))
+            continue;
+        struct rf_pattern_buf pb = {(int32_t)i, pt->ndim, pt->shape, &b->box, (size_t)b->elem};
+        int64_t per = HOST_CHUNK / b->elem;
+        for (int64_t lo = 0; lo < b->numel; lo += per) {
+            int64_t hi = lo + per < b->numel ? lo + per : b->numel;
+            rf_pattern_fill(host, &pb, lo, hi, poison);
+            if ((rc = r->be->upload(r->be, (uint8_t *)b->ptr + lo * b->elem, host,
+                                    (size_t)((hi - lo) * b->elem), err)) < 0)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+int rf_replay_fill(struct rf_replay *r, struct rf_error *err)
+{
+    uint8_t *host = malloc((size_t)HOST_CHUNK);
+    int rc;
+    if (!host)
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    /* Sources: training shards, and the scale tensors a root broadcasts without gathering
+     * (it computes them; the computation is not emulated, its result is the pattern). */
+    if ((rc = fill_kind(r, RF_BUF_TRAIN, false, false, host, err)) == 0)
+        rc = fill_kind(r, RF_BUF_WIRE, false, true, host, err);
+    free(host);
+    return rc;
+}
+
+int rf_replay_poison(struct rf_replay *r, struct rf_error *err)
+{
+    uint8_t *host = malloc((size_t)HOST_CHUNK);
+    int rc;
+    if (!host)
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    if ((rc = fill_kind(r, RF_BUF_INFER, true, false, host, err)) == 0)
+        rc = fill_kind(r, RF_BUF_GATHER, true, false, host, err);
+    free(host);
+    return rc;
+}
+
+int rf_replay_check(struct rf_replay *r, struct rf_check *out, struct rf_error *err)
+{
+    const struct rf_part *p = r->part;
+    uint8_t *host = malloc((size_t)HOST_CHUNK);
+    int rc = 0;
+    memset(out, 0, sizeof(*out));
+    out->first_tensor = -1;
+    if (!host)
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    if ((rc = r->be->sync(r->be, err)) < 0)
+        goto out;
+    for (size_t i = 0; i < p->n_tensors; i++) {
+        const struct rbuf *b = &r->buf[RF_BUF_INFER][i];
+        const struct rf_part_tensor *pt = &p->tensors[i];
+        if (!b->ptr)
+            continue;
+        struct rf_pattern_buf pb = {(int32_t)i, pt->ndim, pt->shape, &b->box, (size_t)b->elem};
+        int64_t per = HOST_CHUNK / b->elem, first = -1;
+        for (int64_t lo = 0; lo < b->numel; lo += per) {
+            int64_t hi = lo + per < b->numel ? lo + per : b->numel;
+            if ((rc = r->be->download(r->be, host, (uint8_t *)b->ptr + lo * b->elem,
+                                      (size_t)((hi - lo) * b->elem), err)) < 0)
+                goto out;
+            out->errors += rf_pattern_check(host, &pb, lo, hi, &first);
+        }
+        if (first >= 0 && out->first_tensor < 0) {
+            out->first_tensor = (int32_t)i;
+            out->first_index = first;
+        }
+        out->elements += b->numel;
+        out->bytes += b->numel * b->elem;
+    }
+out:
+    free(host);
+    return rc;
+}

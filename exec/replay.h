@@ -1,0 +1,41 @@
+/* The schedule replay both backends share: per rank, per round, its local copies, its
+ * packed messages (one per peer and direction, in an order every rank derives alike, sent
+ * in staging-sized pieces) and its broadcasts; plus the pattern fill and the check. */
+#ifndef RF_REPLAY_H
+#define RF_REPLAY_H
+
+#include "backend.h"
+#include "fault.h"
+#include "part.h"
+
+struct rf_replay;
+
+/* Builds this rank's program from its part and allocates its buffers (shards of both
+ * sides, the root's whole tensors, send and receive staging) on the backend. */
+int rf_replay_new(struct rf_replay **out, const struct rf_part *part, int rank,
+                  struct rf_backend *be, struct rf_error *err);
+void rf_replay_free(struct rf_replay *r);
+
+/* Writes the pattern into every source (training shards, the scales a root broadcasts). */
+int rf_replay_fill(struct rf_replay *r, struct rf_error *err);
+/* Writes the complement of the pattern into every destination and gather buffer, so an
+ * element the next iteration does not deliver fails the check. */
+int rf_replay_poison(struct rf_replay *r, struct rf_error *err);
+
+/* One iteration of the whole schedule. round_seconds gets n_rounds times (this rank's);
+ * *total the whole iteration. `fault` (or NULL) fires when its rank is this one. */
+int rf_replay_run(struct rf_replay *r, double *round_seconds, double *total,
+                  const struct rf_fault *fault, struct rf_error *err);
+
+/* Checks every element of every inference shard against the pattern. */
+struct rf_check {
+    int64_t bytes, elements, errors;
+    int32_t first_tensor; /* where the first wrong element is, or -1 */
+    int64_t first_index;  /* its index within this rank's shard */
+};
+int rf_replay_check(struct rf_replay *r, struct rf_check *out, struct rf_error *err);
+
+/* Bytes this rank allocated: shards, root buffers, staging. */
+int64_t rf_replay_memory(const struct rf_replay *r);
+
+#endif

@@ -1,0 +1,455 @@
+/* Executor pieces that need no MPI world: box copies and linear ranges (pack and unpack in
+ * pieces), the pattern and its FP8 emulation, fault parsing, and each rank's part of a plan.
+ * Property tests print their seed; REFIT_SEED=N repeats one. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "boxcopy.h"
+#include "fixtures.h"
+#include "part.h"
+#include "pattern.h"
+#include "replay.h"
+#include "schedule.h"
+
+static unsigned seed;
+
+static int64_t rnd(int64_t lo, int64_t hi) /* inclusive */
+{
+    return lo + (int64_t)(rand() % (int)(hi - lo + 1));
+}
+
+/* A random tensor shape of ndim dims and a random non-empty box inside it. */
+static void random_box(int ndim, int64_t *shape, struct rf_box *b)
+{
+    for (int d = 0; d < RF_MAX_DIMS; d++) {
+        if (d >= ndim) {
+            shape[d] = 1;
+            b->off[d] = 0;
+            b->len[d] = 1;
+            continue;
+        }
+        shape[d] = rnd(1, 7);
+        b->off[d] = rnd(0, shape[d] - 1);
+        b->len[d] = rnd(1, shape[d] - b->off[d]);
+    }
+}
+
+static int64_t linear(const int64_t *shape, int ndim, const int64_t *c)
+{
+    int64_t g = 0;
+    for (int d = 0; d < ndim; d++)
+        g = g * shape[d] + c[d];
+    return g;
+}
+
+/* Row-major coordinates of element j of box b. */
+static void coord_in(const struct rf_box *b, int ndim, int64_t j, int64_t *c)
+{
+    for (int d = ndim - 1; d >= 0; d--) {
+        c[d] = b->off[d] + j % b->len[d];
+        j /= b->len[d];
+    }
+}
+
+static void range_boxes_cover_the_range_in_order(void **state)
+{
+    (void)state;
+    for (int iter = 0; iter < 2000; iter++) {
+        int ndim = (int)rnd(1, 4);
+        int64_t shape[RF_MAX_DIMS], c[RF_MAX_DIMS], want[RF_MAX_DIMS];
+        struct rf_box b, q[RF_RANGE_BOXES];
+        random_box(ndim, shape, &b);
+        int64_t n = rf_box_numel(&b, ndim);
+        int64_t lo = rnd(0, n - 1), hi = rnd(lo, n);
+        int nq = rf_range_boxes(&b, ndim, lo, hi, q);
+        assert_true(nq <= 2 * ndim - 1);
+        int64_t j = lo;
+        for (int k = 0; k < nq; k++) {
+            int64_t m = rf_box_numel(&q[k], ndim);
+            assert_true(m > 0);
+            for (int64_t e = 0; e < m; e++, j++) {
+                coord_in(&q[k], ndim, e, c);
+                coord_in(&b, ndim, j, want);
+                assert_memory_equal(c, want, sizeof(int64_t) * (size_t)ndim);
+            }
+        }
+        assert_int_equal(j, hi);
+    }
+}
+
+static void copies_merge_contiguous_dims(void **state)
+{
+    (void)state;
+    struct rf_box whole = {{0, 0, 0, 0}, {4, 6, 8, 1}};
+    struct rf_box rows = {{1, 0, 0, 0}, {2, 6, 8, 1}};  /* whole rows: one run */
+    struct rf_box inner = {{1, 2, 0, 0}, {2, 3, 8, 1}}; /* 2 x (3 rows of 8) */
+    struct rf_box col = {{0, 0, 5, 0}, {4, 6, 1, 1}};   /* one element per row */
+    struct rf_view a, b;
+    struct rf_copy c;
+    rf_view_of_box(&a, &whole, 3);
+    rf_view_of_box(&b, &rows, 3);
+    rf_copy_make(&c, &b, &a, &rows, 3, 2);
+    assert_int_equal(c.ndim, 1);
+    assert_int_equal(c.count[0], 96);
+    assert_int_equal(c.src_off, 48);
+    assert_int_equal(c.dst_off, 0);
+    rf_view_of_box(&b, &inner, 3);
+    rf_copy_make(&c, &b, &a, &inner, 3, 2);
+    assert_int_equal(c.ndim, 2);
+    assert_int_equal(c.count[0], 2);
+    assert_int_equal(c.count[1], 24);
+    assert_int_equal(c.src_stride[0], 48);
+    assert_int_equal(c.dst_stride[0], 24);
+    rf_view_of_box(&b, &col, 3);
+    rf_copy_make(&c, &b, &a, &col, 3, 4);
+    /* 24 runs of one element: the 1-element innermost dim stays (it is the run), the two
+     * outer dims merge since rows follow rows on both sides. */
+    assert_int_equal(c.ndim, 2);
+    assert_int_equal(c.count[0], 24);
+    assert_int_equal(c.count[1], 1);
+    assert_int_equal(c.src_stride[0], 8);
+    assert_int_equal(c.dst_stride[0], 1);
+    assert_int_equal(rf_copy_numel(&c), 24);
+}
+
+/* Fills a buffer holding box `lay` with the global indices of its elements. */
+static int64_t *indexed(const int64_t *shape, int ndim, const struct rf_box *lay)
+{
+    int64_t n = rf_box_numel(lay, ndim), c[RF_MAX_DIMS];
+    int64_t *v = malloc(sizeof(int64_t) * (size_t)n);
+    for (int64_t j = 0; j < n; j++) {
+        coord_in(lay, ndim, j, c);
+        v[j] = linear(shape, ndim, c);
+    }
+    return v;
+}
+
+/* Packs `region` out of a buffer of layout `src` in pieces of `piece` elements (as the
+ * replay does: each piece a linear range, each range a few boxes), unpacks every piece into
+ * a buffer of layout `dst`, and checks that exactly the region arrived. */
+static void roundtrip(const int64_t *shape, int ndim, const struct rf_box *src,
+                      const struct rf_box *dst, const struct rf_box *region, int64_t piece)
+{
+    int64_t *a = indexed(shape, ndim, src);
+    int64_t nd = rf_box_numel(dst, ndim), n = rf_box_numel(region, ndim), c[RF_MAX_DIMS];
+    int64_t *b = malloc(sizeof(int64_t) * (size_t)nd);
+    int64_t *stage = malloc(sizeof(int64_t) * (size_t)piece);
+    struct rf_view sv, dv, qv;
+    struct rf_box q[RF_RANGE_BOXES];
+    struct rf_copy cp;
+    for (int64_t j = 0; j < nd; j++)
+        b[j] = -1;
+    rf_view_of_box(&sv, src, ndim);
+    rf_view_of_box(&dv, dst, ndim);
+    for (int64_t lo = 0; lo < n; lo += piece) {
+        int64_t hi = lo + piece < n ? lo + piece : n, at = 0;
+        int nq = rf_range_boxes(region, ndim, lo, hi, q);
+        for (int k = 0; k < nq; k++) {
+            rf_view_of_box(&qv, &q[k], ndim);
+            rf_copy_make(&cp, &qv, &sv, &q[k], ndim, sizeof(int64_t));
+            rf_copy_host(stage + at, a, &cp);
+            at += rf_box_numel(&q[k], ndim);
+        }
+        assert_int_equal(at, hi - lo);
+        at = 0;
+        for (int k = 0; k < nq; k++) {
+            rf_view_of_box(&qv, &q[k], ndim);
+            rf_copy_make(&cp, &dv, &qv, &q[k], ndim, sizeof(int64_t));
+            rf_copy_host(b, stage + at, &cp);
+            at += rf_box_numel(&q[k], ndim);
+        }
+    }
+    for (int64_t j = 0; j < nd; j++) {
+        coord_in(dst, ndim, j, c);
+        bool in = true;
+        for (int d = 0; d < ndim; d++)
+            in &= c[d] >= region->off[d] && c[d] < region->off[d] + region->len[d];
+        assert_int_equal(b[j], in ? linear(shape, ndim, c) : -1);
+    }
+    free(a);
+    free(b);
+    free(stage);
+}
+
+static void boxes_survive_pack_and_unpack_in_pieces(void **state)
+{
+    (void)state;
+    for (int iter = 0; iter < 1000; iter++) {
+        int ndim = (int)rnd(1, 4);
+        int64_t shape[RF_MAX_DIMS];
+        struct rf_box src, dst, region;
+        random_box(ndim, shape, &src);
+        /* A destination box and a region inside both, from src's box. */
+        dst = src;
+        region = src;
+        for (int d = 0; d < ndim; d++) {
+            dst.off[d] = rnd(0, src.off[d]);
+            dst.len[d] = rnd(src.off[d] + src.len[d], shape[d]) - dst.off[d];
+            region.off[d] = rnd(src.off[d], src.off[d] + src.len[d] - 1);
+            region.len[d] = rnd(1, src.off[d] + src.len[d] - region.off[d]);
+        }
+        roundtrip(shape, ndim, &src, &dst, &region, rnd(1, rf_box_numel(&region, ndim) + 2));
+    }
+}
+
+/* A broadcast piece is a linear range of the whole tensor; a member unpacks what of its
+ * shard the piece covers. All pieces together fill the shard exactly. */
+static void broadcast_pieces_fill_a_shard(void **state)
+{
+    (void)state;
+    for (int iter = 0; iter < 500; iter++) {
+        int ndim = (int)rnd(1, 4);
+        int64_t shape[RF_MAX_DIMS], c[RF_MAX_DIMS];
+        struct rf_box shard, whole, q[RF_RANGE_BOXES], cut;
+        random_box(ndim, shape, &shard);
+        for (int d = 0; d < RF_MAX_DIMS; d++) {
+            whole.off[d] = 0;
+            whole.len[d] = shape[d];
+        }
+        int64_t n = rf_box_numel(&whole, ndim), ns = rf_box_numel(&shard, ndim);
+        int64_t piece = rnd(1, n);
+        int64_t *full = indexed(shape, ndim, &whole);
+        int64_t *got = calloc((size_t)ns, sizeof(int64_t));
+        struct rf_view dv, sv;
+        struct rf_copy cp;
+        rf_view_of_box(&dv, &shard, ndim);
+        for (int64_t lo = 0; lo < n; lo += piece) {
+            int64_t hi = lo + piece < n ? lo + piece : n;
+            rf_view_of_range(&sv, shape, ndim, lo);
+            int nq = rf_range_boxes(&whole, ndim, lo, hi, q);
+            for (int k = 0; k < nq; k++)
+                if (rf_box_intersect(&q[k], &shard, ndim, &cut)) {
+                    rf_copy_make(&cp, &dv, &sv, &cut, ndim, sizeof(int64_t));
+                    rf_copy_host(got, full + lo, &cp);
+                }
+        }
+        for (int64_t j = 0; j < ns; j++) {
+            coord_in(&shard, ndim, j, c);
+            assert_int_equal(got[j], linear(shape, ndim, c));
+        }
+        free(full);
+        free(got);
+    }
+}
+
+static void pattern_checks_every_element(void **state)
+{
+    (void)state;
+    int64_t shape[RF_MAX_DIMS] = {5, 7, 3, 1};
+    struct rf_box box = {{1, 2, 0, 0}, {3, 4, 3, 1}};
+    int64_t n = rf_box_numel(&box, 3), first = -1;
+    size_t sizes[] = {1, 2, 4};
+    for (size_t k = 0; k < 3; k++) {
+        size_t e = sizes[k];
+        struct rf_pattern_buf pb = {7, 3, shape, &box, e};
+        uint8_t *buf = malloc((size_t)n * e);
+        rf_pattern_fill(buf, &pb, 0, n, false);
+        first = -1;
+        assert_int_equal(rf_pattern_check(buf, &pb, 0, n, &first), 0);
+        assert_int_equal(first, -1);
+        /* Filled in two halves = filled at once. */
+        rf_pattern_fill(buf + 10 * e, &pb, 10, n, false);
+        rf_pattern_fill(buf, &pb, 0, 10, false);
+        assert_int_equal(rf_pattern_check(buf, &pb, 0, n, &first), 0);
+        buf[17 * e] ^= 0x40;
+        assert_int_equal(rf_pattern_check(buf, &pb, 0, n, &first), 1);
+        assert_int_equal(first, 17);
+        rf_pattern_fill(buf, &pb, 0, n, true);
+        assert_int_equal(rf_pattern_check(buf, &pb, 0, n, &first), n);
+        free(buf);
+    }
+    /* Another tensor's pattern differs; an FP8 element is the conversion of the BF16 one,
+     * whether taken from the pattern or converted by a root. */
+    struct rf_pattern_buf p2 = {3, 3, shape, &box, 2}, p8 = {3, 3, shape, &box, 1};
+    uint16_t *wide = malloc((size_t)n * 2);
+    uint8_t *narrow = malloc((size_t)n);
+    rf_pattern_fill(wide, &p2, 0, n, false);
+    rf_fp8_narrow(narrow, (const uint8_t *)wide, n);
+    first = -1;
+    assert_int_equal(rf_pattern_check(narrow, &p8, 0, n, &first), 0);
+    struct rf_pattern_buf other = {4, 3, shape, &box, 2};
+    assert_true(rf_pattern_check(wide, &other, 0, n, &first) > n * 9 / 10);
+    for (int64_t i = 0; i < 1000; i++)
+        assert_int_equal(rf_pattern_value(9, i, 1),
+                         rf_fp8_of_bf16((uint16_t)rf_pattern_value(9, i, 2)));
+    free(wide);
+    free(narrow);
+}
+
+static void fault_injection_is_parsed(void **state)
+{
+    (void)state;
+    struct rf_fault f;
+    struct rf_error err;
+    assert_int_equal(rf_fault_parse(NULL, &f, &err), 0);
+    assert_int_equal(f.kind, RF_FAULT_NONE);
+    assert_int_equal(rf_fault_parse("3:hang", &f, &err), 0);
+    assert_int_equal(f.kind, RF_FAULT_HANG);
+    assert_int_equal(f.rank, 3);
+    assert_int_equal(f.round, -1);
+    assert_int_equal(rf_fault_parse("0:corrupt:4", &f, &err), 0);
+    assert_int_equal(f.kind, RF_FAULT_CORRUPT);
+    assert_int_equal(f.round, 4);
+    assert_int_equal(rf_fault_parse("1:crash", &f, &err), 0);
+    assert_int_equal(f.kind, RF_FAULT_CRASH);
+    assert_int_equal(rf_fault_parse("x:crash", &f, &err), RF_EINVAL);
+    assert_int_equal(rf_fault_parse("1:crash:", &f, &err), RF_EINVAL);
+    assert_int_equal(rf_fault_parse("1:melt", &f, &err), RF_EINVAL);
+    assert_string_equal(err.msg, "REFIT_EXEC_FAULT=1:melt: unknown kind 'melt' (crash, hang or "
+                                 "corrupt)");
+}
+
+/* A planned and scheduled run, kept as rf_store_load_run would return it. */
+struct planned {
+    struct rf_tensor ts[4];
+    struct rf_model m;
+    struct rf_stored_run run;
+};
+
+static void plan_fixture(struct planned *f, enum rf_strategy strategy, enum rf_dtype infer_dt,
+                         int64_t staging)
+{
+    struct rf_error err;
+    f->ts[0] = tensor("embed", RF_CLASS_VOCAB, RF_ROLE_EMBEDDING, -1, 300, 256, 0);
+    f->ts[1] = tensor("q", RF_CLASS_COLUMN, RF_ROLE_ATTENTION, 0, 256, 256, 0);
+    f->ts[2] = tensor("experts", RF_CLASS_EXPERT_COLUMN, RF_ROLE_EXPERT, 1, 8, 128, 256);
+    f->ts[3] = tensor("norm", RF_CLASS_REPLICATED, RF_ROLE_NORM, 2, 256, 0, 0);
+    for (int i = 0; i < 3; i++)
+        f->ts[i].quant = true;
+    f->m = (struct rf_model){.name = "m", .layers = 2, .tensors = f->ts, .n_tensors = 4};
+    memset(&f->run, 0, sizeof(f->run));
+    f->run.id = 1;
+    f->run.train = train_side(2, 1, 2, 1, 2, 1, false, 0, 2);
+    f->run.infer = infer_side(2, 1, 1, 2, 2, 4, 2, infer_dt);
+    assert_int_equal(rf_plan_build(&f->run.plan, &f->m, &f->run.train, &f->run.infer, strategy,
+                                   NULL, NULL, &err),
+                     0);
+    assert_int_equal(
+        rf_schedule(&f->run.plan, &(struct rf_schedule_opts){.staging_bytes = staging}, &err), 0);
+}
+
+static void plan_fixture_release(struct planned *f)
+{
+    rf_plan_release(&f->run.plan);
+    rf_side_release(&f->run.train);
+    rf_side_release(&f->run.infer);
+}
+
+/* Each rank's part: the bytes the part counts are the planner's, every transfer reaches its
+ * sender and each of its receivers, and each broadcast every member. */
+static void parts_agree_with_the_plan(void **state)
+{
+    (void)state;
+    enum rf_strategy strategies[] = {RF_STRAT_RESHARD, RF_STRAT_BROADCAST};
+    enum rf_dtype dts[] = {RF_DT_BF16, RF_DT_FP8};
+    for (int s = 0; s < 2; s++)
+        for (int d = 0; d < 2; d++) {
+            struct planned f;
+            struct rf_part p;
+            struct rf_error err;
+            plan_fixture(&f, strategies[s], dts[d], 100000);
+            assert_int_equal(rf_part_derive(&p, &f.run, &err), 0);
+            assert_int_equal(p.n_gpus, 8);
+            assert_int_equal(rf_part_gpus(&f.run), 8);
+            assert_int_equal(p.payload_bytes, f.run.plan.total.payload_bytes);
+            assert_int_equal(p.moved_bytes, f.run.plan.total.moved_bytes);
+            assert_int_equal(p.n_groups, strategies[s] == RF_STRAT_BROADCAST ? 1 : 0);
+            for (size_t i = 0; i < p.n_tensors; i++) {
+                const struct rf_part_tensor *pt = &p.tensors[i];
+                bool bcast = strategies[s] == RF_STRAT_BROADCAST;
+                assert_int_equal(pt->wire_elem, (int)rf_dtype_size(f.run.plan.wire_dtype[i]));
+                /* FP8: reshard senders pack FP8; broadcast gathers BF16 for the root. */
+                if (bcast && f.run.plan.tensors[i].scale_of < 0)
+                    assert_int_equal(pt->gather_elem,
+                                     (int)rf_dtype_size(f.run.plan.tensors[i].dtype));
+                if (!bcast)
+                    assert_int_equal(pt->train_elem, pt->wire_elem);
+            }
+            int64_t touches = 0, members = 0;
+            for (int r = 0; r < p.n_gpus; r++) {
+                struct rf_part_transfer *t;
+                struct rf_part_collective *c;
+                size_t nt, nc;
+                assert_int_equal(rf_part_select(&p, r, &t, &nt, &c, &nc, &err), 0);
+                for (size_t k = 0; k < nt; k++) {
+                    assert_true(t[k].src == r || rf_part_transfer_has_dst(&t[k], r));
+                    assert_true(k == 0 || t[k].id > t[k - 1].id);
+                }
+                for (size_t k = 0; k < nc; k++)
+                    assert_true(rf_part_group_has(&p.groups[c[k].group], r));
+                touches += (int64_t)nt;
+                members += (int64_t)nc;
+                free(t);
+                free(c);
+            }
+            int64_t want = 0, want_members = 0;
+            for (size_t k = 0; k < f.run.plan.n_transfers; k++) {
+                const struct rf_transfer *t = &f.run.plan.transfers[k];
+                bool src_is_dst = false;
+                for (int32_t i = 0; i < t->dst_count; i++)
+                    src_is_dst |= t->dst + i * t->dst_stride == t->src;
+                want += t->dst_count + (src_is_dst ? 0 : 1);
+            }
+            for (size_t k = 0; k < f.run.plan.n_collectives; k++)
+                want_members += f.run.plan.collectives[k].gpu_count + 1; /* root is not infer */
+            assert_int_equal(touches, want);
+            assert_int_equal(members, want_members);
+            rf_part_release(&p);
+            plan_fixture_release(&f);
+        }
+}
+
+static void a_relay_reads_what_landed_earlier(void **state)
+{
+    (void)state;
+    struct planned f;
+    struct rf_part p;
+    struct rf_error err;
+    plan_fixture(&f, RF_STRAT_RESHARD, RF_DT_BF16, 1 << 20);
+    /* Make transfer 1 forward what transfer 0 delivered, one round later. */
+    struct rf_transfer *t = f.run.plan.transfers;
+    t[0].dst_count = 1;
+    t[1] = t[0];
+    t[1].src = t[0].dst;
+    t[1].dst = t[0].dst == 7 ? 6 : 7;
+    t[1].after = 0;
+    t[1].round = t[0].round + 1;
+    f.run.plan.n_rounds =
+        t[1].round + 1 > f.run.plan.n_rounds ? t[1].round + 1 : f.run.plan.n_rounds;
+    assert_int_equal(rf_part_derive(&p, &f.run, &err), 0);
+    assert_int_equal(p.transfers[1].src_buf, RF_BUF_INFER);
+    assert_int_equal(p.transfers[0].src_buf, RF_BUF_TRAIN);
+    rf_part_release(&p);
+    /* One that depends on a transfer that did not deliver to its sender is refused. */
+    t[1].src = t[0].src == 0 ? 1 : 0;
+    assert_int_equal(rf_part_derive(&p, &f.run, &err), RF_EINVAL);
+    assert_non_null(strstr(err.msg, "depends on transfer 0"));
+    plan_fixture_release(&f);
+}
+
+int main(void)
+{
+    const char *s = getenv("REFIT_SEED");
+    seed = s ? (unsigned)strtoul(s, NULL, 10) : (unsigned)time(NULL);
+    printf("# seed %u (REFIT_SEED=%u repeats it)\n", seed, seed);
+    srand(seed);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(range_boxes_cover_the_range_in_order),
+        cmocka_unit_test(copies_merge_contiguous_dims),
+        cmocka_unit_test(boxes_survive_pack_and_unpack_in_pieces),
+        cmocka_unit_test(broadcast_pieces_fill_a_shard),
+        cmocka_unit_test(pattern_checks_every_element),
+        cmocka_unit_test(fault_injection_is_parsed),
+        cmocka_unit_test(parts_agree_with_the_plan),
+        cmocka_unit_test(a_relay_reads_what_landed_earlier),
+    };
+    return cmocka_run_group_tests_name("exec", tests, NULL, NULL);
+}

@@ -1,0 +1,210 @@
+#!/bin/sh
+# End to end: `refit plan` on scaled-down scenarios (t/data/exec), then `refit-exec --backend
+# mpi --check` replays each under mpirun on 2 to 8 ranks: every inference byte verified,
+# the measurement stored. Injected faults (crash, hang, corrupt) end the job with an error
+# on every rank and a failed row; a plan too big for the world is refused.
+. "${SRCDIR:-.}/t/lib.sh"
+: "${REFIT_EXEC:=./exec/refit-exec}"
+: "${MPIRUN:=mpirun}"
+db=$tmp/exec.db
+data=$SRCDIR/t/data/exec
+
+if [ ! -x "$REFIT_EXEC" ] || ! command -v "$MPIRUN" >/dev/null 2>&1; then
+    echo "1..0 # SKIP refit-exec needs MPI (configure found none) and $MPIRUN"
+    exit 0
+fi
+# OpenMPI refuses root and more ranks than cores unless told; CI runs as root on 2 cores.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+over=
+if "$MPIRUN" --version 2>&1 | grep -q "Open MPI"; then over=--oversubscribe; fi
+# Under AddressSanitizer, OpenMPI 4.1's own allocations from MPI_Init are never freed and
+# LeakSanitizer would fail every run: leak detection alone is off for refit-exec under
+# mpirun (ASan and UBSan stay on). One case below checks refit-exec's own frames for leaks.
+ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+export ASAN_OPTIONS
+
+# run NP ARGS...: refit-exec on NP ranks; stdout in $tmp/out, stderr in $tmp/err, status in $rc.
+run() {
+    np=$1
+    shift
+    "$MPIRUN" $over -np "$np" "$REFIT_EXEC" --db "$db" "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+}
+plan() { # plan SCENARIO STRATEGY: prints the new run's id
+    "$REFIT" plan "$data/$1.lua" --db "$db" --strategy "$2" --json >"$tmp/plan.json" &&
+        json "$tmp/plan.json" '$.run_id'
+}
+every_rank_says() { # every_rank_says NP: each rank wrote a line of its own to stderr
+    k=0
+    while [ "$k" -lt "$1" ]; do
+        grep -q "^refit-exec: rank $k: " "$tmp/err" || return 1
+        k=$((k + 1))
+    done
+}
+last_measurement() { sql "$db" "SELECT $1 FROM measurement ORDER BY id DESC LIMIT 1"; }
+
+# Every scenario, every strategy: all bytes arrive, and every strategy verifies exactly the
+# bytes that reshard delivers (each inference shard once). Hierarchical plans relay: a
+# domain's leader forwards what it received in an earlier round.
+for case in dsv3-disjoint:8 dsv3-fp8-colocated:4 qwen3-moe-dp:8 llama-pieces:4 llama-pair:2; do
+    scen=${case%:*}
+    np=${case#*:}
+    shards=
+    for strategy in reshard broadcast hybrid hierarchical; do
+        id=$(plan "$scen" "$strategy")
+        ok $? "$scen: refit plan --strategy $strategy"
+        if [ "$strategy" = reshard ]; then
+            shards=$(sql "$db" "SELECT sum(bytes * dst_count) FROM transfer
+                                WHERE run_id = $id AND phase = 'deliver'")
+        fi
+        run "$np" --run "$id" --backend mpi --check --iters 2 --warmup 1 --json
+        ok $rc "$scen $strategy: refit-exec on $np ranks succeeds"
+        [ $rc -eq 0 ] || sed 's/^/# /' "$tmp/err"
+        is "$(json "$tmp/out" '$.status') $(json "$tmp/out" '$.errors')" "ok 0" \
+            "$scen $strategy: status ok, no wrong element"
+        is "$(json "$tmp/out" '$.bytes_verified')" "$shards" \
+            "$scen $strategy: verified every inference byte ($shards)"
+        mid=$(json "$tmp/out" '$.measurement_id')
+        is "$(sql "$db" "SELECT status, errors, bytes_verified, world_size, backend, iters,
+                                seconds > 0 AND seconds_min <= seconds AND seconds <= seconds_max
+                         FROM measurement WHERE id = $mid")" \
+            "ok|0|$shards|$np|mpi|2|1" "$scen $strategy: measurement row stored"
+        is "$(sql "$db" "SELECT count(*) FROM measured_round WHERE measurement_id = $mid")" \
+            "$(sql "$db" "SELECT rounds FROM run WHERE id = $id")" \
+            "$scen $strategy: one measured time per round"
+        is "$(sql "$db" "SELECT count(*) FROM measured_run WHERE measurement_id = $mid")" 1 \
+            "$scen $strategy: listed in measured_run"
+    done
+done
+
+is "$(sql "$db" "SELECT count(*) > 0 FROM transfer t JOIN run r ON r.id = t.run_id
+                 WHERE r.strategy = 'hierarchical' AND t.after_id IS NOT NULL")" 1 \
+    "hierarchical plans relayed boxes (transfers with after_id)"
+id=$(plan qwen3-moe-dp auto)
+ok $? "refit plan --strategy auto (strategies chosen by the simulator)"
+run 8 --run "$id" --backend mpi --check --iters 1 --json
+is "$rc $(json "$tmp/out" '$.status')" "0 ok" "an auto plan (mixed strategies) replays"
+
+# Plan, predict, replay, compare: the localhost cluster preset models these MPI ranks.
+"$REFIT" sim "$data/localhost-hybrid.lua" --db "$db" --json >"$tmp/sim.json"
+ok $? "refit sim predicts the localhost run"
+id=$(json "$tmp/sim.json" '$.run_id')
+run 8 --run "$id" --backend mpi --check --iters 3
+ok $rc "refit-exec measures it"
+cmp=$(sql "$db" "SELECT round(p.seconds * 1e3, 3) || ' ms predicted, ' ||
+                        round(m.seconds * 1e3, 3) || ' ms measured'
+                 FROM prediction p JOIN measured_run m ON m.run_id = p.run_id
+                 WHERE p.run_id = $id")
+ok "$(test -n "$cmp"; echo $?)" "prediction and measurement side by side: $cmp"
+
+# More ranks than GPUs: the extra ranks take part in every collective step and idle.
+id=$(plan llama-pair reshard)
+run 3 --run "$id" --backend mpi --check --iters 1 --warmup 0
+ok $rc "a world larger than the plan works"
+ok "$(grep -q 'ranks 2 to 2 have nothing to do' "$tmp/err"; echo $?)" "and says so"
+
+# Without --check the times are kept but the row is no measurement.
+run 2 --run "$id" --backend mpi --iters 1 --warmup 0
+ok $rc "without --check refit-exec succeeds"
+is "$(last_measurement status)" unverified "without --check the row is unverified"
+is "$(sql "$db" "SELECT count(*) FROM measured_run
+                 WHERE measurement_id = (SELECT max(id) FROM measurement)")" 0 \
+    "an unverified row is not in measured_run"
+
+# A plan for more GPUs than the world: refused, nothing stored.
+big=$(plan dsv3-disjoint reshard)
+before=$(sql "$db" "SELECT count(*) FROM measurement")
+run 2 --run "$big" --backend mpi --check
+ok "$(test $rc -ne 0; echo $?)" "a plan for 8 GPUs on 2 ranks exits non-zero"
+is "$(grep "^refit-exec" "$tmp/err")" "refit-exec: run $big needs 8 GPUs, this world has 2: plan a \
+scaled-down scenario; the simulator predicts the large one" "with one line saying why"
+is "$(sql "$db" "SELECT count(*) FROM measurement")" "$before" "and stores nothing"
+run 2 --run 999 --backend mpi
+is "$rc $(grep "^refit-exec" "$tmp/err")" "1 refit-exec: no run 999 in this database" "an unknown run is refused"
+
+# Command line.
+"$REFIT_EXEC" --help >"$tmp/out" 2>&1
+ok $? "--help exits 0"
+ok "$(grep -q 'usage: mpirun -np N refit-exec --db FILE --run ID' "$tmp/out"; echo $?)" \
+    "--help prints the usage"
+"$REFIT_EXEC" --run 1 --iters 0 >/dev/null 2>"$tmp/err"
+is "$? $(head -1 "$tmp/err")" "2 refit-exec: --iters 0: expected a positive number" \
+    "a bad option exits 2 naming it"
+REFIT_EXEC_FAULT=1:explode "$REFIT_EXEC" --run 1 >/dev/null 2>"$tmp/err"
+is "$? $(head -1 "$tmp/err")" \
+    "2 refit-exec: REFIT_EXEC_FAULT=1:explode: unknown kind 'explode' (crash, hang or corrupt)" \
+    "a malformed fault injection is refused"
+
+# The NCCL backend: on a machine without a GPU it fails cleanly and stores a failed row; with
+# GPUs it replays the one-GPU colocated plan for real.
+id=$(plan llama-pair reshard)
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+    id=$(plan llama-colocated reshard)
+    run 1 --run "$id" --backend nccl --check --iters 2
+    ok $rc "the NCCL backend replays a colocated plan on one GPU"
+else
+    run 2 --run "$id" --backend nccl --check
+    ok "$(test $rc -ne 0 && grep -q -e 'no CUDA device' -e 'built without NCCL' "$tmp/err"; echo $?)" \
+        "without a GPU the NCCL backend fails with a clear error"
+    is "$(last_measurement status)" failed "and its row is failed"
+fi
+
+# Faults (testing only): a crash or a hang ends the job within the timeout with an error on
+# every rank and a failed row; corruption is caught by the check.
+id=$(plan llama-pieces hybrid)
+start=$(date +%s)
+REFIT_EXEC_FAULT=1:crash run 4 --run "$id" --backend mpi --check --timeout 5
+took=$(($(date +%s) - start))
+ok "$(test $rc -ne 0; echo $?)" "crash: the job fails"
+ok "$(test "$took" -le 15; echo $?)" "crash: the job ends within the timeout ($took s)"
+ok "$(grep -q 'rank 1: injected fault (REFIT_EXEC_FAULT): crashing' "$tmp/err"; echo $?)" \
+    "crash: the crashing rank says so"
+every_rank_says 4
+ok $? "crash: every rank prints an error"
+is "$(last_measurement status)" failed "crash: the row is failed"
+
+start=$(date +%s)
+REFIT_EXEC_FAULT=2:hang run 4 --run "$id" --backend mpi --check --timeout 3
+took=$(($(date +%s) - start))
+ok "$(test $rc -ne 0; echo $?)" "hang: the job fails"
+ok "$(test "$took" -le 13; echo $?)" "hang: the job ends within the timeout ($took s)"
+ok "$(grep -q 'timed out after 3 s waiting' "$tmp/err"; echo $?)" "hang: a wait times out"
+every_rank_says 4
+ok $? "hang: every rank prints an error"
+is "$(last_measurement "status, error_text LIKE '%timed out after 3 s%'")" "failed|1" \
+    "hang: the row is failed, with the timeout as its error"
+
+REFIT_EXEC_FAULT=0:corrupt run 4 --run "$id" --backend mpi --check --iters 1
+ok "$(test $rc -ne 0; echo $?)" "corrupt: the check fails the run"
+ok "$(grep -q 'elements wrong' "$tmp/err"; echo $?)" "corrupt: the receiving rank reports it"
+is "$(last_measurement "status, errors > 0, error_text LIKE 'verification found %'")" \
+    "failed|1|1" "corrupt: the row is failed with its error count"
+REFIT_EXEC_FAULT=0:corrupt run 4 --run "$id" --backend mpi --iters 1
+is "$(last_measurement status)" unverified "corrupt without --check: the row is unverified"
+is "$(sql "$db" "SELECT count(*) FROM measured_run m JOIN measurement x
+                 ON x.id = m.measurement_id WHERE x.status != 'ok'")" 0 \
+    "no failed or unverified row is a measurement"
+
+# scripts/gpu-check: skips where no GPU is; its flow, tried on host memory with the MPI
+# backend (its testing mode), replays every case and prints the table.
+gpu_check=$SRCDIR/scripts/gpu-check
+if ! command -v nvidia-smi >/dev/null 2>&1; then
+    out=$("$gpu_check" 2>&1)
+    is "$? $out" "0 gpu-check: SKIP: no nvidia-smi: this machine has no NVIDIA GPU" \
+        "gpu-check skips with a reason where no GPU is"
+fi
+GPU_CHECK_BACKEND=mpi GPU_CHECK_GPUS=2 GPU_CHECK_SIZE=tiny GPU_CHECK_NO_MAKE=1 \
+    GPU_CHECK_BUILD=$(dirname "$REFIT") GPU_CHECK_WORK=$tmp/gpu-check \
+    "$gpu_check" >"$tmp/out" 2>&1
+ok $? "gpu-check's flow runs (MPI backend, 2 ranks)"
+is "$(grep -c ' ok$' "$tmp/out")" 6 "its table has six verified replays"
+[ "$(grep -c ' ok$' "$tmp/out")" = 6 ] || sed 's/^/# /' "$tmp/out"
+
+# Under AddressSanitizer: no leak report names refit's own code.
+if grep -q __asan_init "$REFIT_EXEC" 2>/dev/null; then
+    id=$(plan dsv3-fp8-colocated hybrid)
+    ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=exitcode=0 run 4 --run "$id" --backend mpi --check
+    ok "$(! grep -E -q '#[0-9]+ .*(/exec/|/sim/)[a-z_]+\.c' "$tmp/err"; echo $?)" \
+        "refit-exec frees all it allocates (LeakSanitizer)"
+fi
+done_testing
