@@ -523,7 +523,8 @@ static int cmd_models(int argc, char **argv)
         names[n++] = strndup(e->d_name, len - 4);
     }
     closedir(d);
-    qsort(names, n, sizeof(*names), cmp_str);
+    if (n > 0)
+        qsort(names, n, sizeof(*names), cmp_str);
     if (rf_lua_open(&L, dir, &err) < 0) {
         rc = fail(&err);
         goto out;

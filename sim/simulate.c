@@ -270,7 +270,8 @@ static int round_messages(struct sim *s, int32_t r, struct msg *m, size_t n, int
     const struct rf_topology *topo = s->topo;
     const struct rf_cluster *c = topo->cluster;
     int rc;
-    qsort(m, n, sizeof(*m), cmp_msg);
+    if (n > 0) /* qsort on a NULL base is undefined even for no elements */
+        qsort(m, n, sizeof(*m), cmp_msg);
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         if (k > 0 && cmp_msg(&m[k - 1], &m[i]) == 0) {
@@ -494,7 +495,8 @@ int rf_simulate(const struct rf_plan *plan, const struct rf_side *train,
             chains[nc++] = (struct chain){
                 .c = col, .bytes = col->bytes, .quant = plan->wire_dtype[col->tensor] == RF_DT_FP8};
         }
-        qsort(chains, nc, sizeof(*chains), cmp_chain);
+        if (nc > 0)
+            qsort(chains, nc, sizeof(*chains), cmp_chain);
         size_t kc = 0;
         for (size_t i = 0; i < nc; i++) {
             if (kc > 0 && cmp_chain(&chains[kc - 1], &chains[i]) == 0) {
@@ -542,7 +544,8 @@ int rf_simulate(const struct rf_plan *plan, const struct rf_side *train,
         if (rc < 0)
             goto out;
     }
-    qsort(s.edges, s.n_edges, sizeof(*s.edges), cmp_edge);
+    if (s.n_edges > 0)
+        qsort(s.edges, s.n_edges, sizeof(*s.edges), cmp_edge);
     for (size_t i = 0; i < s.n_edges; i++) {
         if (i > 0 && s.edges[i][0] == s.edges[i - 1][0] && s.edges[i][1] == s.edges[i - 1][1])
             continue;

@@ -197,7 +197,22 @@ static const char migration_v4[] =
     "  m.backend, m.world_size, m.iters, m.warmup, m.seconds, m.seconds_min, m.seconds_max,\n"
     "  r.payload_bytes / m.seconds / 1e9 AS payload_gb_per_second, m.bytes_verified,\n"
     "  m.hosts, m.gpu_model, m.nccl_version, m.mpi_version\n"
-    "FROM measurement m JOIN run r ON r.id = m.run_id WHERE m.status = 'ok';\n";
+    "FROM measurement m JOIN run r ON r.id = m.run_id WHERE m.status = 'ok';\n"
+    /* Prediction beside measurement, per run and per round: the check of the simulator. */
+    "CREATE VIEW predicted_vs_measured AS\n"
+    "SELECT r.id AS run_id, r.label, r.model, r.strategy, p.cluster,\n"
+    "  p.seconds AS predicted_seconds, p.lower_bound_seconds, m.id AS measurement_id,\n"
+    "  m.backend, m.world_size, m.seconds AS measured_seconds,\n"
+    "  m.seconds / p.seconds AS measured_over_predicted\n"
+    "FROM prediction p JOIN run r ON r.id = p.run_id\n"
+    "JOIN measurement m ON m.run_id = p.run_id AND m.status = 'ok';\n"
+    "CREATE VIEW predicted_vs_measured_round AS\n"
+    "SELECT m.run_id, m.id AS measurement_id, pr.round,\n"
+    "  pr.finish_seconds - pr.start_seconds AS predicted_seconds,\n"
+    "  mr.seconds AS measured_seconds\n"
+    "FROM measurement m JOIN measured_round mr ON mr.measurement_id = m.id\n"
+    "JOIN predicted_round pr ON pr.run_id = m.run_id AND pr.round = mr.round\n"
+    "WHERE m.status = 'ok';\n";
 
 /* migrations[v] takes a file from version v to v + 1; a new file runs them all. */
 static const char *const migrations[RF_STORE_SCHEMA_VERSION] = {schema_v1, migration_v2,

@@ -91,11 +91,12 @@ ok $? "refit sim predicts the localhost run"
 id=$(json "$tmp/sim.json" '$.run_id')
 run 8 --run "$id" --backend mpi --check --iters 3
 ok $rc "refit-exec measures it"
-cmp=$(sql "$db" "SELECT round(p.seconds * 1e3, 3) || ' ms predicted, ' ||
-                        round(m.seconds * 1e3, 3) || ' ms measured'
-                 FROM prediction p JOIN measured_run m ON m.run_id = p.run_id
-                 WHERE p.run_id = $id")
+cmp=$(sql "$db" "SELECT round(predicted_seconds * 1e3, 3) || ' ms predicted, ' ||
+                        round(measured_seconds * 1e3, 3) || ' ms measured'
+                 FROM predicted_vs_measured WHERE run_id = $id")
 ok "$(test -n "$cmp"; echo $?)" "prediction and measurement side by side: $cmp"
+is "$(sql "$db" "SELECT count(*) FROM predicted_vs_measured_round WHERE run_id = $id")" \
+    "$(sql "$db" "SELECT rounds FROM run WHERE id = $id")" "and round by round"
 
 # More ranks than GPUs: the extra ranks take part in every collective step and idle.
 id=$(plan llama-pair reshard)
