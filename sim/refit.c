@@ -29,6 +29,7 @@ static const char usage_main[] =
     "commands:\n"
     "  plan SCENARIO   build the transfer plan of a scenario and store it\n"
     "  sim SCENARIO    plan, simulate on the scenario's cluster, store the prediction\n"
+    "  run STUDY       run a what-if study script (sweeps, tables), storing every run\n"
     "  models          list the known model architectures\n"
     "\n"
     "`refit <command> --help` describes each command. Models and layouts are read from\n"
@@ -183,21 +184,21 @@ static void print_plan_json(const struct rf_scenario *sc, const struct rf_plan *
 /* Loads SCENARIO (with an optional strategy override), builds its cluster's topology and
  * builds and schedules its plan. For auto the search predicts every candidate, so the
  * winner's prediction comes back in pred (pred->n_links > 0); otherwise pred is untouched. */
-static int plan_scenario(struct rf_lua *L, const char *path, const char *strategy,
+static int plan_scenario(struct rf_lua *L, const struct rf_scenario_src *src, const char *strategy,
                          struct rf_scenario *sc, struct rf_topology *topo,
                          struct rf_cluster *alt_cluster, struct rf_topology *alt,
                          struct rf_plan *plan, struct rf_prediction *pred,
                          struct rf_auto_choice *choice, struct rf_error *err)
 {
     int rc;
-    if ((rc = rf_lua_load_scenario(L, path, strategy, sc, err)) < 0 ||
+    if ((rc = rf_lua_load_scenario(L, src, strategy, sc, err)) < 0 ||
         (rc = rf_scenario_init_sides(sc, err)) < 0 ||
         (rc = rf_topology_init(topo, &sc->cluster, err)) < 0)
         return rc;
     if (sc->strategy == RF_STRAT_AUTO) {
         /* The scenario's hybrid split is one of auto's candidates. */
         struct rf_scenario hy = {0};
-        if ((rc = rf_lua_load_scenario(L, path, "hybrid", &hy, err)) < 0)
+        if ((rc = rf_lua_load_scenario(L, src, "hybrid", &hy, err)) < 0)
             return rc;
         /* PXN only matters where messages can change rails: several NICs per node. The
          * flipped copy shares the scenario cluster's strings (it owns nothing). */
@@ -275,8 +276,8 @@ static int cmd_plan(int argc, char **argv)
     models_dir(dir, sizeof(dir));
     double t0 = now();
     if (rf_lua_open(&L, dir, &err) < 0 ||
-        plan_scenario(L, argv[optind], strategy, &sc, &topo, &alt_cluster, &alt_topo, &plan, &pred,
-                      &choice, &err) < 0) {
+        plan_scenario(L, &(struct rf_scenario_src){.path = argv[optind]}, strategy, &sc, &topo,
+                      &alt_cluster, &alt_topo, &plan, &pred, &choice, &err) < 0) {
         rc = fail(&err);
         goto out;
     }
@@ -412,8 +413,8 @@ static int cmd_sim(int argc, char **argv)
         double t0 = now();
         struct rf_cluster alt_cluster = {0};
         struct rf_topology alt_topo = {0};
-        int r = plan_scenario(L, argv[optind], all[i], &sc, &topo, &alt_cluster, &alt_topo, &plan,
-                              &pred, &choice, &err);
+        int r = plan_scenario(L, &(struct rf_scenario_src){.path = argv[optind]}, all[i], &sc,
+                              &topo, &alt_cluster, &alt_topo, &plan, &pred, &choice, &err);
         double planned = now() - t0;
         if (r == 0 && pred.n_links == 0)
             r = rf_simulate(&plan, &sc.train, &sc.infer, &topo, &pred, &err);
@@ -466,6 +467,142 @@ static int cmd_sim(int argc, char **argv)
     rc = 0;
 out:
     json_decref(list);
+    rf_store_close(&st);
+    rf_lua_close(L);
+    return rc;
+}
+
+static const char usage_run[] =
+    "usage: refit run STUDY.lua [--db FILE]\n"
+    "\n"
+    "Runs a what-if study: a Lua script with the `refit` module (refit.scenario, refit.with,\n"
+    "refit.plan, refit.sim, refit.table, refit.model, refit.progress; see README.md).\n"
+    "Every plan and prediction it makes is stored in FILE (default refit.db), one\n"
+    "transaction per run, labelled as the study says. Progress goes to stderr when it is a\n"
+    "terminal.\n";
+
+struct study_ctx {
+    struct rf_lua *L;
+    struct rf_store *st;
+    bool tty;
+    int runs;
+};
+
+static void copy_str(char *dst, size_t size, const char *src)
+{
+    snprintf(dst, size, "%s", src ? src : "");
+}
+
+/* One refit.plan / refit.sim of a study: plan (and simulate), store, report. */
+static int study_run_one(void *ctx, const struct rf_scenario_src *src, const char *strategy,
+                         const char *label, bool simulate, struct rf_study_result *out,
+                         struct rf_error *err)
+{
+    struct study_ctx *c = ctx;
+    struct rf_scenario sc = {0};
+    struct rf_plan plan = {0};
+    struct rf_topology topo = {0}, alt_topo = {0};
+    struct rf_cluster alt_cluster = {0};
+    struct rf_prediction pred = {0};
+    struct rf_auto_choice choice = {0};
+    int64_t run = 0;
+    double t0 = now();
+    int rc = plan_scenario(c->L, src, strategy, &sc, &topo, &alt_cluster, &alt_topo, &plan, &pred,
+                           &choice, err);
+    double planned = now() - t0;
+    const struct rf_topology *used = choice.topo ? choice.topo : &topo;
+    if (rc == 0 && simulate && pred.n_links == 0)
+        rc = rf_simulate(&plan, &sc.train, &sc.infer, &topo, &pred, err);
+    if (rc == 0) {
+        struct rf_run_info info = {.label = label,
+                                   .scenario = sc.source,
+                                   .model = sc.model.name,
+                                   .cluster_system = sc.cluster_system,
+                                   .cluster_nodes = sc.cluster_nodes,
+                                   .train = &sc.train,
+                                   .infer = &sc.infer,
+                                   .plan_seconds = planned,
+                                   .prediction = pred.n_links ? &pred : NULL,
+                                   .topo = used};
+        rc = rf_store_save_plan(c->st, &info, &plan, &run, err);
+    }
+    if (rc == 0) {
+        out->run_id = run;
+        copy_str(out->model, sizeof(out->model), sc.model.name);
+        copy_str(out->cluster, sizeof(out->cluster), sc.cluster.name);
+        copy_str(out->strategy, sizeof(out->strategy), rf_strategy_name(plan.strategy));
+        copy_str(out->infer_dtype, sizeof(out->infer_dtype), rf_dtype_name(sc.infer.dtype));
+        rf_side_describe(&sc.train, out->train_layout, sizeof(out->train_layout));
+        rf_side_describe(&sc.infer, out->infer_layout, sizeof(out->infer_layout));
+        out->train_gpus = sc.train.gpus;
+        out->infer_gpus = sc.infer.gpus;
+        out->model_params = plan.model_params;
+        out->model_bytes = plan.model_bytes;
+        out->payload_bytes = plan.total.payload_bytes;
+        out->moved_bytes = plan.total.moved_bytes;
+        out->logical_bytes = plan.total.logical_bytes;
+        out->transfers = plan.total.transfers;
+        out->rounds = plan.n_rounds;
+        if (pred.n_links) {
+            out->predicted_s = pred.predicted_s;
+            out->lower_bound_s = pred.lower_bound_s;
+            out->fabric_bytes = pred.fabric_bytes;
+            out->nvlink_bytes = pred.nvlink_bytes;
+            if (pred.bottleneck >= 0)
+                rf_link_describe(used, (size_t)pred.bottleneck, out->bottleneck,
+                                 sizeof(out->bottleneck));
+        }
+        copy_str(out->auto_choice, sizeof(out->auto_choice), choice.description);
+        c->runs++;
+        if (c->tty)
+            fprintf(stderr, "refit run: run %lld (%d so far): %s %s on %s%s%.3f s\n",
+                    (long long)run, c->runs, out->model, out->strategy, out->cluster,
+                    pred.n_links ? ", predicted " : "", pred.n_links ? pred.predicted_s : 0.0);
+    }
+    rf_prediction_release(&pred);
+    rf_topology_release(&alt_topo);
+    rf_topology_release(&topo);
+    rf_plan_release(&plan);
+    rf_scenario_release(&sc);
+    return rc;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"db", required_argument, NULL, 'd'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    const char *db = "refit.db";
+    int c;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd': db = optarg; break;
+        case 'h': fputs(usage_run, stdout); return 0;
+        default: fputs(usage_run, stderr); return 2;
+        }
+    }
+    if (optind + 1 != argc) {
+        fputs(usage_run, stderr);
+        return 2;
+    }
+    char dir[PATH_MAX];
+    struct rf_error err = {0};
+    struct rf_lua *L = NULL;
+    struct rf_store st = {0};
+    int rc = 1;
+    models_dir(dir, sizeof(dir));
+    if (rf_lua_open(&L, dir, &err) < 0 || rf_store_open(&st, db, &err) < 0) {
+        rc = fail(&err);
+        goto out;
+    }
+    struct study_ctx ctx = {.L = L, .st = &st, .tty = isatty(STDERR_FILENO) != 0};
+    fflush(stdout);
+    if (rf_lua_run_study(L, argv[optind], study_run_one, &ctx, &err) < 0) {
+        fflush(stdout);
+        rc = fail(&err);
+        goto out;
+    }
+    rc = 0;
+out:
     rf_store_close(&st);
     rf_lua_close(L);
     return rc;
@@ -579,6 +716,8 @@ int main(int argc, char **argv)
         return cmd_plan(argc - 1, argv + 1);
     if (strcmp(argv[1], "sim") == 0)
         return cmd_sim(argc - 1, argv + 1);
+    if (strcmp(argv[1], "run") == 0)
+        return cmd_run(argc - 1, argv + 1);
     if (strcmp(argv[1], "models") == 0)
         return cmd_models(argc - 1, argv + 1);
     fprintf(stderr, "refit: '%s' is not a command; see refit --help\n", argv[1]);

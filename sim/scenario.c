@@ -60,14 +60,17 @@ void rf_lua_close(struct rf_lua *R)
 }
 
 /* Calls refit.<fn>(arg [, { strategy = strategy }]) and leaves its result on the stack. */
-static int call(struct rf_lua *R, const char *fn, const char *arg, const char *strategy,
+static int call(struct rf_lua *R, const char *fn, const char *arg, int ref, const char *strategy,
                 struct rf_error *err)
 {
     lua_State *L = R->L;
     lua_rawgeti(L, LUA_REGISTRYINDEX, R->module);
     lua_getfield(L, -1, fn);
     lua_remove(L, -2);
-    lua_pushstring(L, arg);
+    if (arg)
+        lua_pushstring(L, arg);
+    else
+        lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
     if (strategy) {
         lua_createtable(L, 0, 1);
         lua_pushstring(L, strategy);
@@ -405,20 +408,20 @@ static int l_read_scenario(lua_State *L)
 }
 
 /* Calls refit.<fn>(arg), then converts its result with reader under protection. */
-static int load(struct rf_lua *R, const char *fn, const char *arg, const char *strategy,
+static int load(struct rf_lua *R, const char *fn, const char *arg, int ref, const char *strategy,
                 lua_CFunction reader, void *out, struct rf_error *err)
 {
     lua_State *L = R->L;
     struct reader r = {out, err, 0};
-    int rc = call(R, fn, arg, strategy, err);
+    int rc = call(R, fn, arg, ref, strategy, err);
     if (rc < 0)
         return rc;
     lua_pushcfunction(L, reader);
     lua_pushlightuserdata(L, &r);
     lua_rotate(L, -3, 2); /* reader, ctx, result */
     if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
-        rf_error_set(err, RF_EINVAL, "%s: malformed result from models/lib: %s", arg,
-                     lua_tostring(L, -1));
+        rf_error_set(err, RF_EINVAL, "%s: malformed result from models/lib: %s",
+                     arg ? arg : "scenario", lua_tostring(L, -1));
         lua_pop(L, 1);
         return RF_EINVAL;
     }
@@ -429,7 +432,7 @@ int rf_lua_load_model(struct rf_lua *R, const char *spec, struct rf_model *model
                       struct rf_error *err)
 {
     memset(model, 0, sizeof(*model));
-    int rc = load(R, "load_model", spec, NULL, l_read_model, model, err);
+    int rc = load(R, "load_model", spec, LUA_NOREF, NULL, l_read_model, model, err);
     if (rc < 0)
         rf_model_release(model);
     return rc;
@@ -439,17 +442,20 @@ int rf_lua_load_cluster(struct rf_lua *R, const char *spec, struct rf_cluster *c
                         struct rf_error *err)
 {
     memset(cluster, 0, sizeof(*cluster));
-    int rc = load(R, "load_cluster", spec, NULL, l_read_cluster, cluster, err);
+    int rc = load(R, "load_cluster", spec, LUA_NOREF, NULL, l_read_cluster, cluster, err);
     if (rc < 0)
         rf_cluster_release(cluster);
     return rc;
 }
 
-int rf_lua_load_scenario(struct rf_lua *R, const char *path, const char *strategy,
+int rf_lua_load_scenario(struct rf_lua *R, const struct rf_scenario_src *src, const char *strategy,
                          struct rf_scenario *sc, struct rf_error *err)
 {
     memset(sc, 0, sizeof(*sc));
-    int rc = load(R, "load_scenario", path, strategy, l_read_scenario, sc, err);
+    int rc =
+        src->path
+            ? load(R, "load_scenario", src->path, LUA_NOREF, strategy, l_read_scenario, sc, err)
+            : load(R, "load_scenario_table", NULL, src->ref, strategy, l_read_scenario, sc, err);
     if (rc < 0)
         rf_scenario_release(sc);
     return rc;
@@ -556,4 +562,115 @@ void rf_scenario_release(struct rf_scenario *sc)
     free(sc->cluster_system);
     rf_cluster_release(&sc->cluster);
     memset(sc, 0, sizeof(*sc));
+}
+
+/* Studies. A study script runs in the sandbox with a `refit` module (models/lib/study.lua)
+ * whose plan and sim functions call back into C through this closure: upvalues are the
+ * callback, its context and the bridge. Lua errors are raised only after every C resource
+ * of the call is released. */
+struct study_up {
+    struct rf_lua *R;
+    rf_study_fn fn;
+    void *ctx;
+};
+
+static void set_num(lua_State *L, const char *k, double v)
+{
+    lua_pushnumber(L, v);
+    lua_setfield(L, -2, k);
+}
+
+static void set_int(lua_State *L, const char *k, int64_t v)
+{
+    lua_pushinteger(L, (lua_Integer)v);
+    lua_setfield(L, -2, k);
+}
+
+static void set_str(lua_State *L, const char *k, const char *v)
+{
+    lua_pushstring(L, v);
+    lua_setfield(L, -2, k);
+}
+
+/* api(spec, strategy, label, simulate) -> result table */
+static int l_study_call(lua_State *L)
+{
+    struct study_up *up = lua_touserdata(L, lua_upvalueindex(1));
+    struct rf_scenario_src src = {.path = NULL, .ref = LUA_NOREF};
+    struct rf_study_result res;
+    struct rf_error err = {0};
+    char msg[sizeof(err.msg)];
+    luaL_checktype(L, 1, LUA_TTABLE);
+    const char *strategy = luaL_optstring(L, 2, NULL);
+    const char *label = luaL_optstring(L, 3, NULL);
+    bool simulate = lua_toboolean(L, 4);
+    lua_getfield(L, 1, "path");
+    src.path = lua_tostring(L, -1); /* stays valid: the spec table holds it */
+    lua_pop(L, 1);
+    if (!src.path) {
+        lua_pushvalue(L, 1);
+        src.ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    }
+    memset(&res, 0, sizeof(res));
+    int rc = up->fn(up->ctx, &src, strategy, label, simulate, &res, &err);
+    if (src.ref != LUA_NOREF)
+        luaL_unref(L, LUA_REGISTRYINDEX, src.ref);
+    if (rc < 0) {
+        /* lua_error, not luaL_error: the message already says where, in the study. */
+        snprintf(msg, sizeof(msg), "%s", err.msg);
+        lua_pushstring(L, msg);
+        return lua_error(L);
+    }
+    lua_createtable(L, 0, 24);
+    set_int(L, "run_id", res.run_id);
+    set_str(L, "model", res.model);
+    set_str(L, "cluster", res.cluster);
+    set_str(L, "strategy", res.strategy);
+    set_str(L, "train_layout", res.train_layout);
+    set_str(L, "infer_layout", res.infer_layout);
+    set_int(L, "train_gpus", res.train_gpus);
+    set_int(L, "infer_gpus", res.infer_gpus);
+    set_str(L, "infer_dtype", res.infer_dtype);
+    set_int(L, "model_params", res.model_params);
+    set_int(L, "model_bytes", res.model_bytes);
+    set_int(L, "payload_bytes", res.payload_bytes);
+    set_int(L, "moved_bytes", res.moved_bytes);
+    set_int(L, "logical_bytes", res.logical_bytes);
+    set_int(L, "transfers", res.transfers);
+    set_int(L, "rounds", res.rounds);
+    if (simulate) {
+        set_num(L, "predicted_s", res.predicted_s);
+        set_num(L, "lower_bound_s", res.lower_bound_s);
+        set_int(L, "fabric_bytes", res.fabric_bytes);
+        set_int(L, "nvlink_bytes", res.nvlink_bytes);
+        set_str(L, "bottleneck", res.bottleneck);
+        if (res.auto_choice[0])
+            set_str(L, "auto_choice", res.auto_choice);
+    }
+    return 1;
+}
+
+int rf_lua_run_study(struct rf_lua *R, const char *path, rf_study_fn fn, void *ctx,
+                     struct rf_error *err)
+{
+    lua_State *L = R->L;
+    struct study_up up = {R, fn, ctx};
+    int top = lua_gettop(L);
+    lua_getglobal(L, "require");
+    lua_pushstring(L, "study");
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK)
+        goto lua_fail;
+    lua_getfield(L, -1, "run");
+    lua_pushstring(L, path);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, R->module);
+    lua_pushlightuserdata(L, &up);
+    lua_pushcclosure(L, l_study_call, 1);
+    if (lua_pcall(L, 3, 0, 0) != LUA_OK)
+        goto lua_fail;
+    lua_settop(L, top);
+    return 0;
+lua_fail:
+    rf_error_set(err, RF_ELUA, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "error");
+    lua_settop(L, top);
+    return RF_ELUA;
 }

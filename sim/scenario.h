@@ -28,10 +28,39 @@ struct lua_State;
 /* Opens a Lua state with the refit library of models_dir (its lib/ folder). */
 int rf_lua_open(struct rf_lua **out, const char *models_dir, struct rf_error *err);
 void rf_lua_close(struct rf_lua *L);
-/* Loads, validates and normalises a scenario file; errors name file:line and the field.
+/* Where a scenario comes from: a file, or (path NULL) a registry reference to a study's
+ * spec { table = ..., source = "study.lua:12", base_dir = ... }. */
+struct rf_scenario_src {
+    const char *path;
+    int ref;
+};
+
+/* Loads, validates and normalises a scenario; errors name file:line and the field.
  * A non-NULL strategy overrides the scenario's (the hybrid policy is applied in Lua). */
-int rf_lua_load_scenario(struct rf_lua *L, const char *path, const char *strategy,
+int rf_lua_load_scenario(struct rf_lua *L, const struct rf_scenario_src *src, const char *strategy,
                          struct rf_scenario *sc, struct rf_error *err);
+
+/* What a study's refit.plan / refit.sim returns. */
+struct rf_study_result {
+    int64_t run_id;
+    char model[64], cluster[64], strategy[16], infer_dtype[8];
+    char train_layout[128], infer_layout[128];
+    int64_t train_gpus, infer_gpus, model_params, model_bytes;
+    int64_t payload_bytes, moved_bytes, logical_bytes, transfers, rounds;
+    double predicted_s, lower_bound_s;
+    int64_t fabric_bytes, nvlink_bytes;
+    char bottleneck[96];
+    char auto_choice[512];
+};
+
+/* Plans (and with simulate, simulates) one scenario of a study and stores it. */
+typedef int (*rf_study_fn)(void *ctx, const struct rf_scenario_src *src, const char *strategy,
+                           const char *label, bool simulate, struct rf_study_result *out,
+                           struct rf_error *err);
+
+/* Runs the study script at path (models/lib/study.lua gives it its `refit` module). */
+int rf_lua_run_study(struct rf_lua *L, const char *path, rf_study_fn fn, void *ctx,
+                     struct rf_error *err);
 /* Loads a model by name (models/<name>.lua), .lua path or Hugging Face config.json path. */
 int rf_lua_load_model(struct rf_lua *L, const char *spec, struct rf_model *model,
                       struct rf_error *err);

@@ -123,10 +123,35 @@ function refit.load_model(spec)
     return load_model(spec, site, "model")
 end
 
+local function context()
+    return { load_model = load_model, globals = globals(), models_dir = refit.models_dir }
+end
+
 -- Loads and normalises the scenario file at `path`.
 function refit.load_scenario(path, overrides)
-    return scenario.load(path, { load_model = load_model, globals = globals(),
-                                 models_dir = refit.models_dir }, overrides)
+    return scenario.load(path, context(), overrides)
+end
+
+-- A scenario file's table as written (for studies to change and pass back).
+function refit.read_scenario(path)
+    return scenario.read(path, context())
+end
+
+-- Normalises a scenario table a study built: `spec` is { table = raw, source = file,
+-- line = n, base_dir = dir }. The table is copied first, so the study's own stays as it was.
+function refit.load_scenario_table(spec, overrides)
+    local function copy(t)
+        if type(t) ~= "table" or t.kind == "model" then
+            return t
+        end
+        local c = {}
+        for k, v in pairs(t) do
+            c[k] = copy(v)
+        end
+        return c
+    end
+    return scenario.normalise(copy(spec.table), spec.source, spec.base_dir, context(),
+        overrides, spec.line)
 end
 
 -- spec: a cluster preset name (models/clusters/<name>.lua) or a path to a cluster file

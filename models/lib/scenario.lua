@@ -74,32 +74,41 @@ local function tensor_strategies(s, model, site)
     return out
 end
 
--- Loads the scenario at `path`. `context.load_model(spec, site, field, base_dir)` resolves
--- the model field (refit.lua), `context.globals` are the constructors available to the
--- file and `context.models_dir` holds the cluster presets (<models_dir>/clusters).
--- `overrides` (optional) replaces fields from the command line: { strategy = "hybrid" }.
-function scenario.load(path, context, overrides)
-    local site = { file = path }
+-- Runs the scenario file at `path` in the sandbox and returns the table it builds, before
+-- any validation (studies modify it and normalise it later).
+function scenario.read(path, context)
     local raw = sandbox.run(path, context.globals, { file = path, line = 0, scan = false },
         "scenario")
     if type(raw) ~= "table" then
-        schema.raise(site, "return", "expected the file to return a scenario table, got "
-            .. schema.describe(raw))
+        schema.raise({ file = path }, "return",
+            "expected the file to return a scenario table, got " .. schema.describe(raw))
     end
+    return raw
+end
+
+-- Validates and normalises a scenario table. `source` names it in errors and in the store
+-- (a file path, or a study's "file:line"); relative model and cluster paths are read from
+-- `base_dir`. `context.load_model(spec, site, field, base_dir)` resolves the model field
+-- (refit.lua), `context.models_dir` holds the cluster presets (<models_dir>/clusters).
+-- `overrides` (optional) replaces fields from the command line: { strategy = "hybrid" };
+-- `line` (optional) is the line of `source` that built the table.
+function scenario.normalise(raw, source, base_dir, context, overrides, line)
+    -- A table built by a study has no file to rescan for a field's line: its errors point at
+    -- the study line that handed it over.
+    local site = line and { file = source, line = line, scan = false } or { file = source }
     if overrides and overrides.strategy then
         raw.strategy = overrides.strategy
     end
     local s = schema.validate(raw, SCENARIO, site, "")
-    -- Relative model and cluster paths are read from the scenario's own directory.
-    local model = context.load_model(s.model, site, "model", dirname(path))
+    local model = context.load_model(s.model, site, "model", base_dir)
     local c = cluster.load(s.cluster, site, "cluster",
-        { models = context.models_dir, base = dirname(path) })
+        { models = context.models_dir, base = base_dir })
     local train = layout.train(s.train, model, site, "train")
     local infer = layout.infer(s.infer, model, site, "infer")
     cluster.fit(c, train, site, "train")
     cluster.fit(c, infer, site, "infer")
     return {
-        source = path,
+        source = source,
         model = model,
         strategy = s.strategy,
         train = train,
@@ -109,6 +118,12 @@ function scenario.load(path, context, overrides)
         sources = s.sources,
         tensor_strategy = tensor_strategies(s, model, site),
     }
+end
+
+-- Loads the scenario at `path`: read, then normalise relative to its own directory.
+function scenario.load(path, context, overrides)
+    return scenario.normalise(scenario.read(path, context), path, dirname(path), context,
+        overrides)
 end
 
 return scenario
