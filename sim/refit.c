@@ -1,6 +1,7 @@
 /* The `refit` command: git-style subcommands over the library (plan, models). Only this
  * file prints or exits. */
 #include <dirent.h>
+#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "auto.h"
+#include "calibrate.h"
 #include "plan.h"
 #include "scenario.h"
 #include "schedule.h"
@@ -30,6 +32,7 @@ static const char usage_main[] =
     "  plan SCENARIO   build the transfer plan of a scenario and store it\n"
     "  sim SCENARIO    plan, simulate on the scenario's cluster, store the prediction\n"
     "  run STUDY       run a what-if study script (sweeps, tables), storing every run\n"
+    "  calibrate       fit a cluster's calibration to the measured replays\n"
     "  models          list the known model architectures\n"
     "\n"
     "`refit <command> --help` describes each command. Models and layouts are read from\n"
@@ -55,6 +58,17 @@ static const char usage_sim[] =
     "  --compare      every strategy, side by side\n"
     "  --label TEXT   label stored with the run(s)\n"
     "  --json         one JSON object (an array with --compare)\n";
+
+static const char usage_calibrate[] =
+    "usage: refit calibrate --db FILE --cluster NAME [--out FILE]\n"
+    "\n"
+    "Fits the calibration of cluster NAME (a preset or a cluster file) to every ok\n"
+    "measurement (refit-exec --check) of a run that `refit sim` predicted on it: least\n"
+    "squares on relative errors of the total and per-round times, over the knobs the runs\n"
+    "can identify (nvlink_efficiency, nic_efficiency, message_latency_us,\n"
+    "tensor_overhead_us, bucket_overhead_us). Prints each run's error before and after and\n"
+    "writes the calibrated cluster file.\n"
+    "  --out FILE     the calibrated cluster file (default NAME-calibrated.lua)\n";
 
 static const char usage_models[] =
     "usage: refit models [--json]\n"
@@ -702,6 +716,110 @@ out:
     return rc;
 }
 
+/* The calibrated cluster's name: NAME-calibrated, once. */
+static void calibrated_name(const char *name, char *buf, size_t size)
+{
+    const char *suffix = "-calibrated";
+    size_t n = strlen(name), k = strlen(suffix);
+    if (n >= k && strcmp(name + n - k, suffix) == 0)
+        snprintf(buf, size, "%s", name);
+    else
+        snprintf(buf, size, "%s%s", name, suffix);
+}
+
+static int cmd_calibrate(int argc, char **argv)
+{
+    static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
+                                         {"cluster", required_argument, NULL, 'c'},
+                                         {"out", required_argument, NULL, 'o'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    const char *db = NULL, *spec = NULL, *outp = NULL;
+    int c;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd': db = optarg; break;
+        case 'c': spec = optarg; break;
+        case 'o': outp = optarg; break;
+        case 'h': fputs(usage_calibrate, stdout); return 0;
+        default: fputs(usage_calibrate, stderr); return 2;
+        }
+    }
+    if (optind != argc || !db || !spec) {
+        fputs(usage_calibrate, stderr);
+        return 2;
+    }
+
+    char dir[PATH_MAX], name[256], path[PATH_MAX], when[32];
+    struct rf_error err = {0};
+    struct rf_lua *L = NULL;
+    struct rf_store st = {0};
+    struct rf_cluster cluster = {0};
+    struct rf_calibration cal = {0};
+    FILE *f = NULL;
+    int rc = 1;
+    models_dir(dir, sizeof(dir));
+    if (access(db, F_OK) != 0) {
+        fprintf(stderr, "refit: %s: no such database\n", db);
+        return 1;
+    }
+    if (rf_lua_open(&L, dir, &err) < 0 || rf_store_open(&st, db, &err) < 0 ||
+        rf_lua_load_cluster(L, spec, &cluster, &err) < 0 ||
+        rf_calibrate(&st, &cluster, &cal, &err) < 0) {
+        rc = fail(&err);
+        goto out;
+    }
+    calibrated_name(cluster.name, name, sizeof(name));
+    if (!outp) {
+        snprintf(path, sizeof(path), "%s.lua", name);
+        outp = path;
+    }
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (!(f = fopen(outp, "w"))) {
+        fprintf(stderr, "refit: %s: cannot write: %s\n", outp, strerror(errno));
+        goto out;
+    }
+    if (rf_calibration_write(&cal, name, when, f, &err) < 0) {
+        rc = fail(&err);
+        goto out;
+    }
+    if (fclose(f) != 0) {
+        f = NULL;
+        fprintf(stderr, "refit: %s: write failed: %s\n", outp, strerror(errno));
+        goto out;
+    }
+    f = NULL;
+
+    printf("%-6s %-6s %12s %12s %12s %10s %10s\n", "run", "meas", "measured_s", "before_s",
+           "after_s", "err_before", "err_after");
+    for (size_t i = 0; i < cal.n_points; i++) {
+        const struct rf_cal_point *p = &cal.points[i];
+        printf("%-6lld %-6lld %12.6g %12.6g %12.6g %+10.3f %+10.3f\n", (long long)p->run_id,
+               (long long)p->measurement_id, p->measured_s, p->before_s, p->after_s,
+               (p->before_s - p->measured_s) / p->measured_s,
+               (p->after_s - p->measured_s) / p->measured_s);
+    }
+    printf("\n%-20s %12s %12s\n", "parameter", "before", "after");
+    for (int k = 0; k < RF_CAL_PARAM_COUNT; k++)
+        printf("%-20s %12.6g %12.6g%s\n", rf_cal_param_name((enum rf_cal_param)k), cal.before[k],
+               cal.after[k], cal.used[k] ? "" : "   (not identifiable: kept)");
+    printf("\nrms relative error: before %.4f, after %.4f (%zu measurements, %d evaluations)\n",
+           cal.rms_before, cal.rms_after, cal.n_points, cal.evaluations);
+    printf("calibrated cluster '%s' written to %s\n", name, outp);
+    rc = 0;
+out:
+    if (f)
+        fclose(f);
+    rf_calibration_release(&cal);
+    rf_cluster_release(&cluster);
+    rf_store_close(&st);
+    rf_lua_close(L);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
@@ -718,6 +836,8 @@ int main(int argc, char **argv)
         return cmd_sim(argc - 1, argv + 1);
     if (strcmp(argv[1], "run") == 0)
         return cmd_run(argc - 1, argv + 1);
+    if (strcmp(argv[1], "calibrate") == 0)
+        return cmd_calibrate(argc - 1, argv + 1);
     if (strcmp(argv[1], "models") == 0)
         return cmd_models(argc - 1, argv + 1);
     fprintf(stderr, "refit: '%s' is not a command; see refit --help\n", argv[1]);

@@ -160,8 +160,9 @@ ok "$(test $rc -ne 0; echo $?)" "crash: the job fails"
 ok "$(test "$took" -le 15; echo $?)" "crash: the job ends within the timeout ($took s)"
 ok "$(grep -q 'rank 1: injected fault (REFIT_EXEC_FAULT): crashing' "$tmp/err"; echo $?)" \
     "crash: the crashing rank says so"
-every_rank_says 4
-ok $? "crash: every rank prints an error"
+# After a crash mpirun may kill the other ranks before they print (a real crash gives no
+# more warning), so only rank 0, which records the failure, must say so.
+ok "$(grep -q '^refit-exec: rank 0: ' "$tmp/err"; echo $?)" "crash: rank 0 reports the failure"
 is "$(last_measurement status)" failed "crash: the row is failed"
 
 start=$(date +%s)

@@ -1,0 +1,482 @@
+/* Calibration: Nelder-Mead over the logarithms of the identifiable calibration knobs, with
+ * bounds, minimising the squared relative errors of re-simulated runs against measurements. */
+#include "calibrate.h"
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "simulate.h"
+
+/* A stored run once, with the measurements of it. */
+struct cal_run {
+    struct rf_stored_run run;
+    int64_t nodes;
+    double predicted_s;
+    double *rounds; /* predicted duration of each round, n_rounds entries */
+    int32_t n_rounds;
+};
+
+/* A measurement: the run it measured and its round times. */
+struct cal_meas {
+    size_t run;
+    double *rounds;
+    int32_t n_rounds;
+};
+
+struct cal_ctx {
+    struct rf_cluster base;
+    struct cal_run *runs;
+    size_t n_runs;
+    struct cal_meas *meas;
+    struct rf_cal_point *points;
+    size_t n_points;
+    int param[RF_CAL_PARAM_COUNT]; /* fitted knobs, in order */
+    int n_param;
+    int evaluations;
+};
+
+static const char *const param_names[RF_CAL_PARAM_COUNT] = {
+    "nvlink_efficiency", "nic_efficiency", "message_latency_us", "tensor_overhead_us",
+    "bucket_overhead_us"};
+
+/* Bounds of each knob: efficiencies as the cluster schema allows them (0, 1]; fixed costs
+ * from 1 ns to 1 s. */
+static const double lower[RF_CAL_PARAM_COUNT] = {1e-3, 1e-3, 1e-3, 1e-3, 1e-3};
+static const double upper[RF_CAL_PARAM_COUNT] = {1, 1, 1e6, 1e6, 1e6};
+
+const char *rf_cal_param_name(enum rf_cal_param p)
+{
+    return p < RF_CAL_PARAM_COUNT ? param_names[p] : "?";
+}
+
+static double *param_ref(struct rf_cluster *c, int p)
+{
+    switch (p) {
+    case RF_CAL_NVLINK_EFFICIENCY: return &c->cal.nvlink_efficiency;
+    case RF_CAL_NIC_EFFICIENCY: return &c->cal.nic_efficiency;
+    case RF_CAL_MESSAGE_LATENCY_US: return &c->cal.message_latency_us;
+    case RF_CAL_TENSOR_OVERHEAD_US: return &c->cal.tensor_overhead_us;
+    default: return &c->cal.bucket_overhead_us;
+    }
+}
+
+/* Simulates every run on cluster c (each with its own node count). */
+static int simulate_all(struct cal_ctx *x, const struct rf_cluster *c, struct rf_error *err)
+{
+    for (size_t i = 0; i < x->n_runs; i++) {
+        struct cal_run *r = &x->runs[i];
+        struct rf_cluster ci = *c;
+        struct rf_topology topo = {0};
+        struct rf_prediction pred = {0};
+        ci.nodes = r->nodes;
+        int rc = rf_topology_init(&topo, &ci, err);
+        if (rc == 0)
+            rc = rf_simulate(&r->run.plan, &r->run.train, &r->run.infer, &topo, &pred, err);
+        if (rc == 0) {
+            r->predicted_s = pred.predicted_s;
+            for (int32_t k = 0; k < r->n_rounds; k++)
+                r->rounds[k] = k < pred.n_rounds ? pred.round_finish[k] - pred.round_start[k] : 0;
+        }
+        rf_prediction_release(&pred);
+        rf_topology_release(&topo);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* The objective: per measurement, the squared relative error of the total plus the mean
+ * squared relative error of its rounds, so a run with many rounds weighs as much as one
+ * with few. */
+static double objective(const struct cal_ctx *x)
+{
+    double sum = 0;
+    for (size_t i = 0; i < x->n_points; i++) {
+        const struct cal_run *r = &x->runs[x->meas[i].run];
+        double e = (r->predicted_s - x->points[i].measured_s) / x->points[i].measured_s;
+        sum += e * e;
+        const struct cal_meas *m = &x->meas[i];
+        int32_t n = 0;
+        double rs = 0;
+        for (int32_t k = 0; k < m->n_rounds && k < r->n_rounds; k++) {
+            if (m->rounds[k] <= 0)
+                continue;
+            double er = (r->rounds[k] - m->rounds[k]) / m->rounds[k];
+            rs += er * er;
+            n++;
+        }
+        if (n > 0)
+            sum += rs / n;
+    }
+    return sum;
+}
+
+static double rms_total(const struct cal_ctx *x)
+{
+    double sum = 0;
+    for (size_t i = 0; i < x->n_points; i++) {
+        double e = (x->runs[x->meas[i].run].predicted_s - x->points[i].measured_s) /
+                   x->points[i].measured_s;
+        sum += e * e;
+    }
+    return sqrt(sum / (double)x->n_points);
+}
+
+/* Objective at log-parameters v (clamped to the bounds); a failed simulation is +inf. */
+static double eval(struct cal_ctx *x, const double *v)
+{
+    struct rf_cluster c = x->base;
+    struct rf_error err = {0};
+    for (int j = 0; j < x->n_param; j++)
+        *param_ref(&c, x->param[j]) = exp(v[j]);
+    x->evaluations++;
+    if (simulate_all(x, &c, &err) < 0)
+        return INFINITY;
+    return objective(x);
+}
+
+static void clamp(const struct cal_ctx *x, double *v)
+{
+    for (int j = 0; j < x->n_param; j++) {
+        double lo = log(lower[x->param[j]]), hi = log(upper[x->param[j]]);
+        v[j] = v[j] < lo ? lo : v[j] > hi ? hi : v[j];
+    }
+}
+
+/* Nelder-Mead (reflection 1, expansion 2, contraction 1/2, shrink 1/2) from v with initial
+ * steps of `step` in each log-parameter; v receives the best point. */
+static double nelder_mead(struct cal_ctx *x, double *v, double step, int max_evals)
+{
+    int n = x->n_param;
+    double s[RF_CAL_PARAM_COUNT + 1][RF_CAL_PARAM_COUNT], f[RF_CAL_PARAM_COUNT + 1];
+    double c[RF_CAL_PARAM_COUNT], r[RF_CAL_PARAM_COUNT], e[RF_CAL_PARAM_COUNT];
+    int start = x->evaluations;
+
+    for (int i = 0; i <= n; i++) {
+        memcpy(s[i], v, sizeof(double) * (size_t)n);
+        if (i > 0) {
+            double hi = log(upper[x->param[i - 1]]);
+            /* Step down from a knob at its upper bound (an efficiency of 1). */
+            s[i][i - 1] += s[i][i - 1] + step > hi ? -step : step;
+        }
+        clamp(x, s[i]);
+        f[i] = eval(x, s[i]);
+    }
+    while (x->evaluations - start < max_evals) {
+        /* Order: best first. */
+        for (int i = 1; i <= n; i++)
+            for (int k = i; k > 0 && f[k] < f[k - 1]; k--) {
+                double t = f[k];
+                f[k] = f[k - 1];
+                f[k - 1] = t;
+                for (int j = 0; j < n; j++) {
+                    t = s[k][j];
+                    s[k][j] = s[k - 1][j];
+                    s[k - 1][j] = t;
+                }
+            }
+        double size = 0;
+        for (int i = 1; i <= n; i++)
+            for (int j = 0; j < n; j++)
+                size = fmax(size, fabs(s[i][j] - s[0][j]));
+        if (size < 1e-5 || f[n] - f[0] < 1e-12 * (1 + f[0]))
+            break;
+        for (int j = 0; j < n; j++) {
+            c[j] = 0;
+            for (int i = 0; i < n; i++)
+                c[j] += s[i][j] / n;
+            r[j] = c[j] + (c[j] - s[n][j]);
+        }
+        clamp(x, r);
+        double fr = eval(x, r);
+        if (fr < f[0]) {
+            for (int j = 0; j < n; j++)
+                e[j] = c[j] + 2 * (c[j] - s[n][j]);
+            clamp(x, e);
+            double fe = eval(x, e);
+            bool take_e = fe < fr;
+            memcpy(s[n], take_e ? e : r, sizeof(double) * (size_t)n);
+            f[n] = take_e ? fe : fr;
+        } else if (fr < f[n - 1]) {
+            memcpy(s[n], r, sizeof(double) * (size_t)n);
+            f[n] = fr;
+        } else {
+            bool outside = fr < f[n];
+            for (int j = 0; j < n; j++)
+                e[j] = outside ? c[j] + 0.5 * (r[j] - c[j]) : c[j] + 0.5 * (s[n][j] - c[j]);
+            double fc = eval(x, e);
+            if (fc < (outside ? fr : f[n])) {
+                memcpy(s[n], e, sizeof(double) * (size_t)n);
+                f[n] = fc;
+            } else {
+                for (int i = 1; i <= n; i++) {
+                    for (int j = 0; j < n; j++)
+                        s[i][j] = s[0][j] + 0.5 * (s[i][j] - s[0][j]);
+                    f[i] = eval(x, s[i]);
+                }
+            }
+        }
+    }
+    int best = 0;
+    for (int i = 1; i <= n; i++)
+        if (f[i] < f[best])
+            best = i;
+    memcpy(v, s[best], sizeof(double) * (size_t)n);
+    return f[best];
+}
+
+/* Reads the ok measurements of runs predicted on a cluster named `name`. */
+static int load_points(struct rf_store *st, struct cal_ctx *x, const char *name,
+                       struct rf_error *err)
+{
+    sqlite3_stmt *q = NULL, *qr = NULL;
+    int rc = 0;
+    if (sqlite3_prepare_v2(st->db,
+                           "SELECT m.run_id, m.id, m.seconds, p.nodes FROM measurement m"
+                           " JOIN prediction p ON p.run_id = m.run_id"
+                           " WHERE m.status = 'ok' AND m.seconds > 0 AND p.cluster = ?"
+                           " ORDER BY m.run_id, m.id",
+                           -1, &q, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(st->db,
+                           "SELECT round, seconds FROM measured_round"
+                           " WHERE measurement_id = ? ORDER BY round",
+                           -1, &qr, NULL) != SQLITE_OK) {
+        rc = rf_error_set(err, RF_EDB, "reading measurements: %s", sqlite3_errmsg(st->db));
+        goto out;
+    }
+    sqlite3_bind_text(q, 1, name, -1, SQLITE_TRANSIENT);
+    int s;
+    while ((s = sqlite3_step(q)) == SQLITE_ROW) {
+        int64_t run_id = sqlite3_column_int64(q, 0);
+        size_t n = x->n_points;
+        void *p1 = realloc(x->points, (n + 1) * sizeof(*x->points));
+        if (p1)
+            x->points = p1;
+        void *p2 = realloc(x->meas, (n + 1) * sizeof(*x->meas));
+        if (p2)
+            x->meas = p2;
+        if (!p1 || !p2) {
+            rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+            goto out;
+        }
+        memset(&x->points[n], 0, sizeof(x->points[n]));
+        memset(&x->meas[n], 0, sizeof(x->meas[n]));
+        x->n_points++;
+        x->points[n].run_id = run_id;
+        x->points[n].measurement_id = sqlite3_column_int64(q, 1);
+        x->points[n].measured_s = sqlite3_column_double(q, 2);
+        /* Rows come ordered by run: a new run id starts a new run. */
+        if (x->n_runs == 0 || x->runs[x->n_runs - 1].run.id != run_id) {
+            void *p3 = realloc(x->runs, (x->n_runs + 1) * sizeof(*x->runs));
+            if (!p3) {
+                rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+                goto out;
+            }
+            x->runs = p3;
+            struct cal_run *r = &x->runs[x->n_runs];
+            memset(r, 0, sizeof(*r));
+            r->nodes = sqlite3_column_int64(q, 3);
+            if ((rc = rf_store_load_run(st, run_id, &r->run, err)) < 0) {
+                rf_stored_run_release(&r->run);
+                goto out;
+            }
+            x->n_runs++;
+            r->n_rounds = r->run.plan.n_rounds;
+            r->rounds = calloc((size_t)r->n_rounds + 1, sizeof(double));
+            if (!r->rounds) {
+                rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+                goto out;
+            }
+        }
+        struct cal_meas *m = &x->meas[n];
+        m->run = x->n_runs - 1;
+        int32_t R = x->runs[m->run].n_rounds;
+        m->rounds = calloc((size_t)R + 1, sizeof(double));
+        if (!m->rounds) {
+            rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+            goto out;
+        }
+        sqlite3_bind_int64(qr, 1, x->points[n].measurement_id);
+        while (sqlite3_step(qr) == SQLITE_ROW) {
+            int64_t k = sqlite3_column_int64(qr, 0);
+            if (k >= 0 && k < R) {
+                m->rounds[k] = sqlite3_column_double(qr, 1);
+                m->n_rounds = (int32_t)k + 1 > m->n_rounds ? (int32_t)k + 1 : m->n_rounds;
+            }
+        }
+        sqlite3_reset(qr);
+        for (int32_t k = 0; k < m->n_rounds; k++)
+            x->points[n].n_rounds += m->rounds[k] > 0;
+    }
+    if (s != SQLITE_DONE)
+        rc = rf_error_set(err, RF_EDB, "reading measurements: %s", sqlite3_errmsg(st->db));
+out:
+    sqlite3_finalize(q);
+    sqlite3_finalize(qr);
+    return rc;
+}
+
+/* A knob is identifiable when changing it moves some run's predicted time: doubling a
+ * fixed cost (or setting a zero one to 1 us), halving an efficiency. */
+static int find_params(struct cal_ctx *x, struct rf_error *err)
+{
+    double *ref = malloc((x->n_runs + 1) * sizeof(double));
+    if (!ref)
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    int rc = simulate_all(x, &x->base, err);
+    for (size_t i = 0; rc == 0 && i < x->n_runs; i++)
+        ref[i] = x->runs[i].predicted_s;
+    for (int p = 0; rc == 0 && p < RF_CAL_PARAM_COUNT; p++) {
+        struct rf_cluster c = x->base;
+        double *v = param_ref(&c, p);
+        *v = p <= RF_CAL_NIC_EFFICIENCY ? *v * 0.5 : *v > 0 ? *v * 2 : 1;
+        if ((rc = simulate_all(x, &c, err)) < 0)
+            break;
+        for (size_t i = 0; i < x->n_runs; i++)
+            if (fabs(x->runs[i].predicted_s - ref[i]) > 1e-6 * ref[i]) {
+                x->param[x->n_param++] = p;
+                break;
+            }
+    }
+    free(ref);
+    return rc;
+}
+
+static void ctx_release(struct cal_ctx *x)
+{
+    for (size_t i = 0; i < x->n_runs; i++) {
+        rf_stored_run_release(&x->runs[i].run);
+        free(x->runs[i].rounds);
+    }
+    for (size_t i = 0; i < x->n_points; i++)
+        free(x->meas[i].rounds);
+    free(x->runs);
+    free(x->meas);
+}
+
+int rf_calibrate(struct rf_store *st, const struct rf_cluster *cluster, struct rf_calibration *out,
+                 struct rf_error *err)
+{
+    struct cal_ctx x = {.base = *cluster};
+    int rc;
+    memset(out, 0, sizeof(*out));
+    out->fitted = *cluster;
+    if ((rc = load_points(st, &x, cluster->name, err)) < 0)
+        goto out;
+    if (x.n_points == 0) {
+        rc = rf_error_set(err, RF_EINVAL,
+                          "no usable measurement: no run predicted on cluster '%s' (refit sim)"
+                          " has an ok measurement (refit-exec --check)",
+                          cluster->name);
+        goto out;
+    }
+    if ((rc = find_params(&x, err)) < 0)
+        goto out;
+
+    /* Before: the cluster as given. */
+    if ((rc = simulate_all(&x, &x.base, err)) < 0)
+        goto out;
+    out->objective_before = objective(&x);
+    out->rms_before = rms_total(&x);
+    for (size_t i = 0; i < x.n_points; i++)
+        x.points[i].before_s = x.runs[x.meas[i].run].predicted_s;
+    for (int p = 0; p < RF_CAL_PARAM_COUNT; p++)
+        out->before[p] = out->after[p] = *param_ref(&x.base, p);
+
+    /* Fit from the given values (a zero cost starts at 0.1 us), then restart once from the
+     * best point, Nelder-Mead's usual guard against a collapsed simplex. */
+    double v[RF_CAL_PARAM_COUNT];
+    for (int j = 0; j < x.n_param; j++) {
+        double b = *param_ref(&x.base, x.param[j]);
+        v[j] = log(b > 0 ? b : 0.1);
+    }
+    clamp(&x, v);
+    double fbest = x.n_param > 0 ? nelder_mead(&x, v, log(2.0), 600) : out->objective_before;
+    if (x.n_param > 0)
+        fbest = nelder_mead(&x, v, 0.5, 400);
+    /* Keep the given values unless the fit improves on them. */
+    if (fbest < out->objective_before) {
+        for (int j = 0; j < x.n_param; j++)
+            *param_ref(&out->fitted, x.param[j]) = exp(v[j]);
+    }
+    if ((rc = simulate_all(&x, &out->fitted, err)) < 0)
+        goto out;
+    out->objective_after = objective(&x);
+    out->rms_after = rms_total(&x);
+    for (size_t i = 0; i < x.n_points; i++)
+        x.points[i].after_s = x.runs[x.meas[i].run].predicted_s;
+    for (int j = 0; j < x.n_param; j++)
+        out->used[x.param[j]] = true;
+    for (int p = 0; p < RF_CAL_PARAM_COUNT; p++)
+        out->after[p] = *param_ref(&out->fitted, p);
+    out->evaluations = x.evaluations;
+    out->points = x.points;
+    out->n_points = x.n_points;
+    x.points = NULL;
+out:
+    free(x.points);
+    ctx_release(&x);
+    return rc;
+}
+
+void rf_calibration_release(struct rf_calibration *cal)
+{
+    free(cal->points);
+    cal->points = NULL;
+    cal->n_points = 0;
+}
+
+int rf_calibration_write(const struct rf_calibration *cal, const char *name, const char *when,
+                         FILE *f, struct rf_error *err)
+{
+    const struct rf_cluster *c = &cal->fitted;
+    fprintf(f, "-- %s: cluster '%s' calibrated by `refit calibrate` on %s.\n", name, c->name, when);
+    fprintf(f, "-- Fitted to %zu measurement(s) (least squares on relative errors) of run(s)",
+            cal->n_points);
+    for (size_t i = 0; i < cal->n_points; i++)
+        if (i == 0 || cal->points[i].run_id != cal->points[i - 1].run_id)
+            fprintf(f, " %lld", (long long)cal->points[i].run_id);
+    fprintf(f, ";\n-- RMS relative error %.4g before, %.4g after. Fitted:", cal->rms_before,
+            cal->rms_after);
+    for (int p = 0; p < RF_CAL_PARAM_COUNT; p++)
+        if (cal->used[p])
+            fprintf(f, " %s", param_names[p]);
+    fprintf(f, ".\n-- Every other figure is the original's (%s).\n", c->source ? c->source : "?");
+    fprintf(f, "return cluster.system{\n");
+    fprintf(f, "    name = \"%s\",\n", name);
+    fprintf(f, "    nodes = %lld,\n", (long long)c->nodes);
+    fprintf(f, "    gpus_per_node = %lld,\n", (long long)c->gpus_per_node);
+    fprintf(f, "    hbm_gb = %.17g,\n", c->hbm_gb);
+    fprintf(f, "    nvlink = { domain_gpus = %lld, gbps = %.17g, latency_us = %.17g },\n",
+            (long long)c->nvlink.domain_gpus, c->nvlink.gbps, c->nvlink.latency_us);
+    fprintf(f, "    nic = { per_node = %lld, gbps = %.17g, latency_us = %.17g },\n",
+            (long long)c->nic.per_node, c->nic.gbps, c->nic.latency_us);
+    fprintf(f, "    pcie = { gbps = %.17g },\n", c->pcie_gbps);
+    fprintf(f,
+            "    fabric = { nodes_per_leaf = %lld, oversubscription = %.17g,"
+            " switch_latency_us = %.17g, pxn = %s },\n",
+            (long long)c->fabric.nodes_per_leaf, c->fabric.oversubscription,
+            c->fabric.switch_latency_us, c->fabric.pxn ? "true" : "false");
+    fprintf(f, "    calibration = {\n");
+    fprintf(f, "        nvlink_efficiency = %.6g,\n", c->cal.nvlink_efficiency);
+    fprintf(f, "        nic_efficiency = %.6g,\n", c->cal.nic_efficiency);
+    fprintf(f, "        message_latency_us = %.6g,\n", c->cal.message_latency_us);
+    fprintf(f, "        nvl_channels_per_peer = %lld,\n", (long long)c->cal.nvl_channels_per_peer);
+    if (c->cal.net_channels_per_peer > 0)
+        fprintf(f, "        net_channels_per_peer = %lld,\n",
+                (long long)c->cal.net_channels_per_peer);
+    fprintf(f, "        channel_gbps = %.17g,\n", c->cal.channel_gbps);
+    fprintf(f, "        nvl_chunk_kib = %lld,\n", (long long)c->cal.nvl_chunk_kib);
+    fprintf(f, "        net_chunk_kib = %lld,\n", (long long)c->cal.net_chunk_kib);
+    fprintf(f, "        memcpy_gbps = %.17g,\n", c->cal.memcpy_gbps);
+    fprintf(f, "        quant_gbps = %.17g,\n", c->cal.quant_gbps);
+    fprintf(f, "        tensor_overhead_us = %.6g,\n", c->cal.tensor_overhead_us);
+    fprintf(f, "        bucket_overhead_us = %.6g,\n", c->cal.bucket_overhead_us);
+    fprintf(f, "        streams = %lld,\n", (long long)c->cal.streams);
+    fprintf(f, "    },\n}\n");
+    if (ferror(f))
+        return rf_error_set(err, RF_EIO, "writing the calibrated cluster failed");
+    return 0;
+}

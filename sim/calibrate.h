@@ -1,0 +1,59 @@
+/* Calibration: fits a cluster's calibration knobs (efficiencies, fixed costs) to the times
+ * refit-exec measured, by least squares on relative errors, re-simulating each stored run. */
+#ifndef RF_CALIBRATE_H
+#define RF_CALIBRATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "error.h"
+#include "store.h"
+#include "topology.h"
+
+/* The knobs a calibration may fit; only those the data can identify are fitted. */
+enum rf_cal_param {
+    RF_CAL_NVLINK_EFFICIENCY,
+    RF_CAL_NIC_EFFICIENCY,
+    RF_CAL_MESSAGE_LATENCY_US,
+    RF_CAL_TENSOR_OVERHEAD_US,
+    RF_CAL_BUCKET_OVERHEAD_US,
+    RF_CAL_PARAM_COUNT
+};
+
+/* One ok measurement of a run predicted on the cluster. */
+struct rf_cal_point {
+    int64_t run_id, measurement_id;
+    double measured_s;
+    double before_s, after_s; /* predictions with the original and the fitted knobs */
+    int32_t n_rounds;         /* measured rounds used in the fit (0: the total only) */
+};
+
+struct rf_calibration {
+    /* The fitted cluster: a copy of the input whose calibration holds the fitted values;
+     * its strings are the input cluster's (borrowed). */
+    struct rf_cluster fitted;
+    bool used[RF_CAL_PARAM_COUNT]; /* identified by the data, hence fitted */
+    double before[RF_CAL_PARAM_COUNT], after[RF_CAL_PARAM_COUNT];
+    struct rf_cal_point *points;
+    size_t n_points;
+    double rms_before, rms_after;             /* RMS relative error of the total times */
+    double objective_before, objective_after; /* what the fit minimised */
+    int evaluations;                          /* objective evaluations (each simulates every run) */
+};
+
+const char *rf_cal_param_name(enum rf_cal_param p);
+
+/* Fits cluster's calibration to every ok measurement whose run was predicted on a cluster
+ * of that name (prediction.cluster), with the run's stored node count. No usable
+ * measurement is an RF_EINVAL error. Release out with rf_calibration_release. */
+int rf_calibrate(struct rf_store *st, const struct rf_cluster *cluster, struct rf_calibration *out,
+                 struct rf_error *err);
+void rf_calibration_release(struct rf_calibration *cal);
+
+/* Writes the fitted cluster as a cluster file (`return cluster.system{...}`) to f; when is
+ * a timestamp for the header comment. */
+int rf_calibration_write(const struct rf_calibration *cal, const char *name, const char *when,
+                         FILE *f, struct rf_error *err);
+
+#endif
