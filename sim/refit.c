@@ -16,6 +16,7 @@
 #include "auto.h"
 #include "calibrate.h"
 #include "plan.h"
+#include "report.h"
 #include "scenario.h"
 #include "schedule.h"
 #include "simulate.h"
@@ -33,6 +34,7 @@ static const char usage_main[] =
     "  sim SCENARIO    plan, simulate on the scenario's cluster, store the prediction\n"
     "  run STUDY       run a what-if study script (sweeps, tables), storing every run\n"
     "  calibrate       fit a cluster's calibration to the measured replays\n"
+    "  report          write an HTML page of stored runs (tables, gnuplot plots)\n"
     "  models          list the known model architectures\n"
     "\n"
     "`refit <command> --help` describes each command. Models and layouts are read from\n"
@@ -69,6 +71,16 @@ static const char usage_calibrate[] =
     "tensor_overhead_us, bucket_overhead_us). Prints each run's error before and after and\n"
     "writes the calibrated cluster file.\n"
     "  --out FILE     the calibrated cluster file (default NAME-calibrated.lua)\n";
+static const char usage_report[] =
+    "usage: refit report --db FILE [--run ID ...] --html OUT\n"
+    "\n"
+    "Writes one self-contained HTML page (inline CSS and SVG) about the runs of FILE: a table\n"
+    "per run, the strategy comparison, per-link utilisation and per-round timelines of\n"
+    "simulated runs, and predicted against measured times where refit-exec stored\n"
+    "measurements. The plots are drawn by gnuplot (Debian package gnuplot-nox;\n"
+    "$REFIT_GNUPLOT names another binary).\n"
+    "  --run ID       report this run (repeatable; default every run)\n"
+    "  --html OUT     the page to write\n";
 
 static const char usage_models[] =
     "usage: refit models [--json]\n"
@@ -820,6 +832,59 @@ out:
     return rc;
 }
 
+static int cmd_report(int argc, char **argv)
+{
+    static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
+                                         {"run", required_argument, NULL, 'r'},
+                                         {"html", required_argument, NULL, 'o'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    const char *db = NULL, *html = NULL;
+    int64_t *ids = NULL;
+    size_t n_ids = 0;
+    int rc = 2, c;
+    struct rf_error err = {0};
+    if (!(ids = malloc((size_t)argc * sizeof(*ids)))) {
+        fputs("refit: out of memory\n", stderr);
+        return 1;
+    }
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd': db = optarg; break;
+        case 'o': html = optarg; break;
+        case 'r': {
+            char *end;
+            errno = 0;
+            long long id = strtoll(optarg, &end, 10);
+            if (errno || end == optarg || *end || id <= 0) {
+                fprintf(stderr, "refit: --run %s: not a run id\n", optarg);
+                goto out;
+            }
+            ids[n_ids++] = id;
+            break;
+        }
+        case 'h':
+            fputs(usage_report, stdout);
+            rc = 0;
+            goto out;
+        default: fputs(usage_report, stderr); goto out;
+        }
+    }
+    if (optind != argc || !db || !html) {
+        fputs(usage_report, stderr);
+        goto out;
+    }
+    if (rf_report_html(db, ids, n_ids, html, &err) < 0) {
+        rc = fail(&err);
+        goto out;
+    }
+    printf("wrote %s\n", html);
+    rc = 0;
+out:
+    free(ids);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
@@ -838,6 +903,8 @@ int main(int argc, char **argv)
         return cmd_run(argc - 1, argv + 1);
     if (strcmp(argv[1], "calibrate") == 0)
         return cmd_calibrate(argc - 1, argv + 1);
+    if (strcmp(argv[1], "report") == 0)
+        return cmd_report(argc - 1, argv + 1);
     if (strcmp(argv[1], "models") == 0)
         return cmd_models(argc - 1, argv + 1);
     fprintf(stderr, "refit: '%s' is not a command; see refit --help\n", argv[1]);

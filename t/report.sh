@@ -1,0 +1,86 @@
+#!/bin/sh
+# End to end: `refit report` on the database of a `refit sim --compare` run, with a
+# measurement added by hand; the page is checked as text and rendered in headless Chromium.
+. "${SRCDIR:-.}/t/lib.sh"
+db=$tmp/report.db
+html=$tmp/report.html
+scen=$SRCDIR/t/data/sim/qwen3-30b.lua
+# A label that would break the page if any string went in unescaped.
+evil='<i>evil</i> & "quoted" '\''single'\'''
+
+"$REFIT" sim "$scen" --db "$db" --compare --label "$evil" >/dev/null
+ok $? "refit sim --compare builds a database of 5 runs"
+"$REFIT" report --help | grep -q '^usage: refit report --db FILE'
+ok $? "refit report --help prints the usage"
+
+"$REFIT" report --db "$db" --html "$html" >/dev/null
+ok $? "refit report writes the page"
+count() { grep -o "$1" "$2" | wc -l | tr -d ' '; }
+for id in runs comparison run-1 run-5 heatmap-1 heatmap-5 timeline-1 timeline-5; do
+    ok "$(grep -q "id=\"$id\"" "$html"; echo $?)" "the page has section $id"
+done
+is "$(count '<svg' "$html")" 11 "an SVG per plot: comparison, and per run links and rounds"
+is "$(count 'id="predicted-vs-measured"' "$html")" 0 "no predicted-vs-measured without measurements"
+is "$(grep -c '<i>evil' "$html")" 0 "the label never appears unescaped"
+is "$(count '&lt;i&gt;evil&lt;/i&gt; &amp; &quot;quoted&quot; &#39;single&#39;' "$html")" 10 \
+    "it appears escaped in the overview and in every run's table"
+is "$(grep -Eic '<script|<link|<img|<iframe|(src|href)=["'\'']?(https?:)?//' "$html")" 0 \
+    "self-contained: no script and nothing loaded from elsewhere"
+is "$(grep -c '<?xml' "$html")" 0 "the SVGs are inlined without their XML prolog"
+
+# A replay of run 2 as refit-exec would store it, 10% slower than predicted in each round.
+sql "$db" "INSERT INTO measurement (id, run_id, backend, world_size, iters, warmup, seconds,
+           status) SELECT 1, 2, 'mpi', 4, 3, 1, seconds * 1.1, 'ok' FROM prediction
+           WHERE run_id = 2;
+           INSERT INTO measured_round SELECT 1, round, (finish_seconds - start_seconds) * 1.1
+           FROM predicted_round WHERE run_id = 2;"
+ok $? "a measurement of run 2 is stored"
+"$REFIT" report --db "$db" --html "$html" >/dev/null
+ok $? "refit report with a measurement"
+ok "$(grep -q 'id="predicted-vs-measured"' "$html" && grep -q 'id="measured-plot"' "$html"
+      echo $?)" "the page has the predicted-vs-measured plot"
+is "$(count '<svg' "$html")" 12 "and one SVG more"
+ok "$(grep -q '<th>measured / predicted</th><td class="n">1.100</td>' "$html"; echo $?)" \
+    "run 2's table shows measured over predicted"
+ok "$(grep -A 3 'id="timeline-2"' "$html" | grep -q . &&
+      grep -q 'measured rounds (orange)' "$html"; echo $?)" "run 2's timeline overlays measured rounds"
+
+"$REFIT" report --db "$db" --run 2 --run 3 --html "$tmp/two.html" >/dev/null
+ok $? "refit report --run 2 --run 3"
+is "$(grep -o 'class="run" id="run-[0-9]*"' "$tmp/two.html" | tr '\n' ' ')" \
+    'class="run" id="run-2" class="run" id="run-3" ' "only the runs asked for"
+is "$(count '<svg' "$tmp/two.html")" 6 "comparison, measured, and two plots per run"
+
+"$REFIT" report --db "$db" --run 99 --html "$tmp/none.html" 2>"$tmp/err"
+ok "$(test $? -ne 0 && grep -q 'no run 99' "$tmp/err"; echo $?)" "an unknown run is refused"
+REFIT_GNUPLOT=/nonexistent/gnuplot "$REFIT" report --db "$db" --html "$tmp/none.html" \
+    2>"$tmp/err"
+ok "$(test $? -ne 0 && grep -q 'gnuplot-nox' "$tmp/err"; echo $?)" \
+    "without gnuplot it fails and names the package"
+ok "$(test ! -e "$tmp/none.html" && test ! -e "$tmp/none.html.partial"; echo $?)" \
+    "and leaves no page behind"
+"$REFIT" report --db "$tmp/absent.db" --html "$tmp/none.html" 2>/dev/null
+ok "$(test $? -ne 0 && test ! -e "$tmp/absent.db"; echo $?)" \
+    "a missing database is an error, not a new file"
+
+# Rendered by a real browser: the DOM after loading holds every plot, and nothing failed.
+chromium=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$chromium" ]; then
+    for i in 1 2 3; do
+        n=$((n + 1))
+        echo "ok $n # SKIP chromium is not installed (Debian package chromium)"
+    done
+else
+    run_chromium() {
+        HOME=$tmp timeout 60 "$chromium" --headless --no-sandbox --disable-gpu \
+            --user-data-dir="$tmp/chromium" --enable-logging=stderr --v=0 "$@" \
+            "file://$html" 2>>"$tmp/chromium.log"
+    }
+    run_chromium --dump-dom >"$tmp/dom.html"
+    ok $? "headless Chromium loads the page"
+    is "$(count '<svg' "$tmp/dom.html")" 12 "every plot is in the rendered DOM"
+    run_chromium --window-size=1200,4000 --screenshot="$tmp/page.png" >/dev/null
+    ok "$(test -s "$tmp/page.png" && ! grep -Eq 'CONSOLE|Uncaught|Failed to load' \
+          "$tmp/chromium.log"; echo $?)" "it renders without console or load errors"
+fi
+done_testing
