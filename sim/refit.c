@@ -254,6 +254,57 @@ static int plan_scenario(struct rf_lua *L, const struct rf_scenario_src *src, co
     return rf_schedule(plan, &(struct rf_schedule_opts){.staging_bytes = sc->staging_bytes}, err);
 }
 
+/* One run of a scenario as every command makes it: plan (and, for sim, predict), store in
+ * one transaction. Owns everything it built until refit_run_release. */
+struct refit_run {
+    struct rf_scenario sc;
+    struct rf_plan plan;
+    struct rf_topology topo, alt_topo;
+    struct rf_cluster alt_cluster; /* PXN flipped for auto; shares sc.cluster's strings */
+    struct rf_prediction pred;
+    struct rf_auto_choice choice;
+    const struct rf_topology *used; /* the topology the prediction was made on */
+    int64_t id;
+    double plan_seconds, seconds;
+};
+
+static int run_scenario(struct rf_lua *L, struct rf_store *st, const struct rf_scenario_src *src,
+                        const char *strategy, const char *label, bool simulate, struct refit_run *r,
+                        struct rf_error *err)
+{
+    double t0 = now();
+    int rc = plan_scenario(L, src, strategy, &r->sc, &r->topo, &r->alt_cluster, &r->alt_topo,
+                           &r->plan, &r->pred, &r->choice, err);
+    r->plan_seconds = now() - t0;
+    r->used = r->choice.topo ? r->choice.topo : &r->topo;
+    if (rc == 0 && simulate && r->pred.n_links == 0)
+        rc = rf_simulate(&r->plan, &r->sc.train, &r->sc.infer, &r->topo, &r->pred, err);
+    if (rc == 0) {
+        struct rf_run_info info = {.label = label,
+                                   .scenario = r->sc.source,
+                                   .model = r->sc.model.name,
+                                   .cluster_system = r->sc.cluster_system,
+                                   .cluster_nodes = r->sc.cluster_nodes,
+                                   .train = &r->sc.train,
+                                   .infer = &r->sc.infer,
+                                   .plan_seconds = r->plan_seconds,
+                                   .prediction = r->pred.n_links ? &r->pred : NULL,
+                                   .topo = r->used};
+        rc = rf_store_save_plan(st, &info, &r->plan, &r->id, err);
+    }
+    r->seconds = now() - t0;
+    return rc;
+}
+
+static void refit_run_release(struct refit_run *r)
+{
+    rf_prediction_release(&r->pred);
+    rf_topology_release(&r->alt_topo);
+    rf_topology_release(&r->topo);
+    rf_plan_release(&r->plan);
+    rf_scenario_release(&r->sc);
+}
+
 static int cmd_plan(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -281,14 +332,8 @@ static int cmd_plan(int argc, char **argv)
     char dir[PATH_MAX];
     struct rf_error err = {0};
     struct rf_lua *L = NULL;
-    struct rf_scenario sc = {0};
-    struct rf_plan plan = {0};
-    struct rf_topology topo = {0}, alt_topo = {0};
-    struct rf_cluster alt_cluster = {0};
-    struct rf_prediction pred = {0};
-    struct rf_auto_choice choice = {0};
+    struct refit_run r = {0};
     struct rf_store st = {0};
-    int64_t run = 0;
     int rc = 1;
     enum rf_strategy override;
 
@@ -300,41 +345,20 @@ static int cmd_plan(int argc, char **argv)
         return 2;
     }
     models_dir(dir, sizeof(dir));
-    double t0 = now();
-    if (rf_lua_open(&L, dir, &err) < 0 ||
-        plan_scenario(L, &(struct rf_scenario_src){.path = argv[optind]}, strategy, &sc, &topo,
-                      &alt_cluster, &alt_topo, &plan, &pred, &choice, &err) < 0) {
+    if (rf_lua_open(&L, dir, &err) < 0 || rf_store_open(&st, db, &err) < 0 ||
+        run_scenario(L, &st, &(struct rf_scenario_src){.path = argv[optind]}, strategy, label,
+                     false, &r, &err) < 0) {
         rc = fail(&err);
         goto out;
     }
-    double planned = now() - t0;
-    struct rf_run_info info = {.label = label,
-                               .scenario = sc.source,
-                               .model = sc.model.name,
-                               .cluster_system = sc.cluster_system,
-                               .cluster_nodes = sc.cluster_nodes,
-                               .train = &sc.train,
-                               .infer = &sc.infer,
-                               .plan_seconds = planned,
-                               .prediction = pred.n_links ? &pred : NULL,
-                               .topo = choice.topo ? choice.topo : &topo};
-    if (rf_store_open(&st, db, &err) < 0 || rf_store_save_plan(&st, &info, &plan, &run, &err) < 0) {
-        rc = fail(&err);
-        goto out;
-    }
-    double total = now() - t0;
     if (json)
-        print_plan_json(&sc, &plan, run, planned, total - planned);
+        print_plan_json(&r.sc, &r.plan, r.id, r.plan_seconds, r.seconds - r.plan_seconds);
     else
-        print_plan(&sc, &plan, run, db, total);
+        print_plan(&r.sc, &r.plan, r.id, db, r.seconds);
     rc = 0;
 out:
     rf_store_close(&st);
-    rf_prediction_release(&pred);
-    rf_topology_release(&alt_topo);
-    rf_topology_release(&topo);
-    rf_plan_release(&plan);
-    rf_scenario_release(&sc);
+    refit_run_release(&r);
     rf_lua_close(L);
     return rc;
 }
@@ -430,56 +454,25 @@ static int cmd_sim(int argc, char **argv)
     if (!json)
         sim_header();
     for (int i = 0; i < n; i++) {
-        struct rf_scenario sc = {0};
-        struct rf_plan plan = {0};
-        struct rf_topology topo = {0};
-        struct rf_prediction pred = {0};
-        struct rf_auto_choice choice = {0};
-        int64_t run = 0;
-        double t0 = now();
-        struct rf_cluster alt_cluster = {0};
-        struct rf_topology alt_topo = {0};
-        int r = plan_scenario(L, &(struct rf_scenario_src){.path = argv[optind]}, all[i], &sc,
-                              &topo, &alt_cluster, &alt_topo, &plan, &pred, &choice, &err);
-        double planned = now() - t0;
-        if (r == 0 && pred.n_links == 0)
-            r = rf_simulate(&plan, &sc.train, &sc.infer, &topo, &pred, &err);
-        const struct rf_topology *used = choice.topo ? choice.topo : &topo;
-        if (r == 0) {
-            struct rf_run_info info = {.label = label,
-                                       .scenario = sc.source,
-                                       .model = sc.model.name,
-                                       .cluster_system = sc.cluster_system,
-                                       .cluster_nodes = sc.cluster_nodes,
-                                       .train = &sc.train,
-                                       .infer = &sc.infer,
-                                       .plan_seconds = planned,
-                                       .prediction = &pred,
-                                       .topo = used};
-            r = rf_store_save_plan(&st, &info, &plan, &run, &err);
-        }
-        if (r == 0) {
-            if (json) {
-                json_t *o = sim_json(&sc, &plan, used, &pred, run);
-                json_object_set_new(o, "peak_rss_bytes", json_integer(peak_rss()));
-                if (plan.strategy == RF_STRAT_AUTO) {
-                    json_object_set_new(o, "auto_choice", json_string(choice.description));
-                    json_object_set_new(o, "auto_evaluated", json_integer(choice.evaluated));
-                }
-                json_array_append_new(list, o);
-            } else {
-                sim_row(&plan, used, &pred);
-                if (plan.strategy == RF_STRAT_AUTO)
-                    printf("%-12s %s (%d plans predicted, %d pruned)\n", "", choice.description,
-                           choice.evaluated, choice.pruned);
+        struct refit_run r = {0};
+        int x = run_scenario(L, &st, &(struct rf_scenario_src){.path = argv[optind]}, all[i], label,
+                             true, &r, &err);
+        if (x == 0 && json) {
+            json_t *o = sim_json(&r.sc, &r.plan, r.used, &r.pred, r.id);
+            json_object_set_new(o, "peak_rss_bytes", json_integer(peak_rss()));
+            if (r.plan.strategy == RF_STRAT_AUTO) {
+                json_object_set_new(o, "auto_choice", json_string(r.choice.description));
+                json_object_set_new(o, "auto_evaluated", json_integer(r.choice.evaluated));
             }
+            json_array_append_new(list, o);
+        } else if (x == 0) {
+            sim_row(&r.plan, r.used, &r.pred);
+            if (r.plan.strategy == RF_STRAT_AUTO)
+                printf("%-12s %s (%d plans predicted, %d pruned)\n", "", r.choice.description,
+                       r.choice.evaluated, r.choice.pruned);
         }
-        rf_prediction_release(&pred);
-        rf_topology_release(&alt_topo);
-        rf_topology_release(&topo);
-        rf_plan_release(&plan);
-        rf_scenario_release(&sc);
-        if (r < 0) {
+        refit_run_release(&r);
+        if (x < 0) {
             rc = fail(&err);
             goto out;
         }
@@ -525,71 +518,45 @@ static int study_run_one(void *ctx, const struct rf_scenario_src *src, const cha
                          struct rf_error *err)
 {
     struct study_ctx *c = ctx;
-    struct rf_scenario sc = {0};
-    struct rf_plan plan = {0};
-    struct rf_topology topo = {0}, alt_topo = {0};
-    struct rf_cluster alt_cluster = {0};
-    struct rf_prediction pred = {0};
-    struct rf_auto_choice choice = {0};
-    int64_t run = 0;
-    double t0 = now();
-    int rc = plan_scenario(c->L, src, strategy, &sc, &topo, &alt_cluster, &alt_topo, &plan, &pred,
-                           &choice, err);
-    double planned = now() - t0;
-    const struct rf_topology *used = choice.topo ? choice.topo : &topo;
-    if (rc == 0 && simulate && pred.n_links == 0)
-        rc = rf_simulate(&plan, &sc.train, &sc.infer, &topo, &pred, err);
+    struct refit_run r = {0};
+    int rc = run_scenario(c->L, c->st, src, strategy, label, simulate, &r, err);
     if (rc == 0) {
-        struct rf_run_info info = {.label = label,
-                                   .scenario = sc.source,
-                                   .model = sc.model.name,
-                                   .cluster_system = sc.cluster_system,
-                                   .cluster_nodes = sc.cluster_nodes,
-                                   .train = &sc.train,
-                                   .infer = &sc.infer,
-                                   .plan_seconds = planned,
-                                   .prediction = pred.n_links ? &pred : NULL,
-                                   .topo = used};
-        rc = rf_store_save_plan(c->st, &info, &plan, &run, err);
-    }
-    if (rc == 0) {
-        out->run_id = run;
-        copy_str(out->model, sizeof(out->model), sc.model.name);
-        copy_str(out->cluster, sizeof(out->cluster), sc.cluster.name);
-        copy_str(out->strategy, sizeof(out->strategy), rf_strategy_name(plan.strategy));
-        copy_str(out->infer_dtype, sizeof(out->infer_dtype), rf_dtype_name(sc.infer.dtype));
-        rf_side_describe(&sc.train, out->train_layout, sizeof(out->train_layout));
-        rf_side_describe(&sc.infer, out->infer_layout, sizeof(out->infer_layout));
-        out->train_gpus = sc.train.gpus;
-        out->infer_gpus = sc.infer.gpus;
-        out->model_params = plan.model_params;
-        out->model_bytes = plan.model_bytes;
-        out->payload_bytes = plan.total.payload_bytes;
-        out->moved_bytes = plan.total.moved_bytes;
-        out->logical_bytes = plan.total.logical_bytes;
-        out->transfers = plan.total.transfers;
-        out->rounds = plan.n_rounds;
-        if (pred.n_links) {
-            out->predicted_s = pred.predicted_s;
-            out->lower_bound_s = pred.lower_bound_s;
-            out->fabric_bytes = pred.fabric_bytes;
-            out->nvlink_bytes = pred.nvlink_bytes;
-            if (pred.bottleneck >= 0)
-                rf_link_describe(used, (size_t)pred.bottleneck, out->bottleneck,
+        const struct rf_scenario *sc = &r.sc;
+        const struct rf_plan *plan = &r.plan;
+        out->run_id = r.id;
+        copy_str(out->model, sizeof(out->model), sc->model.name);
+        copy_str(out->cluster, sizeof(out->cluster), sc->cluster.name);
+        copy_str(out->strategy, sizeof(out->strategy), rf_strategy_name(plan->strategy));
+        copy_str(out->infer_dtype, sizeof(out->infer_dtype), rf_dtype_name(sc->infer.dtype));
+        rf_side_describe(&sc->train, out->train_layout, sizeof(out->train_layout));
+        rf_side_describe(&sc->infer, out->infer_layout, sizeof(out->infer_layout));
+        out->train_gpus = sc->train.gpus;
+        out->infer_gpus = sc->infer.gpus;
+        out->model_params = plan->model_params;
+        out->model_bytes = plan->model_bytes;
+        out->payload_bytes = plan->total.payload_bytes;
+        out->moved_bytes = plan->total.moved_bytes;
+        out->logical_bytes = plan->total.logical_bytes;
+        out->transfers = plan->total.transfers;
+        out->rounds = plan->n_rounds;
+        if (r.pred.n_links) {
+            out->predicted_s = r.pred.predicted_s;
+            out->lower_bound_s = r.pred.lower_bound_s;
+            out->fabric_bytes = r.pred.fabric_bytes;
+            out->nvlink_bytes = r.pred.nvlink_bytes;
+            if (r.pred.bottleneck >= 0)
+                rf_link_describe(r.used, (size_t)r.pred.bottleneck, out->bottleneck,
                                  sizeof(out->bottleneck));
         }
-        copy_str(out->auto_choice, sizeof(out->auto_choice), choice.description);
+        copy_str(out->auto_choice, sizeof(out->auto_choice), r.choice.description);
         c->runs++;
         if (c->tty)
             fprintf(stderr, "refit run: run %lld (%d so far): %s %s on %s%s%.3f s\n",
-                    (long long)run, c->runs, out->model, out->strategy, out->cluster,
-                    pred.n_links ? ", predicted " : "", pred.n_links ? pred.predicted_s : 0.0);
+                    (long long)r.id, c->runs, out->model, out->strategy, out->cluster,
+                    r.pred.n_links ? ", predicted " : "",
+                    r.pred.n_links ? r.pred.predicted_s : 0.0);
     }
-    rf_prediction_release(&pred);
-    rf_topology_release(&alt_topo);
-    rf_topology_release(&topo);
-    rf_plan_release(&plan);
-    rf_scenario_release(&sc);
+    refit_run_release(&r);
     return rc;
 }
 
