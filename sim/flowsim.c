@@ -101,6 +101,10 @@ struct smem {
 struct hent;
 
 struct rf_flowsim {
+    /* The completion heap is compacted (stale entries dropped) past this size; after each
+     * compaction it becomes twice what survived, so compaction stays amortised O(1) even
+     * when re-rated classes keep their key and their old entries stay live. */
+    size_t cheap_limit;
     /* Completions within tolerance x (time since the latest group start) of the earliest
      * are one event: the error stays relative to a round, not to the whole run. */
     double tolerance;
@@ -668,12 +672,13 @@ static bool cheap_live(const struct rf_flowsim *fs, struct hent e)
 /* Schedules class c's completion at its key. The old entry, if any, goes stale. */
 static int cheap_push(struct rf_flowsim *fs, int32_t c)
 {
-    if (fs->n_cheap > 2 * fs->n_live + 1024) {
+    if (fs->n_cheap > fs->cheap_limit && fs->n_cheap > 2 * fs->n_live + 1024) {
         size_t n = 0;
         for (size_t i = 0; i < fs->n_cheap; i++)
             if (cheap_live(fs, fs->cheap[i]))
                 fs->cheap[n++] = fs->cheap[i];
         fs->n_cheap = n;
+        fs->cheap_limit = 2 * n + 1024;
         heapify(fs->cheap, n);
     }
     if (!GROW(fs->cheap, fs->cap_cheap, fs->n_cheap + 1))
@@ -1203,6 +1208,7 @@ int rf_flowsim_run(struct rf_flowsim *fs, struct rf_error *err)
     free_run(fs);
     memset(&fs->stats, 0, sizeof(fs->stats));
     fs->last_start = 0;
+    fs->cheap_limit = 0;
     for (size_t l = 0; l < fs->n_links; l++) {
         struct link *L = &fs->links[l];
         L->load = L->since = L->bytes = L->busy = 0;
