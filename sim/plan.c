@@ -533,18 +533,13 @@ static int plan_cells(struct planner *p, int32_t ti, size_t elem_size, uint8_t p
                 int64_t bytes = rf_box_numel(&piece, t->ndim) * (int64_t)elem_size;
                 if ((rc = push_box(p, ti, &piece)) < 0)
                     return rc;
-                if (hier)
-                    rc = assign_hierarchical(p, (int32_t)(p->plan->n_boxes - 1),
-                                             p->src.holders + p->src.hstart[ci],
-                                             p->src.hstart[ci + 1] - p->src.hstart[ci],
-                                             p->dst.holders + p->dst.hstart[di],
-                                             p->dst.hstart[di + 1] - p->dst.hstart[di], bytes);
-                else
-                    rc = assign(
-                        p, (int32_t)(p->plan->n_boxes - 1), p->src.holders + p->src.hstart[ci],
-                        p->src.hstart[ci + 1] - p->src.hstart[ci],
-                        p->dst.holders + p->dst.hstart[di],
-                        p->dst.hstart[di + 1] - p->dst.hstart[di], phase, bytes, count_logical);
+                int32_t box = (int32_t)(p->plan->n_boxes - 1);
+                const int32_t *h = p->src.holders + p->src.hstart[ci];
+                const int32_t *d = p->dst.holders + p->dst.hstart[di];
+                size_t nh = p->src.hstart[ci + 1] - p->src.hstart[ci];
+                size_t nd = p->dst.hstart[di + 1] - p->dst.hstart[di];
+                rc = hier ? assign_hierarchical(p, box, h, nh, d, nd, bytes)
+                          : assign(p, box, h, nh, d, nd, phase, bytes, count_logical);
                 if (rc < 0)
                     return rc;
             }

@@ -85,15 +85,10 @@ int rf_lower_bound(const struct rf_plan *plan, const struct rf_side *train,
         goto out;
     /* Every byte a GPU receives crosses its NVLink ingress or its NIC (GPUDirect). */
     for (size_t g = 0; g < n_gpus; g++) {
-        struct rf_route r;
         double in = topo->links[rf_topology_link(topo, RF_LINK_NVL_IN, (int64_t)g)].capacity;
-        int64_t other = (int64_t)g + c->nvlink.domain_gpus < topo->gpus
-                            ? (int64_t)g + c->nvlink.domain_gpus
-                            : (int64_t)g - c->nvlink.domain_gpus;
-        if (other >= 0 && other < topo->gpus) {
-            rf_topology_route(topo, other, (int64_t)g, &r);
-            in += topo->links[r.link[r.n - 1]].capacity;
-        }
+        int64_t nic = rf_topology_nic(topo, (int64_t)g);
+        if (nic >= 0)
+            in += topo->links[rf_topology_link(topo, RF_LINK_NIC_IN, nic)].capacity;
         if (gpu_need[g] > 0 && (double)gpu_need[g] / in > *bound)
             *bound = (double)gpu_need[g] / in;
     }
