@@ -1,6 +1,7 @@
-/* The auto strategy: refit's own plan. It predicts candidate mixes of per-tensor strategies
- * and source choices and keeps the fastest, so it never predicts slower than the best of
- * the named strategies it includes. */
+/* The auto strategy: refit's own plan. It bounds candidate mixes of per-tensor strategies,
+ * source choices and PXN, predicts the most promising ones in full, and keeps the fastest;
+ * it never predicts slower than any named strategy, which it predicts whenever their bound
+ * does not already rule them out. */
 #ifndef RF_AUTO_H
 #define RF_AUTO_H
 
@@ -12,23 +13,40 @@ struct rf_auto_input {
     struct rf_side *train, *infer;
     const struct rf_topology *topo;
     int64_t staging_bytes;
+    /* How `refit sim --strategy S` chooses sources on this scenario: the named strategies
+     * auto must not lose to are planned this way. */
+    enum rf_sources sources;
     /* The scenario's hybrid split (its policy), tried as one candidate; may be NULL. */
     const enum rf_strategy *hybrid;
     /* The same cluster with NCCL's PXN flipped (NULL: not tried). */
     const struct rf_topology *alt_topo;
+    /* Worker threads for independent candidates; 0: the online CPUs, at most 2 (each
+     * prediction holds its flows: about 1.4 GB for Kimi K3 at 6144 GPUs). */
+    int threads;
 };
+
+/* One candidate as the search saw it, for the run's record. */
+struct rf_auto_candidate {
+    char description[160]; /* strategy per role, sources, PXN */
+    double bound_s;        /* rf_simulate_bound on its cluster */
+    double estimate_s;     /* its estimate, which ranks the candidates */
+    double predicted_s;    /* NAN when the bound ruled it out or ranked it too low */
+    int same_as;           /* index of an earlier candidate with the very same plan, or -1 */
+};
+
+#define RF_AUTO_MAX_CANDIDATES 48
 
 struct rf_auto_choice {
-    int evaluated;                  /* plans predicted */
-    int pruned;                     /* plans skipped: their busiest link alone was slower */
+    int evaluated;                  /* distinct plans predicted in full (per cluster) */
+    int pruned;                     /* distinct plans only bounded */
     char description[512];          /* what won, per role */
     const struct rf_topology *topo; /* the winner's: in->topo or in->alt_topo */
+    int n_candidates;
+    struct rf_auto_candidate candidates[2 * RF_AUTO_MAX_CANDIDATES]; /* per cluster */
 };
 
-/* Fills plan (scheduled, strategy RF_STRAT_AUTO) and its prediction with the best candidate:
- * every named strategy with balanced and local sources, then a greedy pass that moves each
- * role (largest first) to the strategy that lowers the prediction most, then the winner
- * with PXN flipped (NCCL_PXN_DISABLE), when alt_topo is given. */
+/* Fills plan (scheduled, strategy RF_STRAT_AUTO) and its prediction with the best candidate
+ * (see auto.c for the search). */
 int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_prediction *pred,
             struct rf_auto_choice *choice, struct rf_error *err);
 

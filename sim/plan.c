@@ -40,6 +40,10 @@ struct gpu_load {
     int32_t gpu;
 };
 
+struct place {
+    int32_t domain, nic, rail, leaf; /* nic, rail and leaf -1 without NICs */
+};
+
 struct planner {
     struct rf_plan *plan;
     struct rf_error *err;
@@ -47,6 +51,9 @@ struct planner {
     enum rf_sources sources;
     int64_t *load;     /* bytes each GPU has been chosen to send so far */
     int64_t *nic_load; /* the same per NIC, for local source choice */
+    /* Where each GPU sits, looked up once: local source choice compares every holder with
+     * every destination, and the divisions behind rf_topology_nic/leaf dominated it. */
+    struct place *place;
     int32_t (*pairs)[2];
     size_t cap_pairs;
     struct cells src, dst;
@@ -301,15 +308,13 @@ static int cmp_load(const void *a, const void *b)
 
 /* How far a holder is from a destination: 0 same NVLink domain, 1 same rail and leaf
  * (one switch), 2 same rail (spine, but no cross-rail hop), 3 anywhere. */
-static int tier(const struct rf_topology *t, int32_t h, int32_t d)
+static int tier(const struct place *h, const struct place *d)
 {
-    if (rf_topology_domain(t, h) == rf_topology_domain(t, d))
+    if (h->domain == d->domain)
         return 0;
-    int64_t hn = rf_topology_nic(t, h), dn = rf_topology_nic(t, d);
-    int64_t rails = t->cluster->nic.per_node;
-    if (hn % rails != dn % rails)
+    if (h->rail != d->rail)
         return 3;
-    return rf_topology_leaf(t, hn) == rf_topology_leaf(t, dn) ? 1 : 2;
+    return h->leaf == d->leaf ? 1 : 2;
 }
 
 static int cmp_pair(const void *a, const void *b)
@@ -327,7 +332,7 @@ static int assign_local(struct planner *p, int32_t box, const int32_t *h, size_t
                         const int32_t *dsts, size_t nd, uint8_t phase, int64_t bytes,
                         bool count_logical)
 {
-    const struct rf_topology *t = p->topo;
+    const struct place *pl = p->place;
     int rc;
     GROW(p->pairs, 0, p->cap_pairs, nd);
     for (size_t i = 0; i < nd; i++) {
@@ -335,8 +340,8 @@ static int assign_local(struct planner *p, int32_t box, const int32_t *h, size_t
         int best_tier = 4;
         int64_t best_load = INT64_MAX;
         for (size_t k = 0; k < nh; k++) {
-            int tr = tier(t, h[k], dsts[i]);
-            int64_t nic = tr == 0 ? -1 : rf_topology_nic(t, h[k]);
+            int tr = tier(&pl[h[k]], &pl[dsts[i]]);
+            int32_t nic = tr == 0 ? -1 : pl[h[k]].nic;
             int64_t ld = nic < 0 ? p->load[h[k]] : p->nic_load[nic];
             if (tr < best_tier || (tr == best_tier && ld < best_load)) {
                 best = h[k];
@@ -345,8 +350,8 @@ static int assign_local(struct planner *p, int32_t box, const int32_t *h, size_t
             }
         }
         p->load[best] += bytes;
-        if (best_tier > 0 && rf_topology_nic(t, best) >= 0)
-            p->nic_load[rf_topology_nic(t, best)] += bytes;
+        if (best_tier > 0 && pl[best].nic >= 0)
+            p->nic_load[pl[best].nic] += bytes;
         p->pairs[i][0] = best;
         p->pairs[i][1] = dsts[i];
     }
@@ -814,6 +819,21 @@ int rf_plan_build(struct rf_plan *plan, const struct rf_model *model, struct rf_
         rc = rf_error_set(err, RF_ENOMEM, "out of memory");
         goto out;
     }
+    if (p.topo) {
+        const struct rf_topology *t = p.topo;
+        if (!(p.place = malloc((size_t)t->gpus * sizeof(*p.place)))) {
+            rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+            goto out;
+        }
+        for (int64_t g = 0; g < t->gpus; g++) {
+            int64_t nic = rf_topology_nic(t, g);
+            p.place[g] = (struct place){
+                .domain = (int32_t)rf_topology_domain(t, g),
+                .nic = (int32_t)nic,
+                .rail = nic < 0 ? -1 : (int32_t)(nic % t->cluster->nic.per_node),
+                .leaf = nic < 0 ? -1 : (int32_t)rf_topology_leaf(t, nic)};
+        }
+    }
     if ((rc = plan_tensors(&p, model, infer, strategy, tensor_strategy)) < 0)
         goto out;
 
@@ -843,6 +863,7 @@ out:
     free(p.order);
     free(p.load);
     free(p.nic_load);
+    free(p.place);
     free(p.pairs);
     if (rc < 0)
         rf_plan_release(plan);

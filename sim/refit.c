@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,6 +243,7 @@ static int plan_scenario(struct rf_lua *L, const struct rf_scenario_src *src, co
                                    .infer = &sc->infer,
                                    .topo = topo,
                                    .staging_bytes = sc->staging_bytes,
+                                   .sources = sc->sources,
                                    .hybrid = hy.tensor_strategy};
         rc = rf_auto(&in, plan, pred, choice, err);
         rf_scenario_release(&hy);
@@ -463,13 +465,26 @@ static int cmd_sim(int argc, char **argv)
             if (r.plan.strategy == RF_STRAT_AUTO) {
                 json_object_set_new(o, "auto_choice", json_string(r.choice.description));
                 json_object_set_new(o, "auto_evaluated", json_integer(r.choice.evaluated));
+                json_t *cands = json_array();
+                for (int k = 0; k < r.choice.n_candidates; k++) {
+                    const struct rf_auto_candidate *ac = &r.choice.candidates[k];
+                    json_t *e = json_pack("{s:s, s:f, s:f}", "candidate", ac->description,
+                                          "bound_s", ac->bound_s, "estimate_s", ac->estimate_s);
+                    json_object_set_new(e, "predicted_s", isnan(ac->predicted_s)
+                                                              ? json_null()
+                                                              : json_real(ac->predicted_s));
+                    if (ac->same_as >= 0)
+                        json_object_set_new(e, "same_plan_as", json_integer(ac->same_as));
+                    json_array_append_new(cands, e);
+                }
+                json_object_set_new(o, "auto_candidates", cands);
             }
             json_array_append_new(list, o);
         } else if (x == 0) {
             sim_row(&r.plan, r.used, &r.pred);
             if (r.plan.strategy == RF_STRAT_AUTO)
-                printf("%-12s %s (%d plans predicted, %d pruned)\n", "", r.choice.description,
-                       r.choice.evaluated, r.choice.pruned);
+                printf("%-12s %s (%d candidates predicted, %d only bounded)\n", "",
+                       r.choice.description, r.choice.evaluated, r.choice.pruned);
         }
         refit_run_release(&r);
         if (x < 0) {

@@ -111,28 +111,50 @@ out:
     return rc;
 }
 
-double rf_plan_link_bound(const struct rf_plan *plan, const struct rf_topology *topo)
+void rf_plan_role_loads(const struct rf_plan *plan, const struct rf_topology *topo, double *loads)
 {
-    double *bytes = calloc(topo->n_links, sizeof(double));
-    double worst = 0;
-    if (!bytes)
-        return 0; /* no bound is a valid bound */
+    size_t nl = topo->n_links;
     for (size_t i = 0; i < plan->n_transfers; i++) {
         const struct rf_transfer *t = &plan->transfers[i];
+        double *row = loads + (size_t)plan->tensors[plan->boxes[t->box].tensor].role * nl;
         for (int32_t k = 0; k < t->dst_count; k++) {
             int32_t d = t->dst + k * t->dst_stride;
             struct rf_route r;
-            if (d == t->src || t->src >= topo->gpus || d >= topo->gpus)
+            if (d == t->src)
                 continue;
             rf_topology_route(topo, t->src, d, &r);
             for (int h = 0; h < r.n; h++)
-                bytes[r.link[h]] += (double)t->bytes;
+                row[r.link[h]] += (double)t->bytes;
         }
     }
-    for (size_t l = 0; l < topo->n_links; l++)
-        if (bytes[l] / topo->links[l].capacity > worst)
-            worst = bytes[l] / topo->links[l].capacity;
-    free(bytes);
+    /* A broadcast chain carries the whole tensor over every hop, as round_chain routes it. */
+    for (size_t i = 0; i < plan->n_collectives; i++) {
+        const struct rf_collective *c = &plan->collectives[i];
+        double *row = loads + (size_t)plan->tensors[c->tensor].role * nl;
+        int32_t prev = c->root;
+        for (int32_t k = 0; k < c->gpu_count; k++) {
+            int32_t g = c->first_gpu + k * c->gpu_stride;
+            struct rf_route r;
+            if (g == c->root)
+                continue;
+            rf_topology_route(topo, prev, g, &r);
+            for (int h = 0; h < r.n; h++)
+                row[r.link[h]] += (double)c->bytes;
+            prev = g;
+        }
+    }
+}
+
+double rf_role_loads_bound(const struct rf_topology *topo, const double *const *role_loads)
+{
+    double worst = 0;
+    for (size_t l = 0; l < topo->n_links; l++) {
+        double b = 0;
+        for (int r = 0; r < RF_ROLE_COUNT; r++)
+            b += role_loads[r][l];
+        if (b / topo->links[l].capacity > worst)
+            worst = b / topo->links[l].capacity;
+    }
     return worst;
 }
 
@@ -199,6 +221,24 @@ struct sim {
     int32_t (*edges)[2];
     size_t n_edges, cap_edges;
     struct rf_prediction *out;
+    /* Bound mode (rf_simulate_bound): flows are not simulated; each round's link loads and
+     * slowest lone flow give a least duration per round, and whole-run loads a link bound. */
+    bool bound_only;
+    double *round_load, *total_load, *round_dur;
+    int32_t *touched;
+    size_t n_touched;
+    struct msg *msg_tmp; /* scratch of sort_msgs */
+    size_t cap_tmp;
+    size_t *count;
+    double round_flow; /* the round's slowest flow alone: latency + bytes / its best rate */
+    double *round_alone; /* each round's round_flow */
+    /* Each round's link loads, for the estimate: entries [lstart[r], lstart[r + 1]). */
+    struct lload {
+        int32_t link;
+        float seconds; /* the round's bytes on the link at full rate */
+    } * lloads;
+    size_t n_lloads, cap_lloads;
+    size_t *lstart;
 };
 
 static int grow(void **p, size_t *cap, size_t need, size_t size, struct rf_error *err)
@@ -228,6 +268,23 @@ static int add_flow(struct sim *s, const int32_t *full, int n_full, double bytes
             path[n++] = full[i];
         else
             s->extra_bytes[full[i]] += bytes;
+    }
+    if (s->bound_only) {
+        const struct rf_topology *t = s->topo;
+        double best = cap > 0 ? cap : INFINITY;
+        for (int i = 0; i < n; i++) {
+            if (s->round_load[path[i]] == 0 && bytes > 0)
+                s->touched[s->n_touched++] = path[i];
+            s->round_load[path[i]] += bytes;
+            s->total_load[path[i]] += bytes;
+            if (t->links[path[i]].capacity < best)
+                best = t->links[path[i]].capacity;
+        }
+        double alone = latency + (bytes > 0 && best < INFINITY ? bytes / best : 0);
+        if (alone > s->round_flow)
+            s->round_flow = alone;
+        s->out->phase_bytes[phase] += (int64_t)bytes;
+        return 0;
     }
     if ((rc = grow((void **)&s->flow_phase, &c1, s->n_flows + 1, 1, s->err)) < 0 ||
         (rc = grow((void **)&s->flow_group, &c2, s->n_flows + 1, sizeof(int32_t), s->err)) < 0)
@@ -259,14 +316,57 @@ static int add_edge(struct sim *s, int32_t group, int32_t prerequisite)
     return 0;
 }
 
+/* One stable counting pass: m sorted by src (by_src) or dst into out. */
+static void count_pass(const struct msg *m, size_t n, struct msg *out, size_t *count,
+                       size_t gpus, bool by_src)
+{
+    memset(count, 0, (gpus + 1) * sizeof(*count));
+    for (size_t i = 0; i < n; i++)
+        count[(by_src ? m[i].src : m[i].dst) + 1]++;
+    for (size_t g = 0; g < gpus; g++)
+        count[g + 1] += count[g];
+    for (size_t i = 0; i < n; i++)
+        out[count[by_src ? m[i].src : m[i].dst]++] = m[i];
+}
+
+/* Sorts a round's messages by (src, dst, phase, quant): stable counting passes by dst,
+ * then src, then insertion sort within each pair, which holds a few phases at most.
+ * qsort took a quarter of auto's time on Kimi K3 (7 M messages per candidate). */
+static int sort_msgs(struct sim *s, struct msg *m, size_t n)
+{
+    size_t gpus = (size_t)s->topo->gpus;
+    int rc;
+    if (n < 64) {
+        if (n > 0) /* qsort on a NULL base is undefined even for no elements */
+            qsort(m, n, sizeof(*m), cmp_msg);
+        return 0;
+    }
+    if ((rc = grow((void **)&s->msg_tmp, &s->cap_tmp, n, sizeof(*m), s->err)) < 0)
+        return rc;
+    if (!s->count && !(s->count = malloc((gpus + 1) * sizeof(*s->count))))
+        return rf_error_set(s->err, RF_ENOMEM, "out of memory");
+    count_pass(m, n, s->msg_tmp, s->count, gpus, false);
+    count_pass(s->msg_tmp, n, m, s->count, gpus, true);
+    for (size_t i = 1; i < n; i++) {
+        struct msg x = m[i];
+        size_t j = i;
+        while (j > 0 && cmp_msg(&m[j - 1], &x) > 0) {
+            m[j] = m[j - 1];
+            j--;
+        }
+        m[j] = x;
+    }
+    return 0;
+}
+
 /* The flows of one round's point-to-point messages. */
 static int round_messages(struct sim *s, int32_t r, struct msg *m, size_t n, int32_t *runs_of)
 {
     const struct rf_topology *topo = s->topo;
     const struct rf_cluster *c = topo->cluster;
     int rc;
-    if (n > 0) /* qsort on a NULL base is undefined even for no elements */
-        qsort(m, n, sizeof(*m), cmp_msg);
+    if ((rc = sort_msgs(s, m, n)) < 0)
+        return rc;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         if (k > 0 && cmp_msg(&m[k - 1], &m[i]) == 0) {
@@ -380,12 +480,79 @@ static double tolerance(void)
     return v > 0 ? v : 1e-3;
 }
 
-int rf_simulate(const struct rf_plan *plan, const struct rf_side *train,
-                const struct rf_side *infer, const struct rf_topology *topo,
-                struct rf_prediction *out, struct rf_error *err)
+/* The least finish of every round: it starts once its prerequisites have finished (no
+ * sooner than their least finishes) and lasts at least its least duration. Barriers always
+ * point back to earlier rounds, so one sweep in round order settles them. The result is
+ * also held to the busiest link's whole-run load, since rounds in flight together share
+ * links, and lowered by twice the event batching tolerance (flows may finish that much
+ * early in the simulation).
+ *
+ * The estimate sweeps the same rounds with links that serve rounds first come, first
+ * served: a round's bytes on a link start once the link has finished the earlier rounds'
+ * and the round itself has started, and the round ends when its last link does (or its
+ * slowest message alone). Unlike the bound it charges the idle gaps that barriers leave
+ * on the busiest links, which is where hierarchical fan-out and broadcast after gather lose
+ * time; like the bound it ignores the coupling of a message's two ends. */
+static int round_bound(struct sim *s, const double *capacity, double *bound, double *estimate)
+{
+    int32_t R = s->plan->n_rounds;
+    double *fin = calloc((size_t)R + 1, sizeof(double));
+    double *efin = calloc((size_t)R + 1, sizeof(double));
+    double *avail = calloc(s->topo->n_links, sizeof(double));
+    double best = 0, est = 0;
+    if (!fin || !efin || !avail) {
+        free(fin);
+        free(efin);
+        free(avail);
+        return rf_error_set(s->err, RF_ENOMEM, "out of memory");
+    }
+    size_t e = 0;
+    for (int32_t r = 0; r < R; r++) {
+        double start = 0, estart = 0;
+        for (; e < s->n_edges && s->edges[e][0] == r; e++) {
+            int32_t pre = s->edges[e][1];
+            if (pre >= r)
+                continue; /* never made; dropping a barrier only weakens the bound */
+            if (fin[pre] > start)
+                start = fin[pre];
+            if (efin[pre] > estart)
+                estart = efin[pre];
+        }
+        fin[r] = start + s->round_dur[r];
+        if (fin[r] > best)
+            best = fin[r];
+        efin[r] = estart + s->round_alone[r];
+        for (size_t i = s->lstart[r]; i < s->lstart[r + 1]; i++) {
+            const struct lload *x = &s->lloads[i];
+            double a = (avail[x->link] > estart ? avail[x->link] : estart) + x->seconds;
+            avail[x->link] = a;
+            if (a > efin[r])
+                efin[r] = a;
+        }
+        if (efin[r] > est)
+            est = efin[r];
+    }
+    for (size_t l = 0; l < s->topo->n_links; l++)
+        if (s->total_load[l] / capacity[l] > best)
+            best = s->total_load[l] / capacity[l];
+    free(fin);
+    free(efin);
+    free(avail);
+    *bound = best * (1 - 2 * tolerance());
+    if (estimate)
+        *estimate = est > best ? est : best;
+    return 0;
+}
+
+/* The rounds of a plan as flows and barriers: simulated (bound NULL), or reduced to the
+ * least time any simulation of them can take (bound set). */
+static int model(const struct rf_plan *plan, const struct rf_side *train,
+                 const struct rf_side *infer, const struct rf_topology *topo,
+                 struct rf_prediction *out, double *bound, double *estimate,
+                 struct rf_error *err)
 {
     const struct rf_cluster *c = topo->cluster;
-    struct sim s = {.plan = plan, .topo = topo, .err = err, .out = out};
+    struct sim s = {.plan = plan, .topo = topo, .err = err, .out = out, .bound_only = bound};
     double t0 = wall();
     int32_t R = plan->n_rounds;
     size_t *tstart = NULL, *cstart = NULL;
@@ -395,7 +562,7 @@ int rf_simulate(const struct rf_plan *plan, const struct rf_side *train,
     int32_t *runs_of = NULL;
     double *capacity = NULL;
     size_t cap_m = 0;
-    int rc;
+    int rc = 0;
 
     memset(out, 0, sizeof(*out));
     out->bottleneck = -1;
@@ -431,10 +598,25 @@ int rf_simulate(const struct rf_plan *plan, const struct rf_side *train,
         goto out;
     }
     mark_binding(plan, topo, s.binds);
-    if ((rc = rf_flowsim_new(&s.fs, topo->n_links, capacity, err)) == 0)
+    if (bound) {
+        s.round_load = calloc(topo->n_links, sizeof(double));
+        s.total_load = calloc(topo->n_links, sizeof(double));
+        s.touched = malloc(topo->n_links * sizeof(int32_t));
+        s.round_dur = calloc((size_t)R + 1, sizeof(double));
+        s.round_alone = calloc((size_t)R + 1, sizeof(double));
+        s.lstart = calloc((size_t)R + 2, sizeof(size_t));
+        if (!s.round_load || !s.total_load || !s.touched || !s.round_dur || !s.round_alone ||
+            !s.lstart) {
+            rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+            goto out;
+        }
+    } else {
+        if ((rc = rf_flowsim_new(&s.fs, topo->n_links, capacity, err)) < 0)
+            goto out;
         rf_flowsim_set_tolerance(s.fs, tolerance());
-    if (rc < 0 || (rc = rf_lower_bound(plan, train, infer, topo, &out->lower_bound_s, err)) < 0)
-        goto out;
+        if ((rc = rf_lower_bound(plan, train, infer, topo, &out->lower_bound_s, err)) < 0)
+            goto out;
+    }
 
     /* Transfers and collectives bucketed by round (counting sort). */
     for (size_t i = 0; i < plan->n_transfers; i++)
@@ -506,6 +688,26 @@ int rf_simulate(const struct rf_plan *plan, const struct rf_side *train,
                 goto out;
         if (r >= c->cal.streams && (rc = add_edge(&s, r, r - (int32_t)c->cal.streams)) < 0)
             goto out;
+        if (bound) {
+            double d = s.round_flow;
+            if ((rc = grow((void **)&s.lloads, &s.cap_lloads, s.n_lloads + s.n_touched,
+                           sizeof(*s.lloads), err)) < 0)
+                goto out;
+            s.lstart[r] = s.n_lloads;
+            for (size_t i = 0; i < s.n_touched; i++) {
+                int32_t l = s.touched[i];
+                double busy = s.round_load[l] / capacity[l];
+                if (busy > d)
+                    d = busy;
+                s.lloads[s.n_lloads++] = (struct lload){l, (float)busy};
+                s.round_load[l] = 0;
+            }
+            s.lstart[r + 1] = s.n_lloads;
+            s.round_dur[r] = d;
+            s.round_alone[r] = s.round_flow;
+            s.n_touched = 0;
+            s.round_flow = 0;
+        }
     }
     /* A broadcast waits for every gather of its tensor, whatever the stream window: rounds
      * before the window are implied by the chain of windows. */
@@ -541,6 +743,10 @@ int rf_simulate(const struct rf_plan *plan, const struct rf_side *train,
     }
     if (s.n_edges > 0)
         qsort(s.edges, s.n_edges, sizeof(*s.edges), cmp_edge);
+    if (bound) {
+        rc = round_bound(&s, capacity, bound, estimate);
+        goto out;
+    }
     for (size_t i = 0; i < s.n_edges; i++) {
         if (i > 0 && s.edges[i][0] == s.edges[i - 1][0] && s.edges[i][1] == s.edges[i - 1][1])
             continue;
@@ -608,6 +814,15 @@ int rf_simulate(const struct rf_plan *plan, const struct rf_side *train,
 out:
     out->sim_seconds = wall() - t0;
     rf_flowsim_free(s.fs);
+    free(s.round_load);
+    free(s.total_load);
+    free(s.touched);
+    free(s.round_dur);
+    free(s.msg_tmp);
+    free(s.count);
+    free(s.round_alone);
+    free(s.lloads);
+    free(s.lstart);
     free(s.binds);
     free(s.extra_bytes);
     free(s.flow_phase);
@@ -623,6 +838,23 @@ out:
     free(capacity);
     if (rc < 0)
         rf_prediction_release(out);
+    return rc;
+}
+
+int rf_simulate(const struct rf_plan *plan, const struct rf_side *train,
+                const struct rf_side *infer, const struct rf_topology *topo,
+                struct rf_prediction *out, struct rf_error *err)
+{
+    return model(plan, train, infer, topo, out, NULL, NULL, err);
+}
+
+int rf_simulate_bound(const struct rf_plan *plan, const struct rf_side *train,
+                      const struct rf_side *infer, const struct rf_topology *topo,
+                      double *bound, double *estimate, struct rf_error *err)
+{
+    struct rf_prediction scratch;
+    int rc = model(plan, train, infer, topo, &scratch, bound, estimate, err);
+    rf_prediction_release(&scratch);
     return rc;
 }
 

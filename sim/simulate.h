@@ -41,14 +41,29 @@ int rf_lower_bound(const struct rf_plan *plan, const struct rf_side *train,
                    const struct rf_side *infer, const struct rf_topology *topo, double *bound,
                    struct rf_error *err);
 
-/* A cheap lower bound of one plan's time: the most loaded link's bytes over its capacity,
- * counting point-to-point transfers only (broadcast chains excluded). */
-double rf_plan_link_bound(const struct rf_plan *plan, const struct rf_topology *topo);
+/* Bytes each link carries for each role of the plan's tensors, routed as rf_simulate routes
+ * them (transfers, and broadcast chains hop by hop; copy engines left out): loads is
+ * RF_ROLE_COUNT rows of topo->n_links, added to. Roles are what auto moves between
+ * strategies; summing rows of different plans screens a mix without planning it. */
+void rf_plan_role_loads(const struct rf_plan *plan, const struct rf_topology *topo, double *loads);
+/* The busiest link's time at full rate under the sum of one row per role (a lower bound of
+ * that mix's time when the rows are exact). */
+double rf_role_loads_bound(const struct rf_topology *topo, const double *const *role_loads);
 
 /* Simulates a scheduled plan; fills out (release with rf_prediction_release). */
 int rf_simulate(const struct rf_plan *plan, const struct rf_side *train,
                 const struct rf_side *infer, const struct rf_topology *topo,
                 struct rf_prediction *out, struct rf_error *err);
 void rf_prediction_release(struct rf_prediction *pred);
+
+/* A lower bound of what rf_simulate predicts for this scheduled plan, at a fraction of its
+ * cost: the same messages, latencies, caps and barriers, but each round reduced to its
+ * least duration (its busiest link at full rate, or its slowest message alone) and
+ * chained through its barriers, and held to the busiest link's whole-run load. With
+ * estimate (may be NULL), also a rough prediction from the same rounds: links serve rounds
+ * first come, first served (see simulate.c). auto bounds and ranks candidates with them. */
+int rf_simulate_bound(const struct rf_plan *plan, const struct rf_side *train,
+                      const struct rf_side *infer, const struct rf_topology *topo, double *bound,
+                      double *estimate, struct rf_error *err);
 
 #endif
