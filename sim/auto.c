@@ -136,9 +136,8 @@ static void run_task(struct search *s, struct task *k)
         return;
     switch (k->kind) {
     case TASK_BOUND:
-        for (int t = 0; t < s->n_topo && k->rc == 0; t++)
-            k->rc = rf_simulate_bound(&c->plan, in->train, in->infer, s->topo[t], &c->bound[t],
-                                      &c->estimate[t], &k->err);
+        k->rc = rf_simulate_bound(&c->plan, in->train, in->infer, s->topo, s->n_topo, c->bound,
+                                  c->estimate, &k->err);
         break;
     case TASK_LOADS:
         c->loads[k->t] = calloc((size_t)RF_ROLE_COUNT * s->topo[k->t]->n_links, sizeof(double));

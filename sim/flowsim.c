@@ -39,8 +39,9 @@ struct cls {
     double rem;   /* bytes left at t_upd */
     double rate;  /* since t_upd */
     double t_upd; /* when rem was last brought up to date */
-    double key;   /* predicted finish while active, else NAN; completion heap entries
-                   * that disagree with it are stale */
+    double key;   /* predicted finish while active, else NAN */
+    double hkey;  /* key of the class's registered completion heap entry, at most key while
+                   * active (INFINITY: none); other entries of the class are stale */
     double lat, cap, finish;
     int64_t path; /* offset into fs->cpath */
     int32_t path_len, group;
@@ -524,6 +525,7 @@ static int build_classes(struct rf_flowsim *fs, struct rf_error *err)
                                        .group = g,
                                        .w = wt[lk[j].id],
                                        .key = NAN,
+                                       .hkey = INFINITY,
                                        .b = -1};
             total_path += (size_t)f->path_len;
             nc++;
@@ -664,14 +666,56 @@ static void heapify(struct hent *h, size_t n)
         heap_down(h, n, i);
 }
 
-static bool cheap_live(const struct rf_flowsim *fs, struct hent e)
+/* The completion heap is 4-ary: it holds every re-rated class's entry until it surfaces
+ * (tens of thousands live, more stale), and half the depth of a binary heap halved the
+ * cost of its pops, the largest single cost of a Kimi K3 prediction. */
+static void heap4_down(struct hent *h, size_t n, size_t i)
 {
-    return fs->cls[e.id].key == e.key;
+    struct hent x = h[i];
+    for (;;) {
+        size_t c = 4 * i + 1;
+        if (c >= n)
+            break;
+        size_t end = c + 4 < n ? c + 4 : n, m = c;
+        for (size_t k = c + 1; k < end; k++)
+            if (h[k].key < h[m].key)
+                m = k;
+        if (h[m].key >= x.key)
+            break;
+        h[i] = h[m];
+        i = m;
+    }
+    h[i] = x;
 }
 
-/* Schedules class c's completion at its key. The old entry, if any, goes stale. */
+static void heap4_up(struct hent *h, size_t i)
+{
+    struct hent x = h[i];
+    while (i > 0) {
+        size_t p = (i - 1) / 4;
+        if (h[p].key <= x.key)
+            break;
+        h[i] = h[p];
+        i = p;
+    }
+    h[i] = x;
+}
+
+static bool cheap_live(const struct rf_flowsim *fs, struct hent e)
+{
+    return fs->cls[e.id].hkey == e.key;
+}
+
+/* Schedules class c's completion at its key. A class keeps one registered entry no later
+ * than its key: a key that moved earlier is pushed (the old entry goes stale), one that
+ * moved later is not, and its entry, when it surfaces early, is pushed again at the key of
+ * that time. Rates fall about as often as they rise in a refit round, and a class often
+ * falls several times before its entry surfaces: this saves those pushes and the pops of
+ * their stale entries. */
 static int cheap_push(struct rf_flowsim *fs, int32_t c)
 {
+    if (fs->cls[c].hkey <= fs->cls[c].key)
+        return 0;
     if (fs->n_cheap > fs->cheap_limit && fs->n_cheap > 2 * fs->n_live + 1024) {
         size_t n = 0;
         for (size_t i = 0; i < fs->n_cheap; i++)
@@ -679,21 +723,47 @@ static int cheap_push(struct rf_flowsim *fs, int32_t c)
                 fs->cheap[n++] = fs->cheap[i];
         fs->n_cheap = n;
         fs->cheap_limit = 2 * n + 1024;
-        heapify(fs->cheap, n);
+        for (size_t i = n > 1 ? (n - 2) / 4 + 1 : 0; i-- > 0;)
+            heap4_down(fs->cheap, n, i);
     }
     if (!GROW(fs->cheap, fs->cap_cheap, fs->n_cheap + 1))
         return RF_ENOMEM;
+    fs->cls[c].hkey = fs->cls[c].key;
     fs->cheap[fs->n_cheap] = (struct hent){fs->cls[c].key, c};
-    heap_up(fs->cheap, fs->n_cheap++);
+    heap4_up(fs->cheap, fs->n_cheap++);
     return 0;
 }
 
-/* The earliest live completion, or INFINITY. */
+static void cheap_pop(struct rf_flowsim *fs)
+{
+    fs->cheap[0] = fs->cheap[--fs->n_cheap];
+    if (fs->n_cheap > 0)
+        heap4_down(fs->cheap, fs->n_cheap, 0);
+}
+
+/* The earliest completion, or INFINITY; a registered entry that surfaces before its
+ * class's key goes back in at the key (never more than one per class). */
 static double cheap_top(struct rf_flowsim *fs)
 {
-    while (fs->n_cheap > 0 && !cheap_live(fs, fs->cheap[0]))
-        heap_pop(fs->cheap, &fs->n_cheap);
-    return fs->n_cheap ? fs->cheap[0].key : INFINITY;
+    while (fs->n_cheap > 0) {
+        struct hent e = fs->cheap[0];
+        struct cls *k = &fs->cls[e.id];
+        if (k->hkey != e.key || isnan(k->key)) {
+            cheap_pop(fs);
+            continue;
+        }
+        if (k->key == e.key)
+            return e.key;
+        /* Later than registered: move the entry down in place (a pop and a push in one). */
+        k->hkey = k->key;
+        fs->cheap[0].key = k->key;
+        if (isinf(k->key)) {
+            cheap_pop(fs);
+            continue;
+        }
+        heap4_down(fs->cheap, fs->n_cheap, 0);
+    }
+    return INFINITY;
 }
 
 static void aheap_push(struct rf_flowsim *fs, double t, int32_t g)
@@ -737,6 +807,7 @@ static void class_finished(struct rf_flowsim *fs, int32_t c, double t)
     struct group *gr = &fs->groups[k->group];
     k->finish = t;
     k->key = NAN;
+    k->hkey = NAN;
     if (t > gr->finish)
         gr->finish = t;
     if (--gr->unfinished == 0)
@@ -1172,7 +1243,7 @@ static int simulate(struct rf_flowsim *fs, struct rf_error *err)
             progress = false;
             while (cheap_top(fs) <= t_end) {
                 int32_t c = fs->cheap[0].id;
-                heap_pop(fs->cheap, &fs->n_cheap);
+                cheap_pop(fs);
                 if ((rc = complete(fs, c, t)) < 0)
                     goto nomem;
                 progress = true;

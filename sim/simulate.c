@@ -224,13 +224,21 @@ struct sim {
     /* Bound mode (rf_simulate_bound): flows are not simulated; each round's link loads and
      * slowest lone flow give a least duration per round, and whole-run loads a link bound. */
     bool bound_only;
-    double *round_load, *total_load, *round_dur;
-    int32_t *touched;
-    size_t n_touched;
+    struct acc *acc, *cur; /* one per topology; the one being filled */
+    int n_acc;
     struct msg *msg_tmp; /* scratch of sort_msgs */
     size_t cap_tmp;
     size_t *count;
-    double round_flow; /* the round's slowest flow alone: latency + bytes / its best rate */
+};
+
+/* What bound mode gathers on one topology. Several topologies of one cluster (PXN on and
+ * off) share the rounds' messages and differ only in their routes. */
+struct acc {
+    const struct rf_topology *topo;
+    double *round_load, *total_load, *round_dur;
+    int32_t *touched;
+    size_t n_touched;
+    double round_flow;   /* the round's slowest flow alone: latency + bytes / its best rate */
     double *round_alone; /* each round's round_flow */
     /* Each round's link loads, for the estimate: entries [lstart[r], lstart[r + 1]). */
     struct lload {
@@ -270,20 +278,19 @@ static int add_flow(struct sim *s, const int32_t *full, int n_full, double bytes
             s->extra_bytes[full[i]] += bytes;
     }
     if (s->bound_only) {
-        const struct rf_topology *t = s->topo;
+        struct acc *a = s->cur;
         double best = cap > 0 ? cap : INFINITY;
         for (int i = 0; i < n; i++) {
-            if (s->round_load[path[i]] == 0 && bytes > 0)
-                s->touched[s->n_touched++] = path[i];
-            s->round_load[path[i]] += bytes;
-            s->total_load[path[i]] += bytes;
-            if (t->links[path[i]].capacity < best)
-                best = t->links[path[i]].capacity;
+            if (a->round_load[path[i]] == 0 && bytes > 0)
+                a->touched[a->n_touched++] = path[i];
+            a->round_load[path[i]] += bytes;
+            a->total_load[path[i]] += bytes;
+            if (a->topo->links[path[i]].capacity < best)
+                best = a->topo->links[path[i]].capacity;
         }
         double alone = latency + (bytes > 0 && best < INFINITY ? bytes / best : 0);
-        if (alone > s->round_flow)
-            s->round_flow = alone;
-        s->out->phase_bytes[phase] += (int64_t)bytes;
+        if (alone > a->round_flow)
+            a->round_flow = alone;
         return 0;
     }
     if ((rc = grow((void **)&s->flow_phase, &c1, s->n_flows + 1, 1, s->err)) < 0 ||
@@ -359,11 +366,13 @@ static int sort_msgs(struct sim *s, struct msg *m, size_t n)
     return 0;
 }
 
-/* The flows of one round's point-to-point messages. */
+static int emit_messages(struct sim *s, int32_t r, const struct msg *m, size_t k,
+                         const int32_t *runs_of);
+
+/* The flows of one round's point-to-point messages: merged per (source, destination) as the
+ * executor packs them, then emitted on each topology. */
 static int round_messages(struct sim *s, int32_t r, struct msg *m, size_t n, int32_t *runs_of)
 {
-    const struct rf_topology *topo = s->topo;
-    const struct rf_cluster *c = topo->cluster;
     int rc;
     if ((rc = sort_msgs(s, m, n)) < 0)
         return rc;
@@ -380,6 +389,23 @@ static int round_messages(struct sim *s, int32_t r, struct msg *m, size_t n, int
      * message the GPU sends this round. */
     for (size_t i = 0; i < k; i++)
         runs_of[m[i].src] += m[i].runs;
+    for (int a = 0; a < (s->bound_only ? s->n_acc : 1) && rc == 0; a++) {
+        if (s->bound_only)
+            s->cur = &s->acc[a], s->topo = s->acc[a].topo;
+        rc = emit_messages(s, r, m, k, runs_of);
+    }
+    for (size_t i = 0; i < k; i++)
+        runs_of[m[i].src] = 0;
+    return rc;
+}
+
+/* The flows of a round's merged messages on s->topo. */
+static int emit_messages(struct sim *s, int32_t r, const struct msg *m, size_t k,
+                         const int32_t *runs_of)
+{
+    const struct rf_topology *topo = s->topo;
+    const struct rf_cluster *c = topo->cluster;
+    int rc = 0;
     double base = c->cal.bucket_overhead_us * 1e-6;
     for (size_t i = 0; i < k; i++) {
         int32_t path[RF_ROUTE_MAX + 3];
@@ -405,8 +431,6 @@ static int round_messages(struct sim *s, int32_t r, struct msg *m, size_t n, int
         if (rc < 0)
             return rc;
     }
-    for (size_t i = 0; i < k; i++)
-        runs_of[m[i].src] = 0;
     return 0;
 }
 
@@ -493,12 +517,13 @@ static double tolerance(void)
  * slowest message alone). Unlike the bound it charges the idle gaps that barriers leave
  * on the busiest links, which is where hierarchical fan-out and broadcast after gather lose
  * time; like the bound it ignores the coupling of a message's two ends. */
-static int round_bound(struct sim *s, const double *capacity, double *bound, double *estimate)
+static int round_bound(struct sim *s, const struct acc *a, const double *capacity, double *bound,
+                       double *estimate)
 {
     int32_t R = s->plan->n_rounds;
     double *fin = calloc((size_t)R + 1, sizeof(double));
     double *efin = calloc((size_t)R + 1, sizeof(double));
-    double *avail = calloc(s->topo->n_links, sizeof(double));
+    double *avail = calloc(a->topo->n_links, sizeof(double));
     double best = 0, est = 0;
     if (!fin || !efin || !avail) {
         free(fin);
@@ -518,23 +543,23 @@ static int round_bound(struct sim *s, const double *capacity, double *bound, dou
             if (efin[pre] > estart)
                 estart = efin[pre];
         }
-        fin[r] = start + s->round_dur[r];
+        fin[r] = start + a->round_dur[r];
         if (fin[r] > best)
             best = fin[r];
-        efin[r] = estart + s->round_alone[r];
-        for (size_t i = s->lstart[r]; i < s->lstart[r + 1]; i++) {
-            const struct lload *x = &s->lloads[i];
-            double a = (avail[x->link] > estart ? avail[x->link] : estart) + x->seconds;
-            avail[x->link] = a;
-            if (a > efin[r])
-                efin[r] = a;
+        efin[r] = estart + a->round_alone[r];
+        for (size_t i = a->lstart[r]; i < a->lstart[r + 1]; i++) {
+            const struct lload *x = &a->lloads[i];
+            double done = (avail[x->link] > estart ? avail[x->link] : estart) + x->seconds;
+            avail[x->link] = done;
+            if (done > efin[r])
+                efin[r] = done;
         }
         if (efin[r] > est)
             est = efin[r];
     }
-    for (size_t l = 0; l < s->topo->n_links; l++)
-        if (s->total_load[l] / capacity[l] > best)
-            best = s->total_load[l] / capacity[l];
+    for (size_t l = 0; l < a->topo->n_links; l++)
+        if (a->total_load[l] / capacity[l] > best)
+            best = a->total_load[l] / capacity[l];
     free(fin);
     free(efin);
     free(avail);
@@ -547,12 +572,14 @@ static int round_bound(struct sim *s, const double *capacity, double *bound, dou
 /* The rounds of a plan as flows and barriers: simulated (bound NULL), or reduced to the
  * least time any simulation of them can take (bound set). */
 static int model(const struct rf_plan *plan, const struct rf_side *train,
-                 const struct rf_side *infer, const struct rf_topology *topo,
+                 const struct rf_side *infer, const struct rf_topology *const *topos, int n_topos,
                  struct rf_prediction *out, double *bound, double *estimate,
                  struct rf_error *err)
 {
+    const struct rf_topology *topo = topos[0];
     const struct rf_cluster *c = topo->cluster;
     struct sim s = {.plan = plan, .topo = topo, .err = err, .out = out, .bound_only = bound};
+    struct acc acc[RF_SIM_MAX_TOPOLOGIES] = {0};
     double t0 = wall();
     int32_t R = plan->n_rounds;
     size_t *tstart = NULL, *cstart = NULL;
@@ -599,16 +626,22 @@ static int model(const struct rf_plan *plan, const struct rf_side *train,
     }
     mark_binding(plan, topo, s.binds);
     if (bound) {
-        s.round_load = calloc(topo->n_links, sizeof(double));
-        s.total_load = calloc(topo->n_links, sizeof(double));
-        s.touched = malloc(topo->n_links * sizeof(int32_t));
-        s.round_dur = calloc((size_t)R + 1, sizeof(double));
-        s.round_alone = calloc((size_t)R + 1, sizeof(double));
-        s.lstart = calloc((size_t)R + 2, sizeof(size_t));
-        if (!s.round_load || !s.total_load || !s.touched || !s.round_dur || !s.round_alone ||
-            !s.lstart) {
-            rc = rf_error_set(err, RF_ENOMEM, "out of memory");
-            goto out;
+        s.acc = acc;
+        s.n_acc = n_topos;
+        for (int i = 0; i < n_topos; i++) {
+            struct acc *a = &acc[i];
+            a->topo = topos[i];
+            a->round_load = calloc(topo->n_links, sizeof(double));
+            a->total_load = calloc(topo->n_links, sizeof(double));
+            a->touched = malloc(topo->n_links * sizeof(int32_t));
+            a->round_dur = calloc((size_t)R + 1, sizeof(double));
+            a->round_alone = calloc((size_t)R + 1, sizeof(double));
+            a->lstart = calloc((size_t)R + 2, sizeof(size_t));
+            if (!a->round_load || !a->total_load || !a->touched || !a->round_dur ||
+                !a->round_alone || !a->lstart) {
+                rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+                goto out;
+            }
         }
     } else {
         if ((rc = rf_flowsim_new(&s.fs, topo->n_links, capacity, err)) < 0)
@@ -684,29 +717,37 @@ static int model(const struct rf_plan *plan, const struct rf_side *train,
             }
         }
         for (size_t i = 0; i < kc; i++)
-            if ((rc = round_chain(&s, r, &chains[i])) < 0)
-                goto out;
+            for (int a = 0; a < (bound ? n_topos : 1) && rc == 0; a++) {
+                if (bound)
+                    s.cur = &acc[a], s.topo = acc[a].topo;
+                rc = round_chain(&s, r, &chains[i]);
+            }
+        if (rc < 0)
+            goto out;
         if (r >= c->cal.streams && (rc = add_edge(&s, r, r - (int32_t)c->cal.streams)) < 0)
             goto out;
         if (bound) {
-            double d = s.round_flow;
-            if ((rc = grow((void **)&s.lloads, &s.cap_lloads, s.n_lloads + s.n_touched,
-                           sizeof(*s.lloads), err)) < 0)
-                goto out;
-            s.lstart[r] = s.n_lloads;
-            for (size_t i = 0; i < s.n_touched; i++) {
-                int32_t l = s.touched[i];
-                double busy = s.round_load[l] / capacity[l];
-                if (busy > d)
-                    d = busy;
-                s.lloads[s.n_lloads++] = (struct lload){l, (float)busy};
-                s.round_load[l] = 0;
+            for (int i = 0; i < n_topos; i++) {
+                struct acc *a = &acc[i];
+                double d = a->round_flow;
+                if ((rc = grow((void **)&a->lloads, &a->cap_lloads, a->n_lloads + a->n_touched,
+                               sizeof(*a->lloads), err)) < 0)
+                    goto out;
+                a->lstart[r] = a->n_lloads;
+                for (size_t k = 0; k < a->n_touched; k++) {
+                    int32_t l = a->touched[k];
+                    double busy = a->round_load[l] / capacity[l];
+                    if (busy > d)
+                        d = busy;
+                    a->lloads[a->n_lloads++] = (struct lload){l, (float)busy};
+                    a->round_load[l] = 0;
+                }
+                a->lstart[r + 1] = a->n_lloads;
+                a->round_dur[r] = d;
+                a->round_alone[r] = a->round_flow;
+                a->n_touched = 0;
+                a->round_flow = 0;
             }
-            s.lstart[r + 1] = s.n_lloads;
-            s.round_dur[r] = d;
-            s.round_alone[r] = s.round_flow;
-            s.n_touched = 0;
-            s.round_flow = 0;
         }
     }
     /* A broadcast waits for every gather of its tensor, whatever the stream window: rounds
@@ -744,7 +785,8 @@ static int model(const struct rf_plan *plan, const struct rf_side *train,
     if (s.n_edges > 0)
         qsort(s.edges, s.n_edges, sizeof(*s.edges), cmp_edge);
     if (bound) {
-        rc = round_bound(&s, capacity, bound, estimate);
+        for (int i = 0; i < n_topos && rc == 0; i++)
+            rc = round_bound(&s, &acc[i], capacity, &bound[i], estimate ? &estimate[i] : NULL);
         goto out;
     }
     for (size_t i = 0; i < s.n_edges; i++) {
@@ -814,15 +856,17 @@ static int model(const struct rf_plan *plan, const struct rf_side *train,
 out:
     out->sim_seconds = wall() - t0;
     rf_flowsim_free(s.fs);
-    free(s.round_load);
-    free(s.total_load);
-    free(s.touched);
-    free(s.round_dur);
+    for (int i = 0; i < RF_SIM_MAX_TOPOLOGIES; i++) {
+        free(acc[i].round_load);
+        free(acc[i].total_load);
+        free(acc[i].touched);
+        free(acc[i].round_dur);
+        free(acc[i].round_alone);
+        free(acc[i].lloads);
+        free(acc[i].lstart);
+    }
     free(s.msg_tmp);
     free(s.count);
-    free(s.round_alone);
-    free(s.lloads);
-    free(s.lstart);
     free(s.binds);
     free(s.extra_bytes);
     free(s.flow_phase);
@@ -845,15 +889,21 @@ int rf_simulate(const struct rf_plan *plan, const struct rf_side *train,
                 const struct rf_side *infer, const struct rf_topology *topo,
                 struct rf_prediction *out, struct rf_error *err)
 {
-    return model(plan, train, infer, topo, out, NULL, NULL, err);
+    return model(plan, train, infer, &topo, 1, out, NULL, NULL, err);
 }
 
 int rf_simulate_bound(const struct rf_plan *plan, const struct rf_side *train,
-                      const struct rf_side *infer, const struct rf_topology *topo,
-                      double *bound, double *estimate, struct rf_error *err)
+                      const struct rf_side *infer, const struct rf_topology *const *topos,
+                      int n_topos, double *bound, double *estimate, struct rf_error *err)
 {
     struct rf_prediction scratch;
-    int rc = model(plan, train, infer, topo, &scratch, bound, estimate, err);
+    if (n_topos < 1 || n_topos > RF_SIM_MAX_TOPOLOGIES)
+        return rf_error_set(err, RF_EINVAL, "rf_simulate_bound: %d topologies", n_topos);
+    for (int i = 1; i < n_topos; i++)
+        if (topos[i]->n_links != topos[0]->n_links || topos[i]->gpus != topos[0]->gpus)
+            return rf_error_set(err, RF_EINVAL,
+                                "rf_simulate_bound: the topologies are not of one cluster");
+    int rc = model(plan, train, infer, topos, n_topos, &scratch, bound, estimate, err);
     rf_prediction_release(&scratch);
     return rc;
 }

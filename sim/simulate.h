@@ -61,9 +61,12 @@ void rf_prediction_release(struct rf_prediction *pred);
  * least duration (its busiest link at full rate, or its slowest message alone) and
  * chained through its barriers, and held to the busiest link's whole-run load. With
  * estimate (may be NULL), also a rough prediction from the same rounds: links serve rounds
- * first come, first served (see simulate.c). auto bounds and ranks candidates with them. */
+ * first come, first served (see simulate.c). Computed for each of n_topos topologies of
+ * one cluster that differ only in routing (PXN on and off), sharing the messages; bound
+ * and estimate hold one value per topology. auto bounds and ranks candidates with them. */
+#define RF_SIM_MAX_TOPOLOGIES 2
 int rf_simulate_bound(const struct rf_plan *plan, const struct rf_side *train,
-                      const struct rf_side *infer, const struct rf_topology *topo, double *bound,
-                      double *estimate, struct rf_error *err);
+                      const struct rf_side *infer, const struct rf_topology *const *topos,
+                      int n_topos, double *bound, double *estimate, struct rf_error *err);
 
 #endif
