@@ -270,6 +270,59 @@ static void best_estimate(const struct search *s, int *bc, int *bt)
                 *bc = i, *bt = t;
 }
 
+/* Bounds the candidates from index first on, on worker threads. */
+static int bound_new(struct search *s, int first)
+{
+    struct task tasks[RF_AUTO_MAX_CANDIDATES];
+    int nt = 0, rc;
+    for (int i = first; i < s->n; i++)
+        tasks[nt++] = (struct task){.kind = TASK_BOUND, .c = i};
+    if ((rc = run_tasks(s, tasks, nt)) < 0)
+        return rc;
+    for (int i = first; i < s->n; i++)
+        find_same(s, i);
+    return 0;
+}
+
+/* What a uniform broadcast needs at the least. Every collective spans all inference GPUs
+ * from the training root in GPU order (plan_broadcast), a chain that round_chain routes
+ * hop by hop, so every wire byte of the model crosses each hop of that one chain: the
+ * narrowest NVLink or NIC port on it bounds the time, on either PXN setting. (The plan
+ * itself costs seconds and gigabytes on Kimi K3, where this bound is 8x the best.) */
+static double broadcast_bound(const struct search *s)
+{
+    const struct rf_auto_input *in = s->in;
+    double bytes = 0, best = INFINITY;
+    for (size_t i = 0; i < in->model->n_tensors; i++) {
+        const struct rf_tensor *x = &in->model->tensors[i];
+        enum rf_dtype dt = x->quant ? in->infer->dtype : x->dtype;
+        bytes += (double)rf_tensor_numel(x) * (double)rf_dtype_size(dt);
+    }
+    for (int t = 0; t < s->n_topo; t++) {
+        const struct rf_topology *topo = s->topo[t];
+        double slowest = INFINITY;
+        int64_t prev = in->train->first_gpu;
+        for (int64_t g = in->infer->first_gpu; g < in->infer->first_gpu + in->infer->gpus; g++) {
+            struct rf_route r;
+            if (g == in->train->first_gpu)
+                continue;
+            rf_topology_route(topo, prev, g, &r);
+            for (int h = 0; h < r.n; h++) {
+                enum rf_link_kind k = topo->links[r.link[h]].kind;
+                bool port = k == RF_LINK_NVL_OUT || k == RF_LINK_NVL_IN ||
+                            k == RF_LINK_NIC_OUT || k == RF_LINK_NIC_IN;
+                if (port && topo->links[r.link[h]].capacity < slowest)
+                    slowest = topo->links[r.link[h]].capacity;
+            }
+            prev = g;
+        }
+        double b = slowest < INFINITY ? bytes / slowest : 0;
+        if (b < best)
+            best = b;
+    }
+    return best * (1 - 2 * rf_sim_tolerance()); /* the margin of rf_simulate_bound */
+}
+
 /* Step 2: the greedy pass per role over the best-bounded candidate. */
 static int greedy_roles(struct search *s)
 {
@@ -446,17 +499,20 @@ int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_pred
                 goto nomem;
     if (in->hybrid && !add_cand(s, in->hybrid, 0, in->sources, "hybrid", true))
         goto nomem;
-    if (!add_cand(s, NULL, RF_STRAT_BROADCAST, in->sources, "broadcast", true))
-        goto nomem;
-    {
-        struct task tasks[RF_AUTO_MAX_CANDIDATES];
-        int nt = 0;
-        for (int i = 0; i < s->n; i++)
-            tasks[nt++] = (struct task){.kind = TASK_BOUND, .c = i};
-        if ((rc = run_tasks(s, tasks, nt)) < 0)
+    if ((rc = bound_new(s, 0)) < 0)
+        goto out;
+    /* Broadcast joins when its chain bound is competitive, so that the greedy pass can
+     * move roles to it; otherwise only the named check below may still need it. */
+    double bb = broadcast_bound(s);
+    int bc, bt;
+    best_estimate(s, &bc, &bt);
+    bool have_broadcast = bb < s->c[bc].estimate[bt];
+    if (have_broadcast) {
+        int first = s->n;
+        if (!add_cand(s, NULL, RF_STRAT_BROADCAST, in->sources, "broadcast", true))
+            goto nomem;
+        if ((rc = bound_new(s, first)) < 0)
             goto out;
-        for (int i = 0; i < s->n; i++)
-            find_same(s, i);
     }
 
     /* Step 2. */
@@ -488,6 +544,15 @@ int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_pred
             pairs[np][0] = rank[i].c, pairs[np++][1] = rank[i].t;
         if ((rc = predict(s, (const int(*)[2])pairs, np)) < 0)
             goto out;
+    }
+    if (!have_broadcast && bb < s->best_pred.predicted_s) {
+        int first = s->n;
+        if (!add_cand(s, NULL, RF_STRAT_BROADCAST, in->sources, "broadcast", true))
+            goto nomem;
+        if ((rc = bound_new(s, first)) < 0)
+            goto out;
+        if (s->c[first].same_as < 0)
+            rank[nr++] = (struct ranked){s->c[first].estimate[0], s->c[first].bound[0], first, 0};
     }
     for (;;) {
         int pairs[2 * RF_AUTO_MAX_CANDIDATES][2], np = 0;

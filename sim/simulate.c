@@ -497,7 +497,7 @@ static int round_chain(struct sim *s, int32_t r, const struct chain *ch)
  * every completion re-rates the flows sharing its saturated links, so exact event handling is
  * quadratic in the messages of a round. Completions within 0.1% of each other are one event
  * (they finish at most 0.1% early); REFIT_SIM_TOLERANCE overrides it (1e-11 is exact). */
-static double tolerance(void)
+double rf_sim_tolerance(void)
 {
     const char *s = getenv("REFIT_SIM_TOLERANCE");
     double v = s ? strtod(s, NULL) : 1e-3;
@@ -563,7 +563,7 @@ static int round_bound(struct sim *s, const struct acc *a, const double *capacit
     free(fin);
     free(efin);
     free(avail);
-    *bound = best * (1 - 2 * tolerance());
+    *bound = best * (1 - 2 * rf_sim_tolerance());
     if (estimate)
         *estimate = est > best ? est : best;
     return 0;
@@ -646,7 +646,7 @@ static int model(const struct rf_plan *plan, const struct rf_side *train,
     } else {
         if ((rc = rf_flowsim_new(&s.fs, topo->n_links, capacity, err)) < 0)
             goto out;
-        rf_flowsim_set_tolerance(s.fs, tolerance());
+        rf_flowsim_set_tolerance(s.fs, rf_sim_tolerance());
         if ((rc = rf_lower_bound(plan, train, infer, topo, &out->lower_bound_s, err)) < 0)
             goto out;
     }

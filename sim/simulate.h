@@ -50,6 +50,10 @@ void rf_plan_role_loads(const struct rf_plan *plan, const struct rf_topology *to
  * that mix's time when the rows are exact). */
 double rf_role_loads_bound(const struct rf_topology *topo, const double *const *role_loads);
 
+/* The event batching tolerance of rf_simulate (REFIT_SIM_TOLERANCE, default 1e-3): flows
+ * may finish up to this fraction of a round early, so bounds are lowered by twice it. */
+double rf_sim_tolerance(void);
+
 /* Simulates a scheduled plan; fills out (release with rf_prediction_release). */
 int rf_simulate(const struct rf_plan *plan, const struct rf_side *train,
                 const struct rf_side *infer, const struct rf_topology *topo,

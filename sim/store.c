@@ -256,7 +256,11 @@ int rf_store_open(struct rf_store *st, const char *path, struct rf_error *err)
     char sql[128];
 
     st->db = NULL;
-    if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+    /* One connection per thread (NOMUTEX): the mutexes of serialized mode cost 5% of
+     * storing a Kimi K3 plan. */
+    if (sqlite3_open_v2(path, &st->db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                        NULL) !=
         SQLITE_OK) {
         rc = rf_error_set(err, RF_EDB, "%s: %s", path,
                           st->db ? sqlite3_errmsg(st->db) : "cannot open");
@@ -653,9 +657,17 @@ int rf_store_save_plan(struct rf_store *st, const struct rf_run_info *info,
                        const struct rf_plan *plan, int64_t *run_id, struct rf_error *err)
 {
     sqlite3_stmt *s[S_COUNT] = {NULL};
-    bool in_tx = false;
+    bool in_tx = false, fk_off = false;
     int rc;
 
+    /* The rows written here reference only rows written here, by ids assigned here, so the
+     * per-row foreign key lookups (a fifth of the time for 1.2 M Kimi K3 transfers) are
+     * skipped for this transaction; the schema keeps its keys and they are back on for
+     * every other write. The pragma is a no-op inside a transaction and is compiled into
+     * statements, hence before BEGIN and before they are prepared. */
+    if ((rc = exec(st, "PRAGMA foreign_keys=OFF", err)) < 0)
+        goto out;
+    fk_off = true;
     for (int i = 0; i < S_COUNT; i++)
         if (sqlite3_prepare_v2(st->db, insert_sql[i], -1, &s[i], NULL) != SQLITE_OK) {
             rc = db_error(st, err, "prepare");
@@ -681,6 +693,8 @@ int rf_store_save_plan(struct rf_store *st, const struct rf_run_info *info,
 out:
     if (in_tx)
         sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    if (fk_off)
+        sqlite3_exec(st->db, "PRAGMA foreign_keys=ON", NULL, NULL, NULL);
     for (int i = 0; i < S_COUNT; i++)
         sqlite3_finalize(s[i]);
     return rc;
