@@ -42,14 +42,14 @@ struct cand {
     const char *name;        /* reshard, hierarchical, hybrid, broadcast; NULL for a mix */
     bool named;              /* planned exactly as `refit sim --strategy name` plans it */
     bool planned;
-    struct rf_plan plan;      /* scheduled, while planned */
-    double bound[2];          /* on topo[0] (the scenario's) and topo[1] (PXN flipped) */
-    double estimate[2];       /* the same rounds, links first come first served */
-    double pred[2];           /* NAN until predicted */
-    double *loads[2];         /* per-role link loads, once computed */
-    uint64_t fingerprint;     /* of the scheduled plan's transfers and collectives */
-    int same_as;              /* an earlier candidate with the very same plan, or -1 */
-    struct rf_prediction p;   /* the prediction kept for this candidate, when it is best */
+    struct rf_plan plan;    /* scheduled, while planned */
+    double bound[2];        /* on topo[0] (the scenario's) and topo[1] (PXN flipped) */
+    double estimate[2];     /* the same rounds, links first come first served */
+    double pred[2];         /* NAN until predicted */
+    double *loads[2];       /* per-role link loads, once computed */
+    uint64_t fingerprint;   /* of the scheduled plan's transfers and collectives */
+    int same_as;            /* an earlier candidate with the very same plan, or -1 */
+    struct rf_prediction p; /* the prediction kept for this candidate, when it is best */
 };
 
 struct search {
@@ -309,8 +309,8 @@ static double broadcast_bound(const struct search *s)
             rf_topology_route(topo, prev, g, &r);
             for (int h = 0; h < r.n; h++) {
                 enum rf_link_kind k = topo->links[r.link[h]].kind;
-                bool port = k == RF_LINK_NVL_OUT || k == RF_LINK_NVL_IN ||
-                            k == RF_LINK_NIC_OUT || k == RF_LINK_NIC_IN;
+                bool port = k == RF_LINK_NVL_OUT || k == RF_LINK_NVL_IN || k == RF_LINK_NIC_OUT ||
+                            k == RF_LINK_NIC_IN;
                 if (port && topo->links[r.link[h]].capacity < slowest)
                     slowest = topo->links[r.link[h]].capacity;
             }
@@ -428,8 +428,8 @@ static void describe(const struct search *s, const struct cand *c, int t, char *
 {
     const struct rf_model *m = s->in->model;
     size_t len = (size_t)snprintf(
-        buf, size, "pxn %s, %s sources:",
-        s->topo[t]->cluster->fabric.pxn ? "on" : "off (NCCL_PXN_DISABLE=1)",
+        buf, size,
+        "pxn %s, %s sources:", s->topo[t]->cluster->fabric.pxn ? "on" : "off (NCCL_PXN_DISABLE=1)",
         c->sources == RF_SOURCES_LOCAL ? "local" : "balanced");
     for (int r = 0; r < RF_ROLE_COUNT && len < size; r++) {
         int first = -1;
@@ -442,8 +442,7 @@ static void describe(const struct search *s, const struct cand *c, int t, char *
                     mixed = true;
             }
         if (first >= 0)
-            len += (size_t)snprintf(buf + len, size - len, " %s=%s",
-                                    rf_role_name((enum rf_role)r),
+            len += (size_t)snprintf(buf + len, size - len, " %s=%s", rf_role_name((enum rf_role)r),
                                     mixed ? "mixed" : rf_strategy_name((enum rf_strategy)first));
     }
 }
@@ -494,8 +493,8 @@ int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_pred
     static const enum rf_strategy uniform[] = {RF_STRAT_RESHARD, RF_STRAT_HIERARCHICAL};
     for (size_t u = 0; u < sizeof(uniform) / sizeof(uniform[0]); u++)
         for (int src = RF_SOURCES_BALANCED; src <= RF_SOURCES_LOCAL; src++)
-            if (!add_cand(s, NULL, uniform[u], (enum rf_sources)src,
-                          rf_strategy_name(uniform[u]), (enum rf_sources)src == in->sources))
+            if (!add_cand(s, NULL, uniform[u], (enum rf_sources)src, rf_strategy_name(uniform[u]),
+                          (enum rf_sources)src == in->sources))
                 goto nomem;
     if (in->hybrid && !add_cand(s, in->hybrid, 0, in->sources, "hybrid", true))
         goto nomem;
@@ -559,8 +558,7 @@ int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_pred
         for (int i = 0; i < nr; i++) {
             struct cand *c = &s->c[rank[i].c];
             if (c->named && rank[i].t == 0 && isnan(c->pred[0]) &&
-                rank[i].bound < s->best_pred.predicted_s && np < s->threads &&
-                np < MAX_THREADS)
+                rank[i].bound < s->best_pred.predicted_s && np < s->threads && np < MAX_THREADS)
                 pairs[np][0] = rank[i].c, pairs[np++][1] = 0;
         }
         if (np == 0)

@@ -827,11 +827,11 @@ int rf_plan_build(struct rf_plan *plan, const struct rf_model *model, struct rf_
         }
         for (int64_t g = 0; g < t->gpus; g++) {
             int64_t nic = rf_topology_nic(t, g);
-            p.place[g] = (struct place){
-                .domain = (int32_t)rf_topology_domain(t, g),
-                .nic = (int32_t)nic,
-                .rail = nic < 0 ? -1 : (int32_t)(nic % t->cluster->nic.per_node),
-                .leaf = nic < 0 ? -1 : (int32_t)rf_topology_leaf(t, nic)};
+            p.place[g] =
+                (struct place){.domain = (int32_t)rf_topology_domain(t, g),
+                               .nic = (int32_t)nic,
+                               .rail = nic < 0 ? -1 : (int32_t)(nic % t->cluster->nic.per_node),
+                               .leaf = nic < 0 ? -1 : (int32_t)rf_topology_leaf(t, nic)};
         }
     }
     if ((rc = plan_tensors(&p, model, infer, strategy, tensor_strategy)) < 0)

@@ -470,9 +470,9 @@ static int cmd_sim(int argc, char **argv)
                     const struct rf_auto_candidate *ac = &r.choice.candidates[k];
                     json_t *e = json_pack("{s:s, s:f, s:f}", "candidate", ac->description,
                                           "bound_s", ac->bound_s, "estimate_s", ac->estimate_s);
-                    json_object_set_new(e, "predicted_s", isnan(ac->predicted_s)
-                                                              ? json_null()
-                                                              : json_real(ac->predicted_s));
+                    json_object_set_new(e, "predicted_s",
+                                        isnan(ac->predicted_s) ? json_null()
+                                                               : json_real(ac->predicted_s));
                     if (ac->same_as >= 0)
                         json_object_set_new(e, "same_plan_as", json_integer(ac->same_as));
                     json_array_append_new(cands, e);

@@ -324,8 +324,8 @@ static int add_edge(struct sim *s, int32_t group, int32_t prerequisite)
 }
 
 /* One stable counting pass: m sorted by src (by_src) or dst into out. */
-static void count_pass(const struct msg *m, size_t n, struct msg *out, size_t *count,
-                       size_t gpus, bool by_src)
+static void count_pass(const struct msg *m, size_t n, struct msg *out, size_t *count, size_t gpus,
+                       bool by_src)
 {
     memset(count, 0, (gpus + 1) * sizeof(*count));
     for (size_t i = 0; i < n; i++)
@@ -573,8 +573,7 @@ static int round_bound(struct sim *s, const struct acc *a, const double *capacit
  * least time any simulation of them can take (bound set). */
 static int model(const struct rf_plan *plan, const struct rf_side *train,
                  const struct rf_side *infer, const struct rf_topology *const *topos, int n_topos,
-                 struct rf_prediction *out, double *bound, double *estimate,
-                 struct rf_error *err)
+                 struct rf_prediction *out, double *bound, double *estimate, struct rf_error *err)
 {
     const struct rf_topology *topo = topos[0];
     const struct rf_cluster *c = topo->cluster;

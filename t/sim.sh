@@ -17,6 +17,21 @@ auto=$(q "value->>'predicted_s'" "WHERE value->>'strategy' = 'auto'")
 best=$(q "min(value->>'predicted_s')" "WHERE value->>'strategy' != 'auto'")
 is "$("$SQLITE3" :memory: "SELECT $auto <= $best")" 1 \
     "auto predicts no slower than the best other strategy ($auto <= $best)"
+# auto's record: its candidates, each with a bound that no prediction beats.
+cands() { "$SQLITE3" :memory: "SELECT $1 FROM json_each(readfile('$tmp/cmp.json')) AS r,
+    json_each(r.value->'auto_candidates') AS c WHERE r.value->>'strategy' = 'auto' ${2:-}"; }
+ok "$(test "$(cands "count(*)")" -ge 8; echo $?)" \
+    "auto records its candidates ($(cands "count(*)") with PXN on and off)"
+is "$(cands "count(*)" "AND c.value->>'predicted_s' < c.value->>'bound_s'")" 0 \
+    "no candidate's prediction is below its bound"
+is "$(cands "min(c.value->>'predicted_s')")" "$auto" "auto keeps its fastest prediction"
+# Threads only run independent candidates at once: one thread finds the same plan.
+REFIT_THREADS=1 "$REFIT" sim "$scen" --strategy auto --db "$tmp/one.db" --json >"$tmp/one.json"
+is "$("$SQLITE3" :memory: "SELECT j->>'predicted_s' || ' ' || (j->>'auto_choice')
+     FROM (SELECT readfile('$tmp/one.json') AS j)")" \
+    "$(q "(value->>'predicted_s') || ' ' || (value->>'auto_choice')" \
+         "WHERE value->>'strategy' = 'auto'")" "one thread or two, auto chooses the same"
+
 rs=$(q "value->>'fabric_bytes'" "WHERE value->>'strategy' = 'reshard'")
 hi=$(q "value->>'fabric_bytes'" "WHERE value->>'strategy' = 'hierarchical'")
 # Each box crosses the fabric once per destination NVLink domain (8-GPU nodes), whatever the

@@ -48,15 +48,43 @@ static struct rf_cluster cluster(void)
             fail_msg("%.15g != %.15g", a_, b_);                                                    \
     } while (0)
 
+/* rf_simulate_bound of the last plan predict() saw, on its cluster. */
+static double last_bound;
+
+/* Predicts p on c, and checks both bounds against the prediction: the physical one, and
+ * rf_simulate_bound's, which auto prunes with. The plan is bounded on c and on c with PXN
+ * flipped in one shared pass, and each must match the same bound taken alone and stay
+ * below the prediction on its own cluster. */
 static double predict(struct rf_plan *p, const struct rf_cluster *c, struct rf_side *tr,
                       struct rf_side *in, struct rf_prediction *pred)
 {
-    struct rf_topology topo;
+    struct rf_cluster flipped = *c;
+    struct rf_topology topo[2];
     struct rf_error err;
-    assert_int_equal(rf_topology_init(&topo, c, &err), 0);
-    if (rf_simulate(p, tr, in, &topo, pred, &err) < 0)
+    double both[2], est[2], alone;
+    flipped.fabric.pxn = !c->fabric.pxn;
+    assert_int_equal(rf_topology_init(&topo[0], c, &err), 0);
+    assert_int_equal(rf_topology_init(&topo[1], &flipped, &err), 0);
+    const struct rf_topology *pair[2] = {&topo[0], &topo[1]};
+    if (rf_simulate_bound(p, tr, in, pair, 2, both, est, &err) < 0)
         fail_msg("%s", err.msg);
-    rf_topology_release(&topo);
+    for (int i = 0; i < 2; i++) {
+        struct rf_prediction other;
+        assert_int_equal(rf_simulate_bound(p, tr, in, &pair[i], 1, &alone, NULL, &err), 0);
+        assert_double_equal(both[i], alone, 0);
+        assert_true(est[i] >= both[i]);
+        if (rf_simulate(p, tr, in, &topo[i], i == 0 ? pred : &other, &err) < 0)
+            fail_msg("%s", err.msg);
+        double got = i == 0 ? pred->predicted_s : other.predicted_s;
+        if (both[i] > got * (1 + 1e-12))
+            fail_msg("bound %.15g above the prediction %.15g (pxn %d)", both[i], got,
+                     (int)pair[i]->cluster->fabric.pxn);
+        if (i == 1)
+            rf_prediction_release(&other);
+    }
+    rf_topology_release(&topo[0]);
+    rf_topology_release(&topo[1]);
+    last_bound = both[0];
     assert_true(pred->predicted_s >= pred->lower_bound_s * (1 - 1e-12));
     return pred->predicted_s;
 }
@@ -106,6 +134,8 @@ static void one_transfer_is_latency_plus_bytes_over_bandwidth(void **state)
     double want =
         5e-6 + 2 * c.nic.latency_us * 1e-6 + c.fabric.switch_latency_us * 1e-6 + 1e9 / 50e9;
     assert_double_equal(predict(&p, &c, &trs, &ins, &pred), want, 1e-12);
+    /* Alone on its route, the message is its own bound (less the batching margin). */
+    assert_double_equal(last_bound, want * (1 - 2 * rf_sim_tolerance()), 1e-12);
     assert_int_equal(pred.fabric_bytes, 1000000000);
     rf_prediction_release(&pred);
     rf_side_release(&trs);

@@ -165,15 +165,21 @@ static void failure_leaves_no_partial_run(void **state)
     fixture_init(&f);
     assert_int_equal(rf_store_open(&st, path, &err), 0);
     assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), 0);
-    /* Break the last transfer: its box does not exist, so the foreign key fails after the
-     * run, tensors and boxes were inserted. */
-    f.plan.transfers[f.plan.n_transfers - 1].box = 999;
+    /* Break the last transfer: no destinations, so its CHECK fails after the run, tensors
+     * and boxes were inserted. */
+    f.plan.transfers[f.plan.n_transfers - 1].dst_count = 0;
     assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), RF_EDB);
-    assert_non_null(strstr(err.msg, "FOREIGN KEY"));
+    assert_non_null(strstr(err.msg, "CHECK constraint failed"));
+    f.plan.transfers[f.plan.n_transfers - 1].dst_count = 1;
+    /* A dangling reference is refused before anything is written, naming the row. */
+    f.plan.transfers[f.plan.n_transfers - 1].box = 999;
+    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), RF_EINVAL);
+    assert_non_null(strstr(err.msg, "box 999 does not exist"));
     rf_store_close(&st);
     assert_int_equal(query("SELECT count(*) FROM run"), 1);
     assert_int_equal(query("SELECT count(*) FROM box WHERE run_id = 2"), 0);
     assert_int_equal(query("SELECT count(*) FROM tensor WHERE run_id = 2"), 0);
+    assert_int_equal(query("SELECT count(*) FROM transfer WHERE run_id = 2"), 0);
     fixture_release(&f);
 }
 
