@@ -57,15 +57,29 @@ static void ensure_round(struct sched *s, int32_t r)
         s->n_rounds = r + 1;
 }
 
-static bool transfer_fits(const struct sched *s, int32_t r, const struct rf_transfer *t)
+/* The first round from r on where u has room for need bytes (need <= budget: rounds past
+ * the GPU's last use are empty). */
+static int32_t next_fit(const struct sched *s, const struct usage *u, int32_t r, int64_t need)
 {
-    if (used(&s->send[t->src], r) + min64(t->bytes * t->dst_count, s->budget) > s->budget)
-        return false;
-    int64_t need = min64(t->bytes, s->budget);
-    for (int32_t i = 0; i < t->dst_count; i++)
-        if (used(&s->recv[t->dst + i * t->dst_stride], r) + need > s->budget)
-            return false;
-    return true;
+    while (used(u, r) + need > s->budget)
+        r++;
+    return r;
+}
+
+/* The first round from r on where t fits: every GPU's next round with room, taken until
+ * they agree. Each GPU's rounds are scanned forward once, in its own array, rather than
+ * every destination being checked again at every round tried. */
+static int32_t transfer_round(const struct sched *s, int32_t r, const struct rf_transfer *t)
+{
+    int64_t send = min64(t->bytes * t->dst_count, s->budget), need = min64(t->bytes, s->budget);
+    for (;;) {
+        int32_t at = next_fit(s, &s->send[t->src], r, send);
+        for (int32_t i = 0; i < t->dst_count; i++)
+            at = next_fit(s, &s->recv[t->dst + i * t->dst_stride], at, need);
+        if (at == r)
+            return r;
+        r = at;
+    }
 }
 
 static void advance_hint(struct sched *s, int32_t *hint, const struct usage *u)
@@ -93,8 +107,7 @@ static int place_transfer(struct sched *s, struct rf_transfer *t)
         if (s->recv_hint[d] > r)
             r = s->recv_hint[d];
     }
-    while (!transfer_fits(s, r, t))
-        r++;
+    r = transfer_round(s, r, t);
     ensure_round(s, r);
     if ((rc = add_use(s, &s->send[t->src], r, min64(t->bytes * t->dst_count, s->budget))) < 0)
         return rc;
