@@ -307,6 +307,25 @@ static void refit_run_release(struct refit_run *r)
     rf_scenario_release(&r->sc);
 }
 
+/* A command that fails before storing any run leaves no new database behind: the file (and
+ * its WAL companions) is removed when it did not exist before. */
+static bool db_exists(const char *db)
+{
+    return access(db, F_OK) == 0;
+}
+
+static void drop_new_db(const char *db, bool existed, int stored)
+{
+    static const char *const tails[] = {"", "-wal", "-shm", "-journal"};
+    char path[PATH_MAX + 16];
+    if (existed || stored > 0)
+        return;
+    for (size_t i = 0; i < sizeof(tails) / sizeof(tails[0]); i++) {
+        snprintf(path, sizeof(path), "%s%s", db, tails[i]);
+        unlink(path);
+    }
+}
+
 static int cmd_plan(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -314,7 +333,7 @@ static int cmd_plan(int argc, char **argv)
         {"label", required_argument, NULL, 'l'}, {"json", no_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
     const char *db = "refit.db", *strategy = NULL, *label = NULL;
-    bool json = false;
+    bool json = false, existed = false;
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
@@ -347,6 +366,7 @@ static int cmd_plan(int argc, char **argv)
         return 2;
     }
     models_dir(dir, sizeof(dir));
+    existed = db_exists(db);
     if (rf_lua_open(&L, dir, &err) < 0 || rf_store_open(&st, db, &err) < 0 ||
         run_scenario(L, &st, &(struct rf_scenario_src){.path = argv[optind]}, strategy, label,
                      false, &r, &err) < 0) {
@@ -360,6 +380,8 @@ static int cmd_plan(int argc, char **argv)
     rc = 0;
 out:
     rf_store_close(&st);
+    if (rc != 0)
+        drop_new_db(db, existed, 0);
     refit_run_release(&r);
     rf_lua_close(L);
     return rc;
@@ -411,7 +433,8 @@ static int cmd_sim(int argc, char **argv)
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     const char *db = "refit.db", *strategy = NULL, *label = NULL;
-    bool json = false, compare = false;
+    bool json = false, compare = false, existed = false;
+    int stored = 0;
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
@@ -449,6 +472,7 @@ static int cmd_sim(int argc, char **argv)
         all[n++] = strategy;
 
     models_dir(dir, sizeof(dir));
+    existed = db_exists(db);
     if (rf_lua_open(&L, dir, &err) < 0 || rf_store_open(&st, db, &err) < 0) {
         rc = fail(&err);
         goto out;
@@ -491,6 +515,7 @@ static int cmd_sim(int argc, char **argv)
             rc = fail(&err);
             goto out;
         }
+        stored++;
     }
     if (json) {
         json_dumpf(compare ? list : json_array_get(list, 0), stdout, JSON_INDENT(2));
@@ -502,6 +527,8 @@ static int cmd_sim(int argc, char **argv)
 out:
     json_decref(list);
     rf_store_close(&st);
+    if (rc != 0)
+        drop_new_db(db, existed, stored);
     rf_lua_close(L);
     return rc;
 }

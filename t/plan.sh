@@ -90,4 +90,9 @@ is "$(cat "$tmp/err")" \
     "refit: $tmp/bad.lua:$line: infer.gpus: 256 is not a multiple of tp*pp*dp = 30" \
     "the error is one line naming file, line and field"
 is "$(sql "$db" 'SELECT count(*) FROM run')" 4 "nothing is stored for bad input"
+"$REFIT" plan "$tmp/bad.lua" --db "$tmp/new.db" 2>/dev/null >/dev/null
+ok "$(test $? -ne 0 && test ! -e "$tmp/new.db" && test ! -e "$tmp/new.db-wal"; echo $?)" \
+    "and a database it would have created is not left behind"
+"$REFIT" sim "$tmp/bad.lua" --db "$tmp/new.db" 2>/dev/null >/dev/null
+ok "$(test $? -ne 0 && test ! -e "$tmp/new.db"; echo $?)" "nor by refit sim"
 done_testing
