@@ -3,6 +3,7 @@
 #ifndef RF_SIMULATE_H
 #define RF_SIMULATE_H
 
+#include "bound.h"
 #include "plan.h"
 #include "topology.h"
 
@@ -33,22 +34,6 @@ struct rf_prediction {
 };
 
 const char *rf_sim_phase_name(enum rf_sim_phase phase);
-
-/* Lower bound of any refit of plan's tensors between these sides on this topology: the
- * largest of (bytes a GPU must receive / its NVLink + NIC ingress) and (bytes an NVLink
- * domain must receive from outside / its NICs' ingress). */
-int rf_lower_bound(const struct rf_plan *plan, const struct rf_side *train,
-                   const struct rf_side *infer, const struct rf_topology *topo, double *bound,
-                   struct rf_error *err);
-
-/* Bytes each link carries for each role of the plan's tensors, routed as rf_simulate routes
- * them (transfers, and broadcast chains hop by hop; copy engines left out): loads is
- * RF_ROLE_COUNT rows of topo->n_links, added to. Roles are what auto moves between
- * strategies; summing rows of different plans screens a mix without planning it. */
-void rf_plan_role_loads(const struct rf_plan *plan, const struct rf_topology *topo, double *loads);
-/* The busiest link's time at full rate under the sum of one row per role (a lower bound of
- * that mix's time when the rows are exact). */
-double rf_role_loads_bound(const struct rf_topology *topo, const double *const *role_loads);
 
 /* The event batching tolerance of rf_simulate (REFIT_SIM_TOLERANCE, default 1e-3): flows
  * may finish up to this fraction of a round early, so bounds are lowered by twice it. */
