@@ -4,12 +4,18 @@
  * per-GPU hint skips rounds where that GPU is already full. */
 #include "schedule.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct usage {
     int64_t *by_round; /* bytes staged in each round; rounds past cap: none */
     int32_t cap;
+    /* The last first-fit answer: no round before fit_round had room for fit_need bytes.
+     * Usage only grows, so that stays true, and holds for any larger need too: placing
+     * runs of one size scans each round once instead of from the hint every time. */
+    int64_t fit_need;
+    int32_t fit_round;
 };
 
 struct sched {
@@ -59,17 +65,26 @@ static void ensure_round(struct sched *s, int32_t r)
 
 /* The first round from r on where u has room for need bytes (need <= budget: rounds past
  * the GPU's last use are empty). */
-static int32_t next_fit(const struct sched *s, const struct usage *u, int32_t r, int64_t need)
+static int32_t next_fit(const struct sched *s, struct usage *u, int32_t r, int64_t need)
 {
+    /* Rounds before r are known too small for need only when they lie before fit_round
+     * and need is at least fit_need; then the answer can be remembered. */
+    bool known = need >= u->fit_need && r <= u->fit_round;
+    if (known)
+        r = u->fit_round;
     while (used(u, r) + need > s->budget)
         r++;
+    if (known) {
+        u->fit_need = need;
+        u->fit_round = r;
+    }
     return r;
 }
 
 /* The first round from r on where t fits: every GPU's next round with room, taken until
  * they agree. Each GPU's rounds are scanned forward once, in its own array, rather than
  * every destination being checked again at every round tried. */
-static int32_t transfer_round(const struct sched *s, int32_t r, const struct rf_transfer *t)
+static int32_t transfer_round(struct sched *s, int32_t r, const struct rf_transfer *t)
 {
     int64_t send = min64(t->bytes * t->dst_count, s->budget), need = min64(t->bytes, s->budget);
     for (;;) {
