@@ -40,10 +40,6 @@ struct gpu_load {
     int32_t gpu;
 };
 
-struct place {
-    int32_t domain, nic, rail, leaf; /* nic, rail and leaf -1 without NICs */
-};
-
 struct planner {
     struct rf_plan *plan;
     struct rf_error *err;
@@ -51,9 +47,6 @@ struct planner {
     enum rf_sources sources;
     int64_t *load;     /* bytes each GPU has been chosen to send so far */
     int64_t *nic_load; /* the same per NIC, for local source choice */
-    /* Where each GPU sits, looked up once: local source choice compares every holder with
-     * every destination, and the divisions behind rf_topology_nic/leaf dominated it. */
-    struct place *place;
     int32_t (*pairs)[2];
     size_t cap_pairs;
     struct cells src, dst;
@@ -308,7 +301,7 @@ static int cmp_load(const void *a, const void *b)
 
 /* How far a holder is from a destination: 0 same NVLink domain, 1 same rail and leaf
  * (one switch), 2 same rail (spine, but no cross-rail hop), 3 anywhere. */
-static int tier(const struct place *h, const struct place *d)
+static int tier(const struct rf_place *h, const struct rf_place *d)
 {
     if (h->domain == d->domain)
         return 0;
@@ -332,7 +325,9 @@ static int assign_local(struct planner *p, int32_t box, const int32_t *h, size_t
                         const int32_t *dsts, size_t nd, uint8_t phase, int64_t bytes,
                         bool count_logical)
 {
-    const struct place *pl = p->place;
+    /* The topology's placement table: local source choice compares every holder with
+     * every destination. */
+    const struct rf_place *pl = p->topo->place;
     int rc;
     GROW(p->pairs, 0, p->cap_pairs, nd);
     for (size_t i = 0; i < nd; i++) {
@@ -819,21 +814,6 @@ int rf_plan_build(struct rf_plan *plan, const struct rf_model *model, struct rf_
         rc = rf_error_set(err, RF_ENOMEM, "out of memory");
         goto out;
     }
-    if (p.topo) {
-        const struct rf_topology *t = p.topo;
-        if (!(p.place = malloc((size_t)t->gpus * sizeof(*p.place)))) {
-            rc = rf_error_set(err, RF_ENOMEM, "out of memory");
-            goto out;
-        }
-        for (int64_t g = 0; g < t->gpus; g++) {
-            int64_t nic = rf_topology_nic(t, g);
-            p.place[g] =
-                (struct place){.domain = (int32_t)rf_topology_domain(t, g),
-                               .nic = (int32_t)nic,
-                               .rail = nic < 0 ? -1 : (int32_t)(nic % t->cluster->nic.per_node),
-                               .leaf = nic < 0 ? -1 : (int32_t)rf_topology_leaf(t, nic)};
-        }
-    }
     if ((rc = plan_tensors(&p, model, infer, strategy, tensor_strategy)) < 0)
         goto out;
 
@@ -863,7 +843,6 @@ out:
     free(p.order);
     free(p.load);
     free(p.nic_load);
-    free(p.place);
     free(p.pairs);
     if (rc < 0)
         rf_plan_release(plan);

@@ -24,6 +24,23 @@ static int64_t groups(const struct rf_cluster *c)
     return (c->nodes + c->fabric.nodes_per_leaf - 1) / c->fabric.nodes_per_leaf;
 }
 
+/* The NIC serving a GPU: NICs of a node split its GPUs into equal consecutive groups. */
+static int64_t nic_of(const struct rf_topology *t, int64_t gpu)
+{
+    const struct rf_cluster *c = t->cluster;
+    if (c->nic.per_node == 0)
+        return -1;
+    int64_t node = gpu / c->gpus_per_node, local = gpu % c->gpus_per_node;
+    return node * c->nic.per_node + local * c->nic.per_node / c->gpus_per_node;
+}
+
+static int64_t leaf_of(const struct rf_topology *t, int64_t nic)
+{
+    const struct rf_cluster *c = t->cluster;
+    int64_t node = nic / c->nic.per_node, rail = nic % c->nic.per_node;
+    return node / c->fabric.nodes_per_leaf * c->nic.per_node + rail;
+}
+
 int rf_topology_init(struct rf_topology *t, const struct rf_cluster *c, struct rf_error *err)
 {
     memset(t, 0, sizeof(*t));
@@ -44,9 +61,20 @@ int rf_topology_init(struct rf_topology *t, const struct rf_cluster *c, struct r
         n += (size_t)count[k];
     }
     t->links = calloc(n, sizeof(*t->links));
-    if (!t->links)
+    t->place = malloc((size_t)t->gpus * sizeof(*t->place));
+    if (!t->links || !t->place) {
+        rf_topology_release(t);
         return rf_error_set(err, RF_ENOMEM, "out of memory");
+    }
     t->n_links = n;
+    for (int64_t g = 0; g < t->gpus; g++) {
+        int64_t nic = nic_of(t, g);
+        t->place[g] = (struct rf_place){.node = (int32_t)(g / c->gpus_per_node),
+                                        .domain = (int32_t)(g / c->nvlink.domain_gpus),
+                                        .nic = (int32_t)nic,
+                                        .rail = nic < 0 ? -1 : (int32_t)(nic % c->nic.per_node),
+                                        .leaf = nic < 0 ? -1 : (int32_t)leaf_of(t, nic)};
+    }
 
     double nvl = c->nvlink.gbps * 1e9 * c->cal.nvlink_efficiency;
     double nic = c->nic.gbps * 1e9 * c->cal.nic_efficiency;
@@ -99,6 +127,7 @@ void rf_topology_release(struct rf_topology *t)
     if (!t)
         return;
     free(t->links);
+    free(t->place);
     memset(t, 0, sizeof(*t));
 }
 
@@ -121,23 +150,6 @@ int32_t rf_topology_link(const struct rf_topology *t, enum rf_link_kind kind, in
     return (int32_t)(t->base[kind] + (size_t)index);
 }
 
-/* The NIC serving a GPU: NICs of a node split its GPUs into equal consecutive groups. */
-static int64_t nic_of(const struct rf_topology *t, int64_t gpu)
-{
-    const struct rf_cluster *c = t->cluster;
-    if (c->nic.per_node == 0)
-        return -1;
-    int64_t node = gpu / c->gpus_per_node, local = gpu % c->gpus_per_node;
-    return node * c->nic.per_node + local * c->nic.per_node / c->gpus_per_node;
-}
-
-static int64_t leaf_of(const struct rf_topology *t, int64_t nic)
-{
-    const struct rf_cluster *c = t->cluster;
-    int64_t node = nic / c->nic.per_node, rail = nic % c->nic.per_node;
-    return node / c->fabric.nodes_per_leaf * c->nic.per_node + rail;
-}
-
 int64_t rf_topology_nic(const struct rf_topology *t, int64_t gpu)
 {
     return nic_of(t, gpu);
@@ -155,10 +167,11 @@ static void hop(struct rf_route *r, const struct rf_topology *t, enum rf_link_ki
 void rf_topology_route(const struct rf_topology *t, int64_t src, int64_t dst, struct rf_route *r)
 {
     const struct rf_cluster *c = t->cluster;
+    const struct rf_place *ps = &t->place[src], *pd = &t->place[dst];
     r->n = 0;
     r->rate_cap = 0;
     r->fabric = false;
-    if (rf_topology_domain(t, src) == rf_topology_domain(t, dst)) {
+    if (ps->domain == pd->domain) {
         hop(r, t, RF_LINK_NVL_OUT, src);
         hop(r, t, RF_LINK_NVL_IN, dst);
         r->latency_s = c->nvlink.latency_us * 1e-6;
@@ -166,22 +179,21 @@ void rf_topology_route(const struct rf_topology *t, int64_t src, int64_t dst, st
     }
     r->fabric = true;
     r->latency_s = 2 * c->nic.latency_us * 1e-6;
-    int64_t snic = nic_of(t, src), dnic = nic_of(t, dst);
-    int64_t drail = dnic % c->nic.per_node;
-    if (c->fabric.pxn && snic % c->nic.per_node != drail) {
+    int64_t snic = ps->nic, dnic = pd->nic, sleaf = ps->leaf, dleaf = pd->leaf;
+    if (c->fabric.pxn && ps->rail != pd->rail) {
         /* PXN: hop over NVLink to the GPU of the source node that sits on the destination's
          * rail, so the message stays on one rail and never climbs to the spine. */
-        int64_t node = src / c->gpus_per_node;
-        int64_t proxy = node * c->gpus_per_node + drail * c->gpus_per_node / c->nic.per_node;
+        int64_t proxy = (int64_t)ps->node * c->gpus_per_node +
+                        (int64_t)pd->rail * c->gpus_per_node / c->nic.per_node;
         if (proxy != src) {
             hop(r, t, RF_LINK_NVL_OUT, src);
             hop(r, t, RF_LINK_NVL_IN, proxy);
             r->latency_s += c->nvlink.latency_us * 1e-6;
         }
-        snic = node * c->nic.per_node + drail;
+        snic += pd->rail - ps->rail; /* the same node's NIC on that rail */
+        sleaf += pd->rail - ps->rail;
     }
     hop(r, t, RF_LINK_NIC_OUT, snic);
-    int64_t sleaf = leaf_of(t, snic), dleaf = leaf_of(t, dnic);
     if (sleaf == dleaf) {
         r->latency_s += c->fabric.switch_latency_us * 1e-6;
     } else {

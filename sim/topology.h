@@ -58,12 +58,20 @@ struct rf_link {
     double capacity; /* bytes/s after calibration */
 };
 
+/* Where a GPU sits, computed once per topology: routes are built for every message of
+ * every candidate auto bounds, and the divisions behind them dominated. */
+struct rf_place {
+    int32_t node, domain;
+    int32_t nic, rail, leaf; /* -1 without NICs */
+};
+
 /* The links of a cluster in one array, addressed arithmetically: no per-link lookups. */
 struct rf_topology {
     const struct rf_cluster *cluster;
     int64_t gpus, nics, leaves;
     struct rf_link *links;
     size_t n_links;
+    struct rf_place *place; /* per GPU */
     /* Offsets of each link kind's block in links[]. */
     size_t base[RF_LINK_KIND_COUNT];
 };
