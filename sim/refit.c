@@ -63,7 +63,7 @@ static const char usage_sim[] =
     "  --json         one JSON object (an array with --compare)\n";
 
 static const char usage_calibrate[] =
-    "usage: refit calibrate --db FILE --cluster NAME [--out FILE]\n"
+    "usage: refit calibrate --db FILE --cluster NAME [--out FILE] [--json]\n"
     "\n"
     "Fits the calibration of cluster NAME (a preset or a cluster file) to every ok\n"
     "measurement (refit-exec --check) of a run that `refit sim` predicted on it: least\n"
@@ -71,7 +71,8 @@ static const char usage_calibrate[] =
     "can identify (nvlink_efficiency, nic_efficiency, message_latency_us,\n"
     "tensor_overhead_us, bucket_overhead_us). Prints each run's error before and after and\n"
     "writes the calibrated cluster file.\n"
-    "  --out FILE     the calibrated cluster file (default NAME-calibrated.lua)\n";
+    "  --out FILE     the calibrated cluster file (default NAME-calibrated.lua)\n"
+    "  --json         print the fit as one JSON object instead of tables\n";
 static const char usage_report[] =
     "usage: refit report --db FILE [--run ID ...] --html OUT\n"
     "\n"
@@ -748,20 +749,46 @@ static void calibrated_name(const char *name, char *buf, size_t size)
         snprintf(buf, size, "%s%s", name, suffix);
 }
 
+/* The fit as one object: errors, each knob before and after, every measurement. */
+static void print_calibration_json(const struct rf_calibration *cal, const char *name,
+                                   const char *path)
+{
+    json_t *params = json_object(), *points = json_array();
+    for (int k = 0; k < RF_CAL_PARAM_COUNT; k++)
+        json_object_set_new(params, rf_cal_param_name((enum rf_cal_param)k),
+                            json_pack("{s:f, s:f, s:b}", "before", cal->before[k], "after",
+                                      cal->after[k], "identifiable", cal->used[k]));
+    for (size_t i = 0; i < cal->n_points; i++) {
+        const struct rf_cal_point *p = &cal->points[i];
+        json_array_append_new(
+            points, json_pack("{s:I, s:I, s:f, s:f, s:f}", "run_id", (json_int_t)p->run_id,
+                              "measurement_id", (json_int_t)p->measurement_id, "measured_s",
+                              p->measured_s, "before_s", p->before_s, "after_s", p->after_s));
+    }
+    json_t *o = json_pack("{s:s, s:s, s:f, s:f, s:I, s:i, s:o, s:o}", "cluster", name, "file", path,
+                          "rms_before", cal->rms_before, "rms_after", cal->rms_after,
+                          "measurements", (json_int_t)cal->n_points, "evaluations",
+                          cal->evaluations, "parameters", params, "points", points);
+    json_dumpf(o, stdout, JSON_INDENT(2));
+    fputc('\n', stdout);
+    json_decref(o);
+}
+
 static int cmd_calibrate(int argc, char **argv)
 {
-    static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
-                                         {"cluster", required_argument, NULL, 'c'},
-                                         {"out", required_argument, NULL, 'o'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        {"db", required_argument, NULL, 'd'},  {"cluster", required_argument, NULL, 'c'},
+        {"out", required_argument, NULL, 'o'}, {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},      {NULL, 0, NULL, 0}};
     const char *db = NULL, *spec = NULL, *outp = NULL;
+    bool json = false;
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
         case 'd': db = optarg; break;
         case 'c': spec = optarg; break;
         case 'o': outp = optarg; break;
+        case 'j': json = true; break;
         case 'h': fputs(usage_calibrate, stdout); return 0;
         default: fputs(usage_calibrate, stderr); return 2;
         }
@@ -814,6 +841,11 @@ static int cmd_calibrate(int argc, char **argv)
     }
     f = NULL;
 
+    if (json) {
+        print_calibration_json(&cal, name, outp);
+        rc = 0;
+        goto out;
+    }
     printf("%-6s %-6s %12s %12s %12s %10s %10s\n", "run", "meas", "measured_s", "before_s",
            "after_s", "err_before", "err_after");
     for (size_t i = 0; i < cal.n_points; i++) {

@@ -11,7 +11,8 @@ data=$SRCDIR/t/data/calib
 
 # Command line and the no-measurement error need no MPI.
 "$REFIT" calibrate --help >"$tmp/out" 2>&1
-is "$? $(head -1 "$tmp/out")" "0 usage: refit calibrate --db FILE --cluster NAME [--out FILE]" \
+is "$? $(head -1 "$tmp/out")" \
+    "0 usage: refit calibrate --db FILE --cluster NAME [--out FILE] [--json]" \
     "calibrate --help prints the usage"
 "$REFIT" calibrate --cluster localhost >/dev/null 2>&1
 is "$?" 2 "calibrate without --db exits 2"
@@ -59,6 +60,17 @@ ok "$(grep -q '^nvlink_efficiency ' "$tmp/out" &&
     "nvlink_efficiency fitted; nic_efficiency not identifiable without NICs"
 ok "$(grep -q '^-- .*run(s) 2 3 4' localhost-calibrated.lua; echo $?)" \
     "the file says which runs it was fitted to"
+"$REFIT" calibrate --db "$db" --cluster localhost --out "$tmp/j.lua" --json >"$tmp/cal.json"
+ok $? "calibrate --json"
+is "$("$SQLITE3" :memory: "SELECT j->>'measurements' || ' ' || json_array_length(j, '$.points')
+     || ' ' || (j->>'file') FROM (SELECT readfile('$tmp/cal.json') AS j)")" "3 3 $tmp/j.lua" \
+    "the JSON lists every measurement and the file"
+is "$("$SQLITE3" :memory: "SELECT printf('%.4f %.4f', j->>'rms_before', j->>'rms_after')
+     FROM (SELECT readfile('$tmp/cal.json') AS j)")" "$rms" \
+    "with the errors the table printed"
+is "$(json "$tmp/cal.json" '$.parameters.nvlink_efficiency.identifiable') \
+$(json "$tmp/cal.json" '$.parameters.nic_efficiency.identifiable')" "1 0" \
+    "and which knobs the data could identify"
 
 # The calibrated file is a cluster: a scenario names it, and its prediction of the first
 # case is calibrate's "after" for that run.
