@@ -1,5 +1,6 @@
-/* The `refit` command: git-style subcommands over the library (plan, models). Only this
- * file prints or exits. */
+/* The `refit` command: git-style subcommands over the library. This file holds main, the
+ * shared helpers and the commands that plan and simulate (plan, sim, run); calibrate,
+ * report and models live in sim/cmd_*.c. Only the command files print or exit. */
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
@@ -15,9 +16,8 @@
 #include <unistd.h>
 
 #include "auto.h"
-#include "calibrate.h"
+#include "cmd.h"
 #include "plan.h"
-#include "report.h"
 #include "scenario.h"
 #include "schedule.h"
 #include "simulate.h"
@@ -62,34 +62,7 @@ static const char usage_sim[] =
     "  --label TEXT   label stored with the run(s)\n"
     "  --json         one JSON object (an array with --compare)\n";
 
-static const char usage_calibrate[] =
-    "usage: refit calibrate --db FILE --cluster NAME [--out FILE] [--json]\n"
-    "\n"
-    "Fits the calibration of cluster NAME (a preset or a cluster file) to every ok\n"
-    "measurement (refit-exec --check) of a run that `refit sim` predicted on it: least\n"
-    "squares on relative errors of the total and per-round times, over the knobs the runs\n"
-    "can identify (nvlink_efficiency, nic_efficiency, message_latency_us,\n"
-    "tensor_overhead_us, bucket_overhead_us). Prints each run's error before and after and\n"
-    "writes the calibrated cluster file.\n"
-    "  --out FILE     the calibrated cluster file (default NAME-calibrated.lua)\n"
-    "  --json         print the fit as one JSON object instead of tables\n";
-static const char usage_report[] =
-    "usage: refit report --db FILE [--run ID ...] --html OUT\n"
-    "\n"
-    "Writes one self-contained HTML page (inline CSS and SVG) about the runs of FILE: a table\n"
-    "per run, the strategy comparison, per-link utilisation and per-round timelines of\n"
-    "simulated runs, and predicted against measured times where refit-exec stored\n"
-    "measurements. The plots are drawn by gnuplot (Debian package gnuplot-nox;\n"
-    "$REFIT_GNUPLOT names another binary).\n"
-    "  --run ID       report this run (repeatable; default every run)\n"
-    "  --html OUT     the page to write\n";
-
-static const char usage_models[] =
-    "usage: refit models [--json]\n"
-    "\n"
-    "Lists the model architectures of the models folder with their parameter counts.\n";
-
-static int fail(const struct rf_error *err)
+int cmd_fail(const struct rf_error *err)
 {
     fprintf(stderr, "refit: %s\n", err->msg);
     return 1;
@@ -102,7 +75,7 @@ static bool is_dir(const char *path)
 }
 
 /* Where the Lua descriptions live; see usage_main. */
-static void models_dir(char *buf, size_t size)
+void cmd_models_dir(char *buf, size_t size)
 {
     const char *env = getenv("REFIT_MODELS");
     if (env && *env) {
@@ -366,12 +339,12 @@ static int cmd_plan(int argc, char **argv)
                 strategy);
         return 2;
     }
-    models_dir(dir, sizeof(dir));
+    cmd_models_dir(dir, sizeof(dir));
     existed = db_exists(db);
     if (rf_lua_open(&L, dir, &err) < 0 || rf_store_open(&st, db, &err) < 0 ||
         run_scenario(L, &st, &(struct rf_scenario_src){.path = argv[optind]}, strategy, label,
                      false, &r, &err) < 0) {
-        rc = fail(&err);
+        rc = cmd_fail(&err);
         goto out;
     }
     if (json)
@@ -472,10 +445,10 @@ static int cmd_sim(int argc, char **argv)
     else
         all[n++] = strategy;
 
-    models_dir(dir, sizeof(dir));
+    cmd_models_dir(dir, sizeof(dir));
     existed = db_exists(db);
     if (rf_lua_open(&L, dir, &err) < 0 || rf_store_open(&st, db, &err) < 0) {
-        rc = fail(&err);
+        rc = cmd_fail(&err);
         goto out;
     }
     if (!json)
@@ -513,7 +486,7 @@ static int cmd_sim(int argc, char **argv)
         }
         refit_run_release(&r);
         if (x < 0) {
-            rc = fail(&err);
+            rc = cmd_fail(&err);
             goto out;
         }
         stored++;
@@ -625,304 +598,22 @@ static int cmd_run(int argc, char **argv)
     struct rf_lua *L = NULL;
     struct rf_store st = {0};
     int rc = 1;
-    models_dir(dir, sizeof(dir));
+    cmd_models_dir(dir, sizeof(dir));
     if (rf_lua_open(&L, dir, &err) < 0 || rf_store_open(&st, db, &err) < 0) {
-        rc = fail(&err);
+        rc = cmd_fail(&err);
         goto out;
     }
     struct study_ctx ctx = {.L = L, .st = &st, .tty = isatty(STDERR_FILENO) != 0};
     fflush(stdout);
     if (rf_lua_run_study(L, argv[optind], study_run_one, &ctx, &err) < 0) {
         fflush(stdout);
-        rc = fail(&err);
+        rc = cmd_fail(&err);
         goto out;
     }
     rc = 0;
 out:
     rf_store_close(&st);
     rf_lua_close(L);
-    return rc;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int cmd_models(int argc, char **argv)
-{
-    static const struct option opts[] = {
-        {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
-    bool json = false;
-    int c;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        switch (c) {
-        case 'j': json = true; break;
-        case 'h': fputs(usage_models, stdout); return 0;
-        default: fputs(usage_models, stderr); return 2;
-        }
-    }
-    if (optind != argc) {
-        fputs(usage_models, stderr);
-        return 2;
-    }
-
-    char dir[PATH_MAX];
-    struct rf_error err = {0};
-    struct rf_lua *L = NULL;
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    json_t *list = json_array();
-    int rc = 1;
-
-    models_dir(dir, sizeof(dir));
-    DIR *d = opendir(dir);
-    if (!d) {
-        fprintf(stderr, "refit: %s: cannot open the models folder\n", dir);
-        goto out;
-    }
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        size_t len = strlen(e->d_name);
-        if (len < 5 || strcmp(e->d_name + len - 4, ".lua") != 0)
-            continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 16;
-            char **nn = realloc(names, cap * sizeof(*names));
-            if (!nn)
-                break;
-            names = nn;
-        }
-        names[n++] = strndup(e->d_name, len - 4);
-    }
-    closedir(d);
-    if (n > 0)
-        qsort(names, n, sizeof(*names), cmp_str);
-    if (rf_lua_open(&L, dir, &err) < 0) {
-        rc = fail(&err);
-        goto out;
-    }
-    if (!json)
-        printf("%-22s %10s %10s %10s %8s\n", "model", "params(B)", "active(B)", "bf16(GB)",
-               "tensors");
-    for (size_t i = 0; i < n; i++) {
-        struct rf_model m;
-        if (rf_lua_load_model(L, names[i], &m, &err) < 0) {
-            rc = fail(&err);
-            goto out;
-        }
-        int64_t params = rf_model_params(&m), active = rf_model_active_params(&m);
-        int64_t bytes = rf_model_bytes(&m);
-        if (json)
-            json_array_append_new(list,
-                                  json_pack("{ss sI sI sI sI ss}", "name", m.name, "params",
-                                            (json_int_t)params, "active_params", (json_int_t)active,
-                                            "bf16_bytes", (json_int_t)bytes, "tensors",
-                                            (json_int_t)m.n_tensors, "family", m.family));
-        else
-            printf("%-22s %10.2f %10.2f %10.1f %8zu\n", m.name, (double)params / 1e9,
-                   (double)active / 1e9, gb(bytes), m.n_tensors);
-        rf_model_release(&m);
-    }
-    if (json) {
-        json_dumpf(list, stdout, JSON_INDENT(2));
-        fputc('\n', stdout);
-    }
-    rc = 0;
-out:
-    json_decref(list);
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
-    rf_lua_close(L);
-    return rc;
-}
-
-/* The calibrated cluster's name: NAME-calibrated, once. */
-static void calibrated_name(const char *name, char *buf, size_t size)
-{
-    const char *suffix = "-calibrated";
-    size_t n = strlen(name), k = strlen(suffix);
-    if (n >= k && strcmp(name + n - k, suffix) == 0)
-        snprintf(buf, size, "%s", name);
-    else
-        snprintf(buf, size, "%s%s", name, suffix);
-}
-
-/* The fit as one object: errors, each knob before and after, every measurement. */
-static void print_calibration_json(const struct rf_calibration *cal, const char *name,
-                                   const char *path)
-{
-    json_t *params = json_object(), *points = json_array();
-    for (int k = 0; k < RF_CAL_PARAM_COUNT; k++)
-        json_object_set_new(params, rf_cal_param_name((enum rf_cal_param)k),
-                            json_pack("{s:f, s:f, s:b}", "before", cal->before[k], "after",
-                                      cal->after[k], "identifiable", cal->used[k]));
-    for (size_t i = 0; i < cal->n_points; i++) {
-        const struct rf_cal_point *p = &cal->points[i];
-        json_array_append_new(
-            points, json_pack("{s:I, s:I, s:f, s:f, s:f}", "run_id", (json_int_t)p->run_id,
-                              "measurement_id", (json_int_t)p->measurement_id, "measured_s",
-                              p->measured_s, "before_s", p->before_s, "after_s", p->after_s));
-    }
-    json_t *o = json_pack("{s:s, s:s, s:f, s:f, s:I, s:i, s:o, s:o}", "cluster", name, "file", path,
-                          "rms_before", cal->rms_before, "rms_after", cal->rms_after,
-                          "measurements", (json_int_t)cal->n_points, "evaluations",
-                          cal->evaluations, "parameters", params, "points", points);
-    json_dumpf(o, stdout, JSON_INDENT(2));
-    fputc('\n', stdout);
-    json_decref(o);
-}
-
-static int cmd_calibrate(int argc, char **argv)
-{
-    static const struct option opts[] = {
-        {"db", required_argument, NULL, 'd'},  {"cluster", required_argument, NULL, 'c'},
-        {"out", required_argument, NULL, 'o'}, {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},      {NULL, 0, NULL, 0}};
-    const char *db = NULL, *spec = NULL, *outp = NULL;
-    bool json = false;
-    int c;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        switch (c) {
-        case 'd': db = optarg; break;
-        case 'c': spec = optarg; break;
-        case 'o': outp = optarg; break;
-        case 'j': json = true; break;
-        case 'h': fputs(usage_calibrate, stdout); return 0;
-        default: fputs(usage_calibrate, stderr); return 2;
-        }
-    }
-    if (optind != argc || !db || !spec) {
-        fputs(usage_calibrate, stderr);
-        return 2;
-    }
-
-    char dir[PATH_MAX], name[256], path[PATH_MAX], when[32];
-    struct rf_error err = {0};
-    struct rf_lua *L = NULL;
-    struct rf_store st = {0};
-    struct rf_cluster cluster = {0};
-    struct rf_calibration cal = {0};
-    FILE *f = NULL;
-    int rc = 1;
-    models_dir(dir, sizeof(dir));
-    if (access(db, F_OK) != 0) {
-        fprintf(stderr, "refit: %s: no such database\n", db);
-        return 1;
-    }
-    if (rf_lua_open(&L, dir, &err) < 0 || rf_store_open(&st, db, &err) < 0 ||
-        rf_lua_load_cluster(L, spec, &cluster, &err) < 0 ||
-        rf_calibrate(&st, &cluster, &cal, &err) < 0) {
-        rc = fail(&err);
-        goto out;
-    }
-    calibrated_name(cluster.name, name, sizeof(name));
-    if (!outp) {
-        snprintf(path, sizeof(path), "%s.lua", name);
-        outp = path;
-    }
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-    if (!(f = fopen(outp, "w"))) {
-        fprintf(stderr, "refit: %s: cannot write: %s\n", outp, strerror(errno));
-        goto out;
-    }
-    if (rf_calibration_write(&cal, name, when, f, &err) < 0) {
-        rc = fail(&err);
-        goto out;
-    }
-    if (fclose(f) != 0) {
-        f = NULL;
-        fprintf(stderr, "refit: %s: write failed: %s\n", outp, strerror(errno));
-        goto out;
-    }
-    f = NULL;
-
-    if (json) {
-        print_calibration_json(&cal, name, outp);
-        rc = 0;
-        goto out;
-    }
-    printf("%-6s %-6s %12s %12s %12s %10s %10s\n", "run", "meas", "measured_s", "before_s",
-           "after_s", "err_before", "err_after");
-    for (size_t i = 0; i < cal.n_points; i++) {
-        const struct rf_cal_point *p = &cal.points[i];
-        printf("%-6lld %-6lld %12.6g %12.6g %12.6g %+10.3f %+10.3f\n", (long long)p->run_id,
-               (long long)p->measurement_id, p->measured_s, p->before_s, p->after_s,
-               (p->before_s - p->measured_s) / p->measured_s,
-               (p->after_s - p->measured_s) / p->measured_s);
-    }
-    printf("\n%-20s %12s %12s\n", "parameter", "before", "after");
-    for (int k = 0; k < RF_CAL_PARAM_COUNT; k++)
-        printf("%-20s %12.6g %12.6g%s\n", rf_cal_param_name((enum rf_cal_param)k), cal.before[k],
-               cal.after[k], cal.used[k] ? "" : "   (not identifiable: kept)");
-    printf("\nrms relative error: before %.4f, after %.4f (%zu measurements, %d evaluations)\n",
-           cal.rms_before, cal.rms_after, cal.n_points, cal.evaluations);
-    printf("calibrated cluster '%s' written to %s\n", name, outp);
-    rc = 0;
-out:
-    if (f)
-        fclose(f);
-    rf_calibration_release(&cal);
-    rf_cluster_release(&cluster);
-    rf_store_close(&st);
-    rf_lua_close(L);
-    return rc;
-}
-
-static int cmd_report(int argc, char **argv)
-{
-    static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
-                                         {"run", required_argument, NULL, 'r'},
-                                         {"html", required_argument, NULL, 'o'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
-    const char *db = NULL, *html = NULL;
-    int64_t *ids = NULL;
-    size_t n_ids = 0;
-    int rc = 2, c;
-    struct rf_error err = {0};
-    if (!(ids = malloc((size_t)argc * sizeof(*ids)))) {
-        fputs("refit: out of memory\n", stderr);
-        return 1;
-    }
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        switch (c) {
-        case 'd': db = optarg; break;
-        case 'o': html = optarg; break;
-        case 'r': {
-            char *end;
-            errno = 0;
-            long long id = strtoll(optarg, &end, 10);
-            if (errno || end == optarg || *end || id <= 0) {
-                fprintf(stderr, "refit: --run %s: not a run id\n", optarg);
-                goto out;
-            }
-            ids[n_ids++] = id;
-            break;
-        }
-        case 'h':
-            fputs(usage_report, stdout);
-            rc = 0;
-            goto out;
-        default: fputs(usage_report, stderr); goto out;
-        }
-    }
-    if (optind != argc || !db || !html) {
-        fputs(usage_report, stderr);
-        goto out;
-    }
-    if (rf_report_html(db, ids, n_ids, html, &err) < 0) {
-        rc = fail(&err);
-        goto out;
-    }
-    printf("wrote %s\n", html);
-    rc = 0;
-out:
-    free(ids);
     return rc;
 }
 

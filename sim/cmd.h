@@ -1,0 +1,19 @@
+/* The pieces of the `refit` command: each subcommand is a function taking its own argv
+ * (argv[0] is the subcommand), sharing the error printer and the models folder. */
+#ifndef RF_CMD_H
+#define RF_CMD_H
+
+#include <stddef.h>
+
+#include "error.h"
+
+/* Prints "refit: MESSAGE" on stderr; returns the exit status 1. */
+int cmd_fail(const struct rf_error *err);
+/* The folder of Lua descriptions: $REFIT_MODELS, else next to the binary, else installed. */
+void cmd_models_dir(char *buf, size_t size);
+
+int cmd_calibrate(int argc, char **argv); /* sim/cmd_calibrate.c */
+int cmd_report(int argc, char **argv);    /* sim/cmd_report.c */
+int cmd_models(int argc, char **argv);    /* sim/cmd_models.c */
+
+#endif

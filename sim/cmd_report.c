@@ -1,0 +1,79 @@
+/* `refit report`: one self-contained HTML page of the stored runs. */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "report.h"
+#include "store.h"
+
+static const char usage_report[] =
+    "usage: refit report --db FILE [--run ID ...] --html OUT\n"
+    "\n"
+    "Writes one self-contained HTML page (inline CSS and SVG) about the runs of FILE: a table\n"
+    "per run, the strategy comparison, per-link utilisation and per-round timelines of\n"
+    "simulated runs, and predicted against measured times where refit-exec stored\n"
+    "measurements. The plots are drawn by gnuplot (Debian package gnuplot-nox;\n"
+    "$REFIT_GNUPLOT names another binary).\n"
+    "  --run ID       report this run (repeatable; default every run)\n"
+    "  --html OUT     the page to write\n";
+
+int cmd_report(int argc, char **argv)
+{
+    static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
+                                         {"run", required_argument, NULL, 'r'},
+                                         {"html", required_argument, NULL, 'o'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    const char *db = NULL, *html = NULL;
+    int64_t *ids = NULL;
+    size_t n_ids = 0;
+    int rc = 2, c;
+    struct rf_error err = {0};
+    if (!(ids = malloc((size_t)argc * sizeof(*ids)))) {
+        fputs("refit: out of memory\n", stderr);
+        return 1;
+    }
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd': db = optarg; break;
+        case 'o': html = optarg; break;
+        case 'r': {
+            char *end;
+            errno = 0;
+            long long id = strtoll(optarg, &end, 10);
+            if (errno || end == optarg || *end || id <= 0) {
+                fprintf(stderr, "refit: --run %s: not a run id\n", optarg);
+                goto out;
+            }
+            ids[n_ids++] = id;
+            break;
+        }
+        case 'h':
+            fputs(usage_report, stdout);
+            rc = 0;
+            goto out;
+        default: fputs(usage_report, stderr); goto out;
+        }
+    }
+    if (optind != argc || !db || !html) {
+        fputs(usage_report, stderr);
+        goto out;
+    }
+    if (rf_report_html(db, ids, n_ids, html, &err) < 0) {
+        rc = cmd_fail(&err);
+        goto out;
+    }
+    printf("wrote %s\n", html);
+    rc = 0;
+out:
+    free(ids);
+    return rc;
+}
