@@ -1,8 +1,6 @@
 /* The `refit` command: git-style subcommands over the library. This file holds main, the
  * shared helpers and the commands that plan and simulate (plan, sim, run); calibrate,
  * report and models live in sim/cmd_*.c. Only the command files print or exit. */
-#include <dirent.h>
-#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
