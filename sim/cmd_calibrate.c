@@ -53,10 +53,11 @@ static void print_calibration_json(const struct rf_calibration *cal, const char 
                               "measurement_id", (json_int_t)p->measurement_id, "measured_s",
                               p->measured_s, "before_s", p->before_s, "after_s", p->after_s));
     }
-    json_t *o = json_pack("{s:s, s:s, s:f, s:f, s:I, s:i, s:o, s:o}", "cluster", name, "file", path,
-                          "rms_before", cal->rms_before, "rms_after", cal->rms_after,
-                          "measurements", (json_int_t)cal->n_points, "evaluations",
-                          cal->evaluations, "parameters", params, "points", points);
+    json_t *o = json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:I, s:i, s:o, s:o}", "cluster", name,
+                          "file", path, "objective_before", cal->objective_before,
+                          "objective_after", cal->objective_after, "rms_before", cal->rms_before,
+                          "rms_after", cal->rms_after, "measurements", (json_int_t)cal->n_points,
+                          "evaluations", cal->evaluations, "parameters", params, "points", points);
     json_dumpf(o, stdout, JSON_INDENT(2));
     fputc('\n', stdout);
     json_decref(o);
@@ -147,7 +148,10 @@ int cmd_calibrate(int argc, char **argv)
     for (int k = 0; k < RF_CAL_PARAM_COUNT; k++)
         printf("%-20s %12.6g %12.6g%s\n", rf_cal_param_name((enum rf_cal_param)k), cal.before[k],
                cal.after[k], cal.used[k] ? "" : "   (not identifiable: kept)");
-    printf("\nrms relative error: before %.4f, after %.4f (%zu measurements, %d evaluations)\n",
+    printf("\nobjective (squared relative errors of totals and rounds): before %.4f, after %.4f\n",
+           cal.objective_before, cal.objective_after);
+    printf("rms relative error of totals: before %.4f, after %.4f (%zu measurements, %d "
+           "evaluations)\n",
            cal.rms_before, cal.rms_after, cal.n_points, cal.evaluations);
     printf("calibrated cluster '%s' written to %s\n", name, outp);
     rc = 0;
