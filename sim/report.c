@@ -713,6 +713,42 @@ static void summary_table(FILE *f, const struct run *r)
     fputs("</table>\n", f);
 }
 
+/* When each phase of a simulated run moves its bytes (gather, deliver, fanout, broadcast,
+ * local copies), in order of start: where the time of a strategy goes. */
+static int phases_table(struct report *rp, const struct run *r, struct rf_error *err)
+{
+    FILE *f = rp->out;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(rp->db,
+                           "SELECT phase, start_seconds, finish_seconds, bytes FROM"
+                           " predicted_phase WHERE run_id = ? AND bytes > 0"
+                           " ORDER BY start_seconds, phase",
+                           -1, &s, NULL) != SQLITE_OK)
+        return db_fail(rp, err);
+    sqlite3_bind_int64(s, 1, r->id);
+    fprintf(f,
+            "<table class=\"phases\" id=\"phases-%lld\">\n<tr><th>phase</th><th>start (s)</th>"
+            "<th>finish (s)</th><th>span (s)</th><th>GB</th></tr>\n",
+            (long long)r->id);
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        double start = sqlite3_column_double(s, 1), finish = sqlite3_column_double(s, 2);
+        fputs("<tr><td>", f);
+        put_esc(f, (const char *)sqlite3_column_text(s, 0));
+        fprintf(f,
+                "</td><td class=\"n\">%.4f</td><td class=\"n\">%.4f</td><td class=\"n\">%.4f"
+                "</td><td class=\"n\">%.2f</td></tr>\n",
+                start, finish, finish - start, (double)sqlite3_column_int64(s, 3) / 1e9);
+    }
+    fputs("</table>\n", f);
+    if (rc != SQLITE_DONE) {
+        sqlite3_finalize(s);
+        return db_fail(rp, err);
+    }
+    sqlite3_finalize(s);
+    return 0;
+}
+
 static void overview_table(FILE *f, const struct report *rp)
 {
     fputs("<table class=\"overview\">\n<tr><th>run</th><th>label</th><th>model</th>"
@@ -800,6 +836,9 @@ static int write_page(struct report *rp, struct rf_error *err)
         fputs("</h2>\n", f);
         summary_table(f, r);
         if (r->simulated) {
+            fputs("<h3>Phases</h3>\n", f);
+            if ((rc = phases_table(rp, r, err)) < 0)
+                return rc;
             fputs("<h3>Link utilisation</h3>\n", f);
             if ((rc = plot_links(rp, r, err)) < 0)
                 return rc;

@@ -20,6 +20,14 @@ for id in runs comparison run-1 run-5 heatmap-1 heatmap-5 timeline-1 timeline-5;
     ok "$(grep -q "id=\"$id\"" "$html"; echo $?)" "the page has section $id"
 done
 is "$(count '<svg' "$html")" 11 "an SVG per plot: comparison, and per run links and rounds"
+phases() { grep -A8 "id=\"phases-$1\"" "$html" | sed -n 's|^<tr><td>\([a-z]*\)</td>.*|\1|p' |
+    tr '\n' ' '; }
+is "$(phases 1)" "gather local broadcast " "broadcast's phases: gather, then broadcast"
+is "$(phases 3)" "deliver fanout " "hierarchical's phases: deliver to leaders, then fan out"
+is "$(grep -A8 'id="phases-2"' "$html" | grep -o '<td class="n">[0-9.]*</td></tr>' |
+      grep -o '[0-9.]*')" "$(sql "$db" "SELECT printf('%.2f', bytes / 1e9) FROM predicted_phase
+                                        WHERE run_id = 2 AND phase = 'deliver'")" \
+    "a phase's gigabytes are the stored ones"
 is "$(count 'id="predicted-vs-measured"' "$html")" 0 "no predicted-vs-measured without measurements"
 is "$(grep -c '<i>evil' "$html")" 0 "the label never appears unescaped"
 is "$(count '&lt;i&gt;evil&lt;/i&gt; &amp; &quot;quoted&quot; &#39;single&#39;' "$html")" 10 \
