@@ -1,0 +1,53 @@
+/* The report's internals, shared by the page (sim/report.c) and its gnuplot plots
+ * (sim/report_plot.c). */
+#ifndef RF_REPORT_INT_H
+#define RF_REPORT_INT_H
+
+#include <limits.h>
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "error.h"
+
+/* One run as the page shows it: the run row, its prediction and its latest good
+ * measurement, when they exist. */
+struct run {
+    int64_t id;
+    char *label, *model, *strategy, *system, *train_layout, *train_dtype, *infer_layout,
+        *infer_dtype, *bottleneck, *cluster, *backend;
+    int64_t nodes, train_gpus, infer_gpus, payload, moved, rounds;
+    bool simulated, measured;
+    double seconds, lower_bound, measured_seconds;
+    int64_t fabric, nvlink, measurement_id, world_size;
+};
+
+struct report {
+    sqlite3 *db;
+    const char *db_path;
+    const char *gnuplot;
+    char tmp[PATH_MAX];
+    int plots; /* plots drawn so far: names the files and the SVG ids */
+    FILE *out;
+    struct run *runs;
+    size_t n_runs;
+};
+
+/* Writes s HTML-escaped. */
+void report_put_esc(FILE *f, const char *s);
+/* The database's last error as an RF_EDB error naming the file. */
+int report_db_fail(struct report *rp, struct rf_error *err);
+/* Whether run_id is one of the runs on the page. */
+bool report_selected(const struct report *rp, int64_t run_id);
+
+/* Runs gnuplot on a script in the temporary directory; its first line of complaint becomes
+ * the error. */
+int report_run_gnuplot(struct report *rp, const char *script, struct rf_error *err);
+/* The plots, each written into the page as an inline SVG figure (sim/report_plot.c). */
+int report_plot_comparison(struct report *rp, struct rf_error *err);
+int report_plot_links(struct report *rp, const struct run *r, struct rf_error *err);
+int report_plot_timeline(struct report *rp, const struct run *r, struct rf_error *err);
+int report_plot_measured(struct report *rp, struct rf_error *err);
+
+#endif
