@@ -30,7 +30,7 @@
 
 #include "schedule.h"
 
-/* How many candidates are predicted in full on bound rank alone (named strategies come on
+/* How many candidates are predicted in full on estimate rank alone (named strategies come on
  * top when their bound does not rule them out). */
 #define PREDICT_TOP 2
 /* At most this many worker threads (and predictions at once). */
@@ -39,17 +39,15 @@
 struct cand {
     enum rf_strategy *ts;    /* per tensor, owned */
     enum rf_sources sources; /* how replicated sources are chosen */
-    const char *name;        /* reshard, hierarchical, hybrid, broadcast; NULL for a mix */
-    bool named;              /* planned exactly as `refit sim --strategy name` plans it */
+    bool named;              /* planned exactly as `refit sim --strategy S` plans it */
     bool planned;
-    struct rf_plan plan;    /* scheduled, while planned */
-    double bound[2];        /* on topo[0] (the scenario's) and topo[1] (PXN flipped) */
-    double estimate[2];     /* the same rounds, links first come first served */
-    double pred[2];         /* NAN until predicted */
-    double *loads[2];       /* per-role link loads, once computed */
-    uint64_t fingerprint;   /* of the scheduled plan's transfers and collectives */
-    int same_as;            /* an earlier candidate with the very same plan, or -1 */
-    struct rf_prediction p; /* the prediction kept for this candidate, when it is best */
+    struct rf_plan plan;  /* scheduled, while planned */
+    double bound[2];      /* on topo[0] (the scenario's) and topo[1] (PXN flipped) */
+    double estimate[2];   /* the same rounds, links first come first served */
+    double pred[2];       /* NAN until predicted */
+    double *loads[2];     /* per-role link loads, once computed */
+    uint64_t fingerprint; /* of the scheduled plan's transfers and collectives */
+    int same_as;          /* an earlier candidate with the very same plan, or -1 */
 };
 
 struct search {
@@ -199,7 +197,7 @@ static int run_tasks(struct search *s, struct task *tasks, int n)
 /* ---- Candidates ---- */
 
 static struct cand *add_cand(struct search *s, const enum rf_strategy *ts, enum rf_strategy all,
-                             enum rf_sources sources, const char *name, bool named)
+                             enum rf_sources sources, bool named)
 {
     size_t n = s->in->model->n_tensors;
     if (s->n == RF_AUTO_MAX_CANDIDATES)
@@ -212,7 +210,6 @@ static struct cand *add_cand(struct search *s, const enum rf_strategy *ts, enum 
         c->ts[i] = ts ? ts[i] : all;
     c->sources = sources;
     c->same_as = -1;
-    c->name = name;
     c->named = named;
     for (int t = 0; t < 2; t++) {
         c->bound[t] = c->estimate[t] = INFINITY;
@@ -381,7 +378,7 @@ static int greedy_roles(struct search *s)
             /* Both sides are bounds: the mix must relieve the busiest link. */
             if (rf_role_loads_bound(s->topo[t], rows) >= s->c[next].bound[t])
                 continue;
-            struct cand *m = add_cand(s, s->c[inc].ts, 0, s->c[inc].sources, NULL, false);
+            struct cand *m = add_cand(s, s->c[inc].ts, 0, s->c[inc].sources, false);
             if (!m)
                 break; /* the candidate table is full: keep what was found */
             for (size_t i = 0; i < n; i++)
@@ -493,10 +490,10 @@ int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_pred
     static const enum rf_strategy uniform[] = {RF_STRAT_RESHARD, RF_STRAT_HIERARCHICAL};
     for (size_t u = 0; u < sizeof(uniform) / sizeof(uniform[0]); u++)
         for (int src = RF_SOURCES_BALANCED; src <= RF_SOURCES_LOCAL; src++)
-            if (!add_cand(s, NULL, uniform[u], (enum rf_sources)src, rf_strategy_name(uniform[u]),
+            if (!add_cand(s, NULL, uniform[u], (enum rf_sources)src,
                           (enum rf_sources)src == in->sources))
                 goto nomem;
-    if (in->hybrid && !add_cand(s, in->hybrid, 0, in->sources, "hybrid", true))
+    if (in->hybrid && !add_cand(s, in->hybrid, 0, in->sources, true))
         goto nomem;
     if ((rc = bound_new(s, 0)) < 0)
         goto out;
@@ -508,7 +505,7 @@ int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_pred
     bool have_broadcast = bb < s->c[bc].estimate[bt];
     if (have_broadcast) {
         int first = s->n;
-        if (!add_cand(s, NULL, RF_STRAT_BROADCAST, in->sources, "broadcast", true))
+        if (!add_cand(s, NULL, RF_STRAT_BROADCAST, in->sources, true))
             goto nomem;
         if ((rc = bound_new(s, first)) < 0)
             goto out;
@@ -546,7 +543,7 @@ int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_pred
     }
     if (!have_broadcast && bb < s->best_pred.predicted_s) {
         int first = s->n;
-        if (!add_cand(s, NULL, RF_STRAT_BROADCAST, in->sources, "broadcast", true))
+        if (!add_cand(s, NULL, RF_STRAT_BROADCAST, in->sources, true))
             goto nomem;
         if ((rc = bound_new(s, first)) < 0)
             goto out;

@@ -179,7 +179,7 @@ static int add_flow(struct sim *s, const int32_t *full, int n_full, double bytes
     for (int i = 0; i < n_full; i++) {
         if (s->binds[full[i]])
             path[n++] = full[i];
-        else
+        else if (!s->bound_only) /* bytes of links left out, for link_load */
             s->extra_bytes[full[i]] += bytes;
     }
     if (s->bound_only) {

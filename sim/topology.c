@@ -142,7 +142,7 @@ void rf_cluster_release(struct rf_cluster *c)
 
 int64_t rf_topology_domain(const struct rf_topology *t, int64_t gpu)
 {
-    return gpu / t->cluster->nvlink.domain_gpus;
+    return t->place[gpu].domain;
 }
 
 int32_t rf_topology_link(const struct rf_topology *t, enum rf_link_kind kind, int64_t index)
@@ -152,7 +152,7 @@ int32_t rf_topology_link(const struct rf_topology *t, enum rf_link_kind kind, in
 
 int64_t rf_topology_nic(const struct rf_topology *t, int64_t gpu)
 {
-    return nic_of(t, gpu);
+    return t->place[gpu].nic;
 }
 int64_t rf_topology_leaf(const struct rf_topology *t, int64_t nic)
 {

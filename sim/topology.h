@@ -92,6 +92,7 @@ int rf_topology_init(struct rf_topology *topo, const struct rf_cluster *cluster,
 void rf_topology_release(struct rf_topology *topo);
 void rf_cluster_release(struct rf_cluster *cluster);
 
+/* The NVLink domain of a GPU of the topology (0 <= gpu < topo->gpus). */
 int64_t rf_topology_domain(const struct rf_topology *topo, int64_t gpu);
 /* Route from src to dst (different GPUs); copy engines are added by the caller. */
 void rf_topology_route(const struct rf_topology *topo, int64_t src, int64_t dst,
