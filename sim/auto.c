@@ -147,8 +147,8 @@ static void run_task(struct search *s, struct task *k)
         rf_plan_role_loads(&c->plan, s->topo[k->t], c->loads[k->t]);
         break;
     case TASK_PREDICT:
-        k->rc = rf_simulate(&c->plan, in->train, in->infer, s->topo[k->t], &in->sim, &k->pred,
-                            &k->err);
+        k->rc =
+            rf_simulate(&c->plan, in->train, in->infer, s->topo[k->t], &in->sim, &k->pred, &k->err);
         if (k->rc == 0)
             c->pred[k->t] = k->pred.predicted_s;
         break;

@@ -75,8 +75,8 @@ static int simulate_all(struct cal_ctx *x, const struct rf_cluster *c, struct rf
         ci.nodes = r->nodes;
         int rc = rf_topology_init(&topo, &ci, err);
         if (rc == 0)
-            rc = rf_simulate(&r->run.plan, &r->run.train, &r->run.infer, &topo, &x->sim, &pred,
-                             err);
+            rc =
+                rf_simulate(&r->run.plan, &r->run.train, &r->run.infer, &topo, &x->sim, &pred, err);
         if (rc == 0) {
             r->predicted_s = pred.predicted_s;
             for (int32_t k = 0; k < r->n_rounds; k++)

@@ -119,8 +119,8 @@ static json_t *calibration_json(const struct rf_calibration *cal, const char *na
                               p->measured_s, "before_s", p->before_s, "after_s", p->after_s));
     }
     /* "o" hands params and points over, also when the packing fails. */
-    return json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:I, s:i, s:o, s:o}", "cluster", name,
-                     "file", path, "objective_before", cal->objective_before, "objective_after",
+    return json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:I, s:i, s:o, s:o}", "cluster", name, "file",
+                     path, "objective_before", cal->objective_before, "objective_after",
                      cal->objective_after, "rms_before", cal->rms_before, "rms_after",
                      cal->rms_after, "measurements", (json_int_t)cal->n_points, "evaluations",
                      cal->evaluations, "parameters", params, "points", points);

@@ -77,8 +77,8 @@ int cmd_sim_options(struct rf_sim_options *opts)
         double v = strtod(tol, &end);
         /* The range's top keeps every prediction above its bounds (lowered by twice it). */
         if (*end || errno == ERANGE || !(v >= RF_SIM_TOLERANCE_MIN && v <= RF_SIM_TOLERANCE_MAX)) {
-            fprintf(stderr, "refit: REFIT_SIM_TOLERANCE=%s: must be a number from %g to %g\n",
-                    tol, RF_SIM_TOLERANCE_MIN, RF_SIM_TOLERANCE_MAX);
+            fprintf(stderr, "refit: REFIT_SIM_TOLERANCE=%s: must be a number from %g to %g\n", tol,
+                    RF_SIM_TOLERANCE_MIN, RF_SIM_TOLERANCE_MAX);
             return 1;
         }
         opts->tolerance = v;
@@ -215,9 +215,8 @@ static void print_plan_json(const struct rf_scenario *sc, const struct rf_plan *
  * winner's prediction comes back in pred (pred->n_links > 0); otherwise pred is untouched. */
 static int plan_scenario(struct rf_lua *L, const struct rf_scenario_src *src, const char *strategy,
                          const struct rf_sim_options *sim, struct rf_scenario *sc,
-                         struct rf_topology *topo,
-                         struct rf_cluster *alt_cluster, struct rf_topology *alt,
-                         struct rf_plan *plan, struct rf_prediction *pred,
+                         struct rf_topology *topo, struct rf_cluster *alt_cluster,
+                         struct rf_topology *alt, struct rf_plan *plan, struct rf_prediction *pred,
                          struct rf_auto_choice *choice, struct rf_error *err)
 {
     int rc;
@@ -276,12 +275,11 @@ struct refit_run {
 
 static int run_scenario(struct rf_lua *L, struct rf_store *st, const struct rf_scenario_src *src,
                         const char *strategy, const char *label, bool simulate,
-                        const struct rf_sim_options *sim, struct refit_run *r,
-                        struct rf_error *err)
+                        const struct rf_sim_options *sim, struct refit_run *r, struct rf_error *err)
 {
     double t0 = now();
-    int rc = plan_scenario(L, src, strategy, sim, &r->sc, &r->topo, &r->alt_cluster,
-                           &r->alt_topo, &r->plan, &r->pred, &r->choice, err);
+    int rc = plan_scenario(L, src, strategy, sim, &r->sc, &r->topo, &r->alt_cluster, &r->alt_topo,
+                           &r->plan, &r->pred, &r->choice, err);
     r->plan_seconds = now() - t0;
     r->used = r->choice.topo ? r->choice.topo : &r->topo;
     if (rc == 0 && simulate && r->pred.n_links == 0)
@@ -646,8 +644,7 @@ static int cmd_run(int argc, char **argv)
         rc = cmd_fail(&err);
         goto out;
     }
-    struct study_ctx ctx = {
-        .L = L, .st = &st, .sim = &sim, .tty = isatty(STDERR_FILENO) != 0};
+    struct study_ctx ctx = {.L = L, .st = &st, .sim = &sim, .tty = isatty(STDERR_FILENO) != 0};
     fflush(stdout);
     if (rf_lua_run_study(L, argv[optind], study_run_one, &ctx, &err) < 0) {
         fflush(stdout);

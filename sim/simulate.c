@@ -804,8 +804,7 @@ out:
 
 int rf_simulate(const struct rf_plan *plan, const struct rf_side *train,
                 const struct rf_side *infer, const struct rf_topology *topo,
-                const struct rf_sim_options *opts, struct rf_prediction *out,
-                struct rf_error *err)
+                const struct rf_sim_options *opts, struct rf_prediction *out, struct rf_error *err)
 {
     double tolerance;
     memset(out, 0, sizeof(*out));

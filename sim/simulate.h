@@ -65,8 +65,7 @@ int rf_sim_options_tolerance(const struct rf_sim_options *opts, double *toleranc
 /* Simulates a scheduled plan; fills out (release with rf_prediction_release). */
 int rf_simulate(const struct rf_plan *plan, const struct rf_side *train,
                 const struct rf_side *infer, const struct rf_topology *topo,
-                const struct rf_sim_options *opts, struct rf_prediction *out,
-                struct rf_error *err);
+                const struct rf_sim_options *opts, struct rf_prediction *out, struct rf_error *err);
 void rf_prediction_release(struct rf_prediction *pred);
 
 /* A lower bound of what rf_simulate predicts for this scheduled plan, at a fraction of its

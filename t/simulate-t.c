@@ -264,30 +264,31 @@ static void real_plans_never_beat_the_bound(void **state)
                          .n_tensors = 5,
                          .experts = 16,
                          .experts_per_token = 2};
-    for (size_t k = 0; k < sizeof(tolerances) / sizeof(tolerances[0]); k++)
-    for (int s = RF_STRAT_BROADCAST; s <= RF_STRAT_HIERARCHICAL; s++) {
-        for (int colocated = 0; colocated < 2; colocated++) {
-            struct rf_sim_options o = {.tolerance = tolerances[k]};
-            struct rf_side trs = train_side(2, 1, 2, 2, 4, 1, false, 0, 2);
-            struct rf_side ins = infer_side(4, 1, 1, 1, 2, colocated ? 0 : 8, 2, RF_DT_FP8);
-            struct rf_plan p;
-            struct rf_prediction pred;
-            struct rf_error err;
-            /* Hierarchical needs the cluster's NVLink domains. */
-            struct rf_topology topo;
-            assert_int_equal(rf_topology_init(&topo, &c, &err), 0);
-            struct rf_plan_opts po = {.topo = &topo};
-            if (rf_plan_build(&p, &m, &trs, &ins, s, NULL, &po, &err) < 0)
-                fail_msg("%s", err.msg);
-            rf_topology_release(&topo);
-            assert_int_equal(
-                rf_schedule(&p, &(struct rf_schedule_opts){.staging_bytes = 1 << 20}, &err), 0);
-            predict_with(&p, &c, &trs, &ins, &o, &pred);
-            assert_true(pred.lower_bound_s > 0);
-            rf_prediction_release(&pred);
-            rf_plan_release(&p);
-            rf_side_release(&trs);
-            rf_side_release(&ins);
+    for (size_t k = 0; k < sizeof(tolerances) / sizeof(tolerances[0]); k++) {
+        for (int s = RF_STRAT_BROADCAST; s <= RF_STRAT_HIERARCHICAL; s++) {
+            for (int colocated = 0; colocated < 2; colocated++) {
+                struct rf_sim_options o = {.tolerance = tolerances[k]};
+                struct rf_side trs = train_side(2, 1, 2, 2, 4, 1, false, 0, 2);
+                struct rf_side ins = infer_side(4, 1, 1, 1, 2, colocated ? 0 : 8, 2, RF_DT_FP8);
+                struct rf_plan p;
+                struct rf_prediction pred;
+                struct rf_error err;
+                /* Hierarchical needs the cluster's NVLink domains. */
+                struct rf_topology topo;
+                assert_int_equal(rf_topology_init(&topo, &c, &err), 0);
+                struct rf_plan_opts po = {.topo = &topo};
+                if (rf_plan_build(&p, &m, &trs, &ins, s, NULL, &po, &err) < 0)
+                    fail_msg("%s", err.msg);
+                rf_topology_release(&topo);
+                assert_int_equal(
+                    rf_schedule(&p, &(struct rf_schedule_opts){.staging_bytes = 1 << 20}, &err), 0);
+                predict_with(&p, &c, &trs, &ins, &o, &pred);
+                assert_true(pred.lower_bound_s > 0);
+                rf_prediction_release(&pred);
+                rf_plan_release(&p);
+                rf_side_release(&trs);
+                rf_side_release(&ins);
+            }
         }
     }
 }
@@ -314,8 +315,8 @@ static void batching_never_beats_the_bound(void **state)
     struct rf_plan p;
     struct rf_prediction pred;
     for (int i = 0; i < N; i++) {
-        src[i] = i;                                          /* nodes 0-2 */
-        dst[i] = 31;                                         /* node 3 */
+        src[i] = i;                                           /* nodes 0-2 */
+        dst[i] = 31;                                          /* node 3 */
         bytes[i] = 2 * (int64_t)llround(5e5 * pow(1.008, i)); /* finishes ~tolerance apart */
         total += bytes[i];
     }
