@@ -29,16 +29,23 @@ static const char usage_calibrate[] =
     "  --out FILE     the calibrated cluster file (default: NAME's file name without .lua,\n"
     "                 plus -calibrated.lua, in the current folder), replaced atomically\n"
     "  --json         print the fit as one JSON object instead of tables\n";
-/* NAME-calibrated, once: recalibrating a calibrated cluster keeps its name. Returns a
- * malloc'd string (NULL when out of memory): a name is never cut short. */
+static const char calibrated[] = "-calibrated";
+
+/* The suffix to append to make name NAME-calibrated, once: recalibrating a calibrated
+ * cluster keeps its name. */
+static const char *calibrated_suffix(const char *name)
+{
+    size_t n = strlen(name), k = strlen(calibrated);
+    return n >= k && strcmp(name + n - k, calibrated) == 0 ? "" : calibrated;
+}
+
+/* NAME-calibrated as a malloc'd string (NULL when out of memory): never cut short. */
 static char *calibrated_name(const char *name)
 {
-    const char *suffix = "-calibrated";
-    size_t n = strlen(name), k = strlen(suffix);
-    bool has = n >= k && strcmp(name + n - k, suffix) == 0;
-    char *s = malloc(n + k + 1);
+    size_t size = strlen(name) + sizeof(calibrated);
+    char *s = malloc(size);
     if (s)
-        snprintf(s, n + k + 1, "%s%s", name, has ? "" : suffix);
+        snprintf(s, size, "%s%s", name, calibrated_suffix(name));
     return s;
 }
 
@@ -56,11 +63,7 @@ static int default_out(const char *spec, char *buf, size_t size)
         base[n - 4] = '\0';
     if (base[0] == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
         return -1;
-    const char *suffix = "-calibrated";
-    size_t k = strlen(suffix);
-    n = strlen(base);
-    bool has = n >= k && strcmp(base + n - k, suffix) == 0;
-    snprintf(buf, size, "%s%s.lua", base, has ? "" : suffix);
+    snprintf(buf, size, "%s%s.lua", base, calibrated_suffix(base));
     return 0;
 }
 
