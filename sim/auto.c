@@ -55,6 +55,7 @@ struct search {
     const struct rf_topology *topo[2];
     int n_topo;
     int threads;
+    double tolerance; /* in->sim's, checked */
     struct cand c[RF_AUTO_MAX_CANDIDATES];
     int n;
     int best_c, best_t; /* best prediction so far; best_c < 0 before any */
@@ -134,8 +135,8 @@ static void run_task(struct search *s, struct task *k)
         return;
     switch (k->kind) {
     case TASK_BOUND:
-        k->rc = rf_simulate_bound(&c->plan, in->train, in->infer, s->topo, s->n_topo, c->bound,
-                                  c->estimate, &k->err);
+        k->rc = rf_simulate_bound(&c->plan, in->train, in->infer, s->topo, s->n_topo, &in->sim,
+                                  c->bound, c->estimate, &k->err);
         break;
     case TASK_LOADS:
         c->loads[k->t] = calloc((size_t)RF_ROLE_COUNT * s->topo[k->t]->n_links, sizeof(double));
@@ -146,7 +147,8 @@ static void run_task(struct search *s, struct task *k)
         rf_plan_role_loads(&c->plan, s->topo[k->t], c->loads[k->t]);
         break;
     case TASK_PREDICT:
-        k->rc = rf_simulate(&c->plan, in->train, in->infer, s->topo[k->t], &k->pred, &k->err);
+        k->rc =
+            rf_simulate(&c->plan, in->train, in->infer, s->topo[k->t], &in->sim, &k->pred, &k->err);
         if (k->rc == 0)
             c->pred[k->t] = k->pred.predicted_s;
         break;
@@ -317,7 +319,7 @@ static double broadcast_bound(const struct search *s)
         if (b < best)
             best = b;
     }
-    return best * (1 - 2 * rf_sim_tolerance()); /* the margin of rf_simulate_bound */
+    return best * (1 - 2 * s->tolerance); /* the margin of rf_simulate_bound */
 }
 
 /* Step 2: the greedy pass per role over the best-bounded candidate. */
@@ -473,12 +475,12 @@ int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_pred
     s->n_topo = 1;
     if (in->alt_topo)
         s->topo[s->n_topo++] = in->alt_topo;
+    if ((rc = rf_sim_options_tolerance(&in->sim, &s->tolerance, err)) < 0)
+        goto out;
     /* Two threads by default: each prediction in flight holds its flows (about 1.4 GB on
-     * Kimi K3 at 6144 GPUs), and the issue's machine has two cores. REFIT_THREADS
-     * overrides it; the result does not depend on the count. */
-    s->threads = in->threads;
-    if (s->threads <= 0 && getenv("REFIT_THREADS"))
-        s->threads = atoi(getenv("REFIT_THREADS"));
+     * Kimi K3 at 6144 GPUs), and the issue's machine has two cores. The caller may ask for
+     * another count (the command's REFIT_THREADS); the result does not depend on it. */
+    s->threads = in->sim.threads;
     if (s->threads <= 0) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         s->threads = cpus >= 2 ? 2 : 1;

@@ -20,9 +20,10 @@ struct rf_auto_input {
     const enum rf_strategy *hybrid;
     /* The same cluster with NCCL's PXN flipped (NULL: not tried). */
     const struct rf_topology *alt_topo;
-    /* Worker threads for independent candidates; 0: the online CPUs, at most 2 (each
-     * prediction holds its flows: about 1.4 GB for Kimi K3 at 6144 GPUs). */
-    int threads;
+    /* The simulator's tolerance, and worker threads for independent candidates (0: the
+     * online CPUs, at most 2, since each prediction holds its flows: about 1.4 GB for Kimi
+     * K3 at 6144 GPUs). */
+    struct rf_sim_options sim;
 };
 
 /* One candidate as the search saw it, for the run's record. */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fileio.h"
 #include "simulate.h"
 
 /* A stored run once, with the measurements of it. */
@@ -27,6 +28,7 @@ struct cal_meas {
 
 struct cal_ctx {
     struct rf_cluster base;
+    struct rf_sim_options sim; /* every simulation of the fit runs with these */
     struct cal_run *runs;
     size_t n_runs;
     struct cal_meas *meas;
@@ -73,7 +75,8 @@ static int simulate_all(struct cal_ctx *x, const struct rf_cluster *c, struct rf
         ci.nodes = r->nodes;
         int rc = rf_topology_init(&topo, &ci, err);
         if (rc == 0)
-            rc = rf_simulate(&r->run.plan, &r->run.train, &r->run.infer, &topo, &pred, err);
+            rc =
+                rf_simulate(&r->run.plan, &r->run.train, &r->run.infer, &topo, &x->sim, &pred, err);
         if (rc == 0) {
             r->predicted_s = pred.predicted_s;
             for (int32_t k = 0; k < r->n_rounds; k++)
@@ -356,13 +359,20 @@ static void ctx_release(struct cal_ctx *x)
     free(x->meas);
 }
 
-int rf_calibrate(struct rf_store *st, const struct rf_cluster *cluster, struct rf_calibration *out,
+int rf_calibrate(struct rf_store *st, const struct rf_cluster *cluster,
+                 const struct rf_sim_options *opts, struct rf_calibration *out,
                  struct rf_error *err)
 {
     struct cal_ctx x = {.base = *cluster};
+    double tolerance;
     int rc;
     memset(out, 0, sizeof(*out));
     out->fitted = *cluster;
+    /* A bad tolerance fails here, once, rather than as an infinite objective everywhere. */
+    if ((rc = rf_sim_options_tolerance(opts, &tolerance, err)) < 0)
+        goto out;
+    x.sim = opts ? *opts : (struct rf_sim_options){0};
+    x.sim.tolerance = tolerance;
     if ((rc = load_points(st, &x, cluster->name, err)) < 0)
         goto out;
     if (x.n_points == 0) {
@@ -428,11 +438,84 @@ void rf_calibration_release(struct rf_calibration *cal)
     cal->n_points = 0;
 }
 
+/* A string as a Lua literal, the way string.format("%q") quotes it, except that a newline
+ * becomes \n rather than a backslash and a line break: the result is always one line, so it
+ * is safe inside a `--` comment too. Bytes from 0x80 up pass as they are (Lua strings are
+ * bytes); every other control byte is a three-digit decimal escape, which no following digit
+ * can extend. */
+static void put_lua_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p == '\n')
+            fputs("\\n", f);
+        else if (*p == '\r')
+            fputs("\\r", f);
+        else if (*p < 0x20 || *p == 0x7f)
+            fprintf(f, "\\%03d", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+/* A number that reads back as exactly the same double: the shortest of 15, 16 and 17
+ * significant digits that round-trips (17 always does), so that 0.96 stays 0.96. A
+ * prediction from the written file is then calibrate's own, to the last bit. */
+static void put_num(FILE *f, double v)
+{
+    char buf[40];
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(buf, sizeof(buf), "%.*g", digits, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    fputs(buf, f);
+}
+
+/* "key = value," lines of the file. */
+static void put_field(FILE *f, const char *indent, const char *key, double v)
+{
+    fprintf(f, "%s%s = ", indent, key);
+    put_num(f, v);
+    fputs(",\n", f);
+}
+
 int rf_calibration_write(const struct rf_calibration *cal, const char *name, const char *when,
                          FILE *f, struct rf_error *err)
 {
     const struct rf_cluster *c = &cal->fitted;
-    fprintf(f, "-- %s: cluster '%s' calibrated by `refit calibrate` on %s.\n", name, c->name, when);
+    /* Every number must read back as written: inf or nan would be read as Lua globals. */
+    const double nums[] = {c->hbm_gb,
+                           c->nvlink.gbps,
+                           c->nvlink.latency_us,
+                           c->nic.gbps,
+                           c->nic.latency_us,
+                           c->pcie_gbps,
+                           c->fabric.oversubscription,
+                           c->fabric.switch_latency_us,
+                           c->cal.nvlink_efficiency,
+                           c->cal.nic_efficiency,
+                           c->cal.message_latency_us,
+                           c->cal.channel_gbps,
+                           c->cal.memcpy_gbps,
+                           c->cal.quant_gbps,
+                           c->cal.tensor_overhead_us,
+                           c->cal.bucket_overhead_us};
+    for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
+        if (!isfinite(nums[i]))
+            return rf_error_set(err, RF_EINVAL,
+                                "the calibrated cluster has a figure that is not finite (%g)",
+                                nums[i]);
+    /* Strings from the user (names, paths) are quoted wherever they appear, comments
+     * included: a newline in a name must not end the comment and start code. */
+    fputs("-- Cluster ", f);
+    put_lua_string(f, name);
+    fputs(": cluster ", f);
+    put_lua_string(f, c->name);
+    fprintf(f, " calibrated by `refit calibrate` on %s.\n", when);
     fprintf(f, "-- Fitted to %zu measurement(s) (least squares on relative errors) of run(s)",
             cal->n_points);
     for (size_t i = 0; i < cal->n_points; i++)
@@ -443,40 +526,69 @@ int rf_calibration_write(const struct rf_calibration *cal, const char *name, con
     for (int p = 0; p < RF_CAL_PARAM_COUNT; p++)
         if (cal->used[p])
             fprintf(f, " %s", param_names[p]);
-    fprintf(f, ".\n-- Every other figure is the original's (%s).\n", c->source ? c->source : "?");
+    fputs(".\n-- Every other figure is the original's (", f);
+    put_lua_string(f, c->source ? c->source : "?");
+    fputs(").\n", f);
     fprintf(f, "return cluster.system{\n");
-    fprintf(f, "    name = \"%s\",\n", name);
+    fputs("    name = ", f);
+    put_lua_string(f, name);
+    fputs(",\n", f);
     fprintf(f, "    nodes = %lld,\n", (long long)c->nodes);
     fprintf(f, "    gpus_per_node = %lld,\n", (long long)c->gpus_per_node);
-    fprintf(f, "    hbm_gb = %.17g,\n", c->hbm_gb);
-    fprintf(f, "    nvlink = { domain_gpus = %lld, gbps = %.17g, latency_us = %.17g },\n",
-            (long long)c->nvlink.domain_gpus, c->nvlink.gbps, c->nvlink.latency_us);
-    fprintf(f, "    nic = { per_node = %lld, gbps = %.17g, latency_us = %.17g },\n",
-            (long long)c->nic.per_node, c->nic.gbps, c->nic.latency_us);
-    fprintf(f, "    pcie = { gbps = %.17g },\n", c->pcie_gbps);
-    fprintf(f,
-            "    fabric = { nodes_per_leaf = %lld, oversubscription = %.17g,"
-            " switch_latency_us = %.17g, pxn = %s },\n",
-            (long long)c->fabric.nodes_per_leaf, c->fabric.oversubscription,
-            c->fabric.switch_latency_us, c->fabric.pxn ? "true" : "false");
+    put_field(f, "    ", "hbm_gb", c->hbm_gb);
+    fprintf(f, "    nvlink = { domain_gpus = %lld, gbps = ", (long long)c->nvlink.domain_gpus);
+    put_num(f, c->nvlink.gbps);
+    fputs(", latency_us = ", f);
+    put_num(f, c->nvlink.latency_us);
+    fprintf(f, " },\n    nic = { per_node = %lld, gbps = ", (long long)c->nic.per_node);
+    put_num(f, c->nic.gbps);
+    fputs(", latency_us = ", f);
+    put_num(f, c->nic.latency_us);
+    fputs(" },\n    pcie = { gbps = ", f);
+    put_num(f, c->pcie_gbps);
+    fprintf(f, " },\n    fabric = { nodes_per_leaf = %lld, oversubscription = ",
+            (long long)c->fabric.nodes_per_leaf);
+    put_num(f, c->fabric.oversubscription);
+    fputs(", switch_latency_us = ", f);
+    put_num(f, c->fabric.switch_latency_us);
+    fprintf(f, ", pxn = %s },\n", c->fabric.pxn ? "true" : "false");
+    const char *in = "        ";
     fprintf(f, "    calibration = {\n");
-    fprintf(f, "        nvlink_efficiency = %.6g,\n", c->cal.nvlink_efficiency);
-    fprintf(f, "        nic_efficiency = %.6g,\n", c->cal.nic_efficiency);
-    fprintf(f, "        message_latency_us = %.6g,\n", c->cal.message_latency_us);
-    fprintf(f, "        nvl_channels_per_peer = %lld,\n", (long long)c->cal.nvl_channels_per_peer);
+    put_field(f, in, "nvlink_efficiency", c->cal.nvlink_efficiency);
+    put_field(f, in, "nic_efficiency", c->cal.nic_efficiency);
+    put_field(f, in, "message_latency_us", c->cal.message_latency_us);
+    fprintf(f, "%snvl_channels_per_peer = %lld,\n", in, (long long)c->cal.nvl_channels_per_peer);
     if (c->cal.net_channels_per_peer > 0)
-        fprintf(f, "        net_channels_per_peer = %lld,\n",
+        fprintf(f, "%snet_channels_per_peer = %lld,\n", in,
                 (long long)c->cal.net_channels_per_peer);
-    fprintf(f, "        channel_gbps = %.17g,\n", c->cal.channel_gbps);
-    fprintf(f, "        nvl_chunk_kib = %lld,\n", (long long)c->cal.nvl_chunk_kib);
-    fprintf(f, "        net_chunk_kib = %lld,\n", (long long)c->cal.net_chunk_kib);
-    fprintf(f, "        memcpy_gbps = %.17g,\n", c->cal.memcpy_gbps);
-    fprintf(f, "        quant_gbps = %.17g,\n", c->cal.quant_gbps);
-    fprintf(f, "        tensor_overhead_us = %.6g,\n", c->cal.tensor_overhead_us);
-    fprintf(f, "        bucket_overhead_us = %.6g,\n", c->cal.bucket_overhead_us);
-    fprintf(f, "        streams = %lld,\n", (long long)c->cal.streams);
+    put_field(f, in, "channel_gbps", c->cal.channel_gbps);
+    fprintf(f, "%snvl_chunk_kib = %lld,\n", in, (long long)c->cal.nvl_chunk_kib);
+    fprintf(f, "%snet_chunk_kib = %lld,\n", in, (long long)c->cal.net_chunk_kib);
+    put_field(f, in, "memcpy_gbps", c->cal.memcpy_gbps);
+    put_field(f, in, "quant_gbps", c->cal.quant_gbps);
+    put_field(f, in, "tensor_overhead_us", c->cal.tensor_overhead_us);
+    put_field(f, in, "bucket_overhead_us", c->cal.bucket_overhead_us);
+    fprintf(f, "%sstreams = %lld,\n", in, (long long)c->cal.streams);
     fprintf(f, "    },\n}\n");
     if (ferror(f))
         return rf_error_set(err, RF_EIO, "writing the calibrated cluster failed");
     return 0;
+}
+
+int rf_calibration_save(const struct rf_calibration *cal, const char *name, const char *when,
+                        const char *path, struct rf_error *err)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    int rc;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    rc = rf_calibration_write(cal, name, when, f, err);
+    if (fclose(f) != 0 && rc == 0)
+        rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+    if (rc == 0)
+        rc = rf_write_file_atomic(path, buf, len, err);
+    free(buf);
+    return rc;
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "error.h"
+#include "simulate.h"
 #include "store.h"
 #include "topology.h"
 
@@ -45,15 +46,22 @@ struct rf_calibration {
 const char *rf_cal_param_name(enum rf_cal_param p);
 
 /* Fits cluster's calibration to every ok measurement whose run was predicted on a cluster
- * of that name (prediction.cluster), with the run's stored node count. No usable
- * measurement is an RF_EINVAL error. Release out with rf_calibration_release. */
-int rf_calibrate(struct rf_store *st, const struct rf_cluster *cluster, struct rf_calibration *out,
+ * of that name (prediction.cluster), with the run's stored node count, simulating with opts
+ * (NULL: the defaults), which a prediction from the written file must use too to match.
+ * No usable measurement is an RF_EINVAL error. Release out with rf_calibration_release. */
+int rf_calibrate(struct rf_store *st, const struct rf_cluster *cluster,
+                 const struct rf_sim_options *opts, struct rf_calibration *out,
                  struct rf_error *err);
 void rf_calibration_release(struct rf_calibration *cal);
 
-/* Writes the fitted cluster as a cluster file (`return cluster.system{...}`) to f; when is
- * a timestamp for the header comment. */
+/* Writes the fitted cluster as a cluster file (`return cluster.system{...}`) named name to
+ * f; when is a timestamp for the header comment. Every string is a quoted Lua literal and
+ * every number reads back as exactly the double written. */
 int rf_calibration_write(const struct rf_calibration *cal, const char *name, const char *when,
                          FILE *f, struct rf_error *err);
+/* The same, as the file path, replaced atomically (sim/fileio.h): a failure leaves path as
+ * it was. */
+int rf_calibration_save(const struct rf_calibration *cal, const char *name, const char *when,
+                        const char *path, struct rf_error *err);
 
 #endif

@@ -12,6 +12,11 @@ int cmd_fail(const struct rf_error *err);
 /* The folder of Lua descriptions: $REFIT_MODELS, else next to the binary, else installed. */
 void cmd_models_dir(char *buf, size_t size);
 
+struct rf_sim_options;
+/* The simulator's options from the environment (REFIT_SIM_TOLERANCE, REFIT_THREADS; unset
+ * or empty: the defaults), range-checked: 0, or 1 after printing why on stderr. */
+int cmd_sim_options(struct rf_sim_options *opts);
+
 int cmd_calibrate(int argc, char **argv); /* sim/cmd_calibrate.c */
 int cmd_report(int argc, char **argv);    /* sim/cmd_report.c */
 int cmd_models(int argc, char **argv);    /* sim/cmd_models.c */

@@ -1,6 +1,5 @@
 /* `refit calibrate`: fit a cluster's calibration knobs to refit-exec's measurements and
  * write the calibrated cluster file. */
-#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
@@ -13,7 +12,9 @@
 
 #include "calibrate.h"
 #include "cmd.h"
+#include "fileio.h"
 #include "scenario.h"
+#include "simulate.h"
 #include "store.h"
 
 static const char usage_calibrate[] =
@@ -25,21 +26,88 @@ static const char usage_calibrate[] =
     "can identify (nvlink_efficiency, nic_efficiency, message_latency_us,\n"
     "tensor_overhead_us, bucket_overhead_us). Prints each run's error before and after and\n"
     "writes the calibrated cluster file.\n"
-    "  --out FILE     the calibrated cluster file (default NAME-calibrated.lua)\n"
+    "  --out FILE     the calibrated cluster file (default: NAME's file name without .lua,\n"
+    "                 plus -calibrated.lua, in the current folder), replaced atomically\n"
     "  --json         print the fit as one JSON object instead of tables\n";
-static void calibrated_name(const char *name, char *buf, size_t size)
+static const char calibrated[] = "-calibrated";
+
+/* The suffix to append to make name NAME-calibrated, once: recalibrating a calibrated
+ * cluster keeps its name. */
+static const char *calibrated_suffix(const char *name)
 {
-    const char *suffix = "-calibrated";
-    size_t n = strlen(name), k = strlen(suffix);
-    if (n >= k && strcmp(name + n - k, suffix) == 0)
-        snprintf(buf, size, "%s", name);
-    else
-        snprintf(buf, size, "%s%s", name, suffix);
+    size_t n = strlen(name), k = strlen(calibrated);
+    return n >= k && strcmp(name + n - k, calibrated) == 0 ? "" : calibrated;
 }
 
-/* The fit as one object: errors, each knob before and after, every measurement. */
-static void print_calibration_json(const struct rf_calibration *cal, const char *name,
-                                   const char *path)
+/* NAME-calibrated as a malloc'd string (NULL when out of memory): never cut short. */
+static char *calibrated_name(const char *name)
+{
+    size_t size = strlen(name) + sizeof(calibrated);
+    char *s = malloc(size);
+    if (s)
+        snprintf(s, size, "%s%s", name, calibrated_suffix(name));
+    return s;
+}
+
+/* The default output file: the --cluster argument's last component without .lua, made
+ * NAME-calibrated.lua, in the current folder. It comes from the command line only, never
+ * from the cluster file's contents (a name of "../../x" would write elsewhere). 0, or -1
+ * when no file name is left (empty, "." or ".."). */
+static int default_out(const char *spec, char *buf, size_t size)
+{
+    char base[NAME_MAX + 1];
+    const char *slash = strrchr(spec, '/');
+    snprintf(base, sizeof(base), "%s", slash ? slash + 1 : spec);
+    size_t n = strlen(base);
+    if (n >= 4 && strcmp(base + n - 4, ".lua") == 0)
+        base[n - 4] = '\0';
+    if (base[0] == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+        return -1;
+    snprintf(buf, size, "%s%s.lua", base, calibrated_suffix(base));
+    return 0;
+}
+
+/* The folder part of path ("." for none) and its last component. */
+static void split_path(const char *path, char *dir, size_t size, const char **base)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) {
+        snprintf(dir, size, ".");
+        *base = path;
+        return;
+    }
+    snprintf(dir, size, "%.*s", (int)(slash == path ? 1 : slash - path), path);
+    *base = slash + 1;
+}
+
+/* Whether writing out would clobber the database db: the same file, or one of SQLite's
+ * companions (db-wal, db-shm, db-journal), which may not exist yet, so those are also
+ * compared by name within the same folder. */
+static bool is_database(const char *out, const char *db)
+{
+    static const char *const tails[] = {"-wal", "-shm", "-journal"};
+    char od[PATH_MAX], dd[PATH_MAX], comp[PATH_MAX + 16];
+    const char *ob, *db_base;
+    if (rf_same_file(out, db))
+        return true;
+    split_path(out, od, sizeof(od), &ob);
+    split_path(db, dd, sizeof(dd), &db_base);
+    bool same_dir = rf_same_file(od, dd);
+    for (size_t i = 0; i < sizeof(tails) / sizeof(tails[0]); i++) {
+        snprintf(comp, sizeof(comp), "%s%s", db, tails[i]);
+        if (rf_same_file(out, comp))
+            return true;
+        snprintf(comp, sizeof(comp), "%s%s", db_base, tails[i]);
+        if (same_dir && strcmp(ob, comp) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The fit as one object: errors, each knob before and after, every measurement. NULL when
+ * a string is not UTF-8 (JSON cannot carry it). */
+static json_t *calibration_json(const struct rf_calibration *cal, const char *name,
+                                const char *path)
 {
     json_t *params = json_object(), *points = json_array();
     for (int k = 0; k < RF_CAL_PARAM_COUNT; k++)
@@ -53,14 +121,12 @@ static void print_calibration_json(const struct rf_calibration *cal, const char 
                               "measurement_id", (json_int_t)p->measurement_id, "measured_s",
                               p->measured_s, "before_s", p->before_s, "after_s", p->after_s));
     }
-    json_t *o = json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:I, s:i, s:o, s:o}", "cluster", name,
-                          "file", path, "objective_before", cal->objective_before,
-                          "objective_after", cal->objective_after, "rms_before", cal->rms_before,
-                          "rms_after", cal->rms_after, "measurements", (json_int_t)cal->n_points,
-                          "evaluations", cal->evaluations, "parameters", params, "points", points);
-    json_dumpf(o, stdout, JSON_INDENT(2));
-    fputc('\n', stdout);
-    json_decref(o);
+    /* "o" hands params and points over, also when the packing fails. */
+    return json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:I, s:i, s:o, s:o}", "cluster", name, "file",
+                     path, "objective_before", cal->objective_before, "objective_after",
+                     cal->objective_after, "rms_before", cal->rms_before, "rms_after",
+                     cal->rms_after, "measurements", (json_int_t)cal->n_points, "evaluations",
+                     cal->evaluations, "parameters", params, "points", points);
 }
 
 int cmd_calibrate(int argc, char **argv)
@@ -87,51 +153,68 @@ int cmd_calibrate(int argc, char **argv)
         return 2;
     }
 
-    char dir[PATH_MAX], name[256], path[PATH_MAX], when[32];
+    char dir[PATH_MAX], path[PATH_MAX], when[32];
+    char *name = NULL;
+    json_t *o = NULL;
     struct rf_error err = {0};
+    struct rf_sim_options sim;
     struct rf_lua *L = NULL;
     struct rf_store st = {0};
     struct rf_cluster cluster = {0};
     struct rf_calibration cal = {0};
-    FILE *f = NULL;
     int rc = 1;
-    cmd_models_dir(dir, sizeof(dir));
+    if (!outp) {
+        if (default_out(spec, path, sizeof(path)) < 0) {
+            fprintf(stderr,
+                    "refit: --cluster %s: no file name to derive the output's from (give --out "
+                    "FILE)\n",
+                    spec);
+            return 2;
+        }
+        outp = path;
+    }
     if (access(db, F_OK) != 0) {
         fprintf(stderr, "refit: %s: no such database\n", db);
         return 1;
     }
+    if (is_database(outp, db)) {
+        fprintf(stderr,
+                "refit: --out %s: is the database --db %s (or its -wal, -shm or -journal file);"
+                " the calibrated cluster needs a file of its own\n",
+                outp, db);
+        return 2;
+    }
+    if (cmd_sim_options(&sim) != 0)
+        return 1;
+    cmd_models_dir(dir, sizeof(dir));
+    /* TODO(merge): open with RF_STORE_READONLY once the store has it: calibrate only reads. */
     if (rf_lua_open(&L, dir, &err) < 0 || rf_store_open(&st, db, &err) < 0 ||
         rf_lua_load_cluster(L, spec, &cluster, &err) < 0 ||
-        rf_calibrate(&st, &cluster, &cal, &err) < 0) {
+        rf_calibrate(&st, &cluster, &sim, &cal, &err) < 0) {
         rc = cmd_fail(&err);
         goto out;
     }
-    calibrated_name(cluster.name, name, sizeof(name));
-    if (!outp) {
-        snprintf(path, sizeof(path), "%s.lua", name);
-        outp = path;
+    if (!(name = calibrated_name(cluster.name))) {
+        rc = cmd_fail(&(struct rf_error){.code = RF_ENOMEM, .msg = "out of memory"});
+        goto out;
     }
     time_t t = time(NULL);
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-    if (!(f = fopen(outp, "w"))) {
-        fprintf(stderr, "refit: %s: cannot write: %s\n", outp, strerror(errno));
+    /* The JSON is built first: it cannot fail once the file is written. */
+    if (json && !(o = calibration_json(&cal, name, outp))) {
+        fprintf(stderr, "refit: --json: the cluster's name or the --out path is not UTF-8\n");
         goto out;
     }
-    if (rf_calibration_write(&cal, name, when, f, &err) < 0) {
+    if (rf_calibration_save(&cal, name, when, outp, &err) < 0) {
         rc = cmd_fail(&err);
         goto out;
     }
-    if (fclose(f) != 0) {
-        f = NULL;
-        fprintf(stderr, "refit: %s: write failed: %s\n", outp, strerror(errno));
-        goto out;
-    }
-    f = NULL;
 
     if (json) {
-        print_calibration_json(&cal, name, outp);
+        json_dumpf(o, stdout, JSON_INDENT(2));
+        fputc('\n', stdout);
         rc = 0;
         goto out;
     }
@@ -156,8 +239,8 @@ int cmd_calibrate(int argc, char **argv)
     printf("calibrated cluster '%s' written to %s\n", name, outp);
     rc = 0;
 out:
-    if (f)
-        fclose(f);
+    json_decref(o);
+    free(name);
     rf_calibration_release(&cal);
     rf_cluster_release(&cluster);
     rf_store_close(&st);

@@ -1,6 +1,7 @@
 /* The `refit` command: git-style subcommands over the library. This file holds main, the
  * shared helpers and the commands that plan and simulate (plan, sim, run); calibrate,
  * report and models live in sim/cmd_*.c. Only the command files print or exit. */
+#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
@@ -64,6 +65,35 @@ int cmd_fail(const struct rf_error *err)
 {
     fprintf(stderr, "refit: %s\n", err->msg);
     return 1;
+}
+
+int cmd_sim_options(struct rf_sim_options *opts)
+{
+    const char *tol = getenv("REFIT_SIM_TOLERANCE"), *thr = getenv("REFIT_THREADS");
+    char *end;
+    memset(opts, 0, sizeof(*opts));
+    if (tol && *tol) {
+        errno = 0;
+        double v = strtod(tol, &end);
+        /* The range's top keeps every prediction above its bounds (lowered by twice it). */
+        if (*end || errno == ERANGE || !(v >= RF_SIM_TOLERANCE_MIN && v <= RF_SIM_TOLERANCE_MAX)) {
+            fprintf(stderr, "refit: REFIT_SIM_TOLERANCE=%s: must be a number from %g to %g\n", tol,
+                    RF_SIM_TOLERANCE_MIN, RF_SIM_TOLERANCE_MAX);
+            return 1;
+        }
+        opts->tolerance = v;
+    }
+    if (thr && *thr) {
+        errno = 0;
+        long v = strtol(thr, &end, 10);
+        if (*end || errno == ERANGE || v < 1 || v > RF_SIM_THREADS_MAX) {
+            fprintf(stderr, "refit: REFIT_THREADS=%s: must be an integer from 1 to %d\n", thr,
+                    RF_SIM_THREADS_MAX);
+            return 1;
+        }
+        opts->threads = (int)v;
+    }
+    return 0;
 }
 
 static bool is_dir(const char *path)
@@ -184,9 +214,9 @@ static void print_plan_json(const struct rf_scenario *sc, const struct rf_plan *
  * builds and schedules its plan. For auto the search predicts every candidate, so the
  * winner's prediction comes back in pred (pred->n_links > 0); otherwise pred is untouched. */
 static int plan_scenario(struct rf_lua *L, const struct rf_scenario_src *src, const char *strategy,
-                         struct rf_scenario *sc, struct rf_topology *topo,
-                         struct rf_cluster *alt_cluster, struct rf_topology *alt,
-                         struct rf_plan *plan, struct rf_prediction *pred,
+                         const struct rf_sim_options *sim, struct rf_scenario *sc,
+                         struct rf_topology *topo, struct rf_cluster *alt_cluster,
+                         struct rf_topology *alt, struct rf_plan *plan, struct rf_prediction *pred,
                          struct rf_auto_choice *choice, struct rf_error *err)
 {
     int rc;
@@ -216,7 +246,8 @@ static int plan_scenario(struct rf_lua *L, const struct rf_scenario_src *src, co
                                    .topo = topo,
                                    .staging_bytes = sc->staging_bytes,
                                    .sources = sc->sources,
-                                   .hybrid = hy.tensor_strategy};
+                                   .hybrid = hy.tensor_strategy,
+                                   .sim = *sim};
         rc = rf_auto(&in, plan, pred, choice, err);
         rf_scenario_release(&hy);
         return rc;
@@ -243,16 +274,16 @@ struct refit_run {
 };
 
 static int run_scenario(struct rf_lua *L, struct rf_store *st, const struct rf_scenario_src *src,
-                        const char *strategy, const char *label, bool simulate, struct refit_run *r,
-                        struct rf_error *err)
+                        const char *strategy, const char *label, bool simulate,
+                        const struct rf_sim_options *sim, struct refit_run *r, struct rf_error *err)
 {
     double t0 = now();
-    int rc = plan_scenario(L, src, strategy, &r->sc, &r->topo, &r->alt_cluster, &r->alt_topo,
+    int rc = plan_scenario(L, src, strategy, sim, &r->sc, &r->topo, &r->alt_cluster, &r->alt_topo,
                            &r->plan, &r->pred, &r->choice, err);
     r->plan_seconds = now() - t0;
     r->used = r->choice.topo ? r->choice.topo : &r->topo;
     if (rc == 0 && simulate && r->pred.n_links == 0)
-        rc = rf_simulate(&r->plan, &r->sc.train, &r->sc.infer, &r->topo, &r->pred, err);
+        rc = rf_simulate(&r->plan, &r->sc.train, &r->sc.infer, &r->topo, sim, &r->pred, err);
     if (rc == 0) {
         struct rf_run_info info = {.label = label,
                                    .scenario = r->sc.source,
@@ -329,6 +360,7 @@ static int cmd_plan(int argc, char **argv)
     struct rf_store st = {0};
     int rc = 1;
     enum rf_strategy override;
+    struct rf_sim_options sim;
 
     if (strategy && (rf_strategy_parse(strategy, &override) < 0)) {
         fprintf(stderr,
@@ -337,11 +369,13 @@ static int cmd_plan(int argc, char **argv)
                 strategy);
         return 2;
     }
+    if (cmd_sim_options(&sim) != 0)
+        return 1;
     cmd_models_dir(dir, sizeof(dir));
     existed = db_exists(db);
     if (rf_lua_open(&L, dir, &err) < 0 || rf_store_open(&st, db, &err) < 0 ||
         run_scenario(L, &st, &(struct rf_scenario_src){.path = argv[optind]}, strategy, label,
-                     false, &r, &err) < 0) {
+                     false, &sim, &r, &err) < 0) {
         rc = cmd_fail(&err);
         goto out;
     }
@@ -435,6 +469,7 @@ static int cmd_sim(int argc, char **argv)
     struct rf_store st = {0};
     json_t *list = json_array();
     int rc = 1;
+    struct rf_sim_options sim;
     const char *all[RF_STRAT_COUNT];
     int n = 0;
     if (compare)
@@ -443,6 +478,10 @@ static int cmd_sim(int argc, char **argv)
     else
         all[n++] = strategy;
 
+    if (cmd_sim_options(&sim) != 0) {
+        json_decref(list);
+        return 1; /* before the database is looked at: nothing to clean up */
+    }
     cmd_models_dir(dir, sizeof(dir));
     existed = db_exists(db);
     if (rf_lua_open(&L, dir, &err) < 0 || rf_store_open(&st, db, &err) < 0) {
@@ -454,7 +493,7 @@ static int cmd_sim(int argc, char **argv)
     for (int i = 0; i < n; i++) {
         struct refit_run r = {0};
         int x = run_scenario(L, &st, &(struct rf_scenario_src){.path = argv[optind]}, all[i], label,
-                             true, &r, &err);
+                             true, &sim, &r, &err);
         if (x == 0 && json) {
             json_t *o = sim_json(&r.sc, &r.plan, r.used, &r.pred, r.id);
             json_object_set_new(o, "peak_rss_bytes", json_integer(peak_rss()));
@@ -517,6 +556,7 @@ static const char usage_run[] =
 struct study_ctx {
     struct rf_lua *L;
     struct rf_store *st;
+    const struct rf_sim_options *sim;
     bool tty;
     int runs;
 };
@@ -533,7 +573,7 @@ static int study_run_one(void *ctx, const struct rf_scenario_src *src, const cha
 {
     struct study_ctx *c = ctx;
     struct refit_run r = {0};
-    int rc = run_scenario(c->L, c->st, src, strategy, label, simulate, &r, err);
+    int rc = run_scenario(c->L, c->st, src, strategy, label, simulate, c->sim, &r, err);
     if (rc == 0) {
         const struct rf_scenario *sc = &r.sc;
         const struct rf_plan *plan = &r.plan;
@@ -595,13 +635,16 @@ static int cmd_run(int argc, char **argv)
     struct rf_error err = {0};
     struct rf_lua *L = NULL;
     struct rf_store st = {0};
+    struct rf_sim_options sim;
     int rc = 1;
+    if (cmd_sim_options(&sim) != 0)
+        return 1;
     cmd_models_dir(dir, sizeof(dir));
     if (rf_lua_open(&L, dir, &err) < 0 || rf_store_open(&st, db, &err) < 0) {
         rc = cmd_fail(&err);
         goto out;
     }
-    struct study_ctx ctx = {.L = L, .st = &st, .tty = isatty(STDERR_FILENO) != 0};
+    struct study_ctx ctx = {.L = L, .st = &st, .sim = &sim, .tty = isatty(STDERR_FILENO) != 0};
     fflush(stdout);
     if (rf_lua_run_study(L, argv[optind], study_run_one, &ctx, &err) < 0) {
         fflush(stdout);

@@ -35,14 +35,37 @@ struct rf_prediction {
 
 const char *rf_sim_phase_name(enum rf_sim_phase phase);
 
-/* The event batching tolerance of rf_simulate (REFIT_SIM_TOLERANCE, default 1e-3): flows
- * may finish up to this fraction of a round early, so bounds are lowered by twice it. */
-double rf_sim_tolerance(void);
+/* How the simulator runs; the command fills it (from REFIT_SIM_TOLERANCE and REFIT_THREADS):
+ * the library reads no environment. A zeroed struct, or NULL where one is taken, means the
+ * defaults. */
+struct rf_sim_options {
+    /* Event batching: completions within this fraction of the running round's elapsed time
+     * are one event, so flows may finish up to that much early, and every bound is lowered
+     * by twice it. 0: RF_SIM_TOLERANCE_DEFAULT; else within [RF_SIM_TOLERANCE_MIN,
+     * RF_SIM_TOLERANCE_MAX] (outside is RF_EINVAL). */
+    double tolerance;
+    /* auto's worker threads for independent candidates; 0: the online CPUs, at most 2.
+     * Above auto's own limit (8) means that limit. The result does not depend on it. */
+    int threads;
+};
+
+#define RF_SIM_TOLERANCE_DEFAULT 1e-3
+/* At and below 1e-11 the flow engine is exact to rounding. */
+#define RF_SIM_TOLERANCE_MIN 1e-12
+/* Above this the batching error is no longer small against the fixed costs it rounds, and
+ * the margin of the bounds (twice it) would make them loose; see README (Simulator). */
+#define RF_SIM_TOLERANCE_MAX 1e-2
+#define RF_SIM_THREADS_MAX 256
+
+/* The tolerance opts asks for (the default for NULL or 0), or RF_EINVAL when it is out of
+ * range or not finite. */
+int rf_sim_options_tolerance(const struct rf_sim_options *opts, double *tolerance,
+                             struct rf_error *err);
 
 /* Simulates a scheduled plan; fills out (release with rf_prediction_release). */
 int rf_simulate(const struct rf_plan *plan, const struct rf_side *train,
                 const struct rf_side *infer, const struct rf_topology *topo,
-                struct rf_prediction *out, struct rf_error *err);
+                const struct rf_sim_options *opts, struct rf_prediction *out, struct rf_error *err);
 void rf_prediction_release(struct rf_prediction *pred);
 
 /* A lower bound of what rf_simulate predicts for this scheduled plan, at a fraction of its
@@ -56,6 +79,7 @@ void rf_prediction_release(struct rf_prediction *pred);
 #define RF_SIM_MAX_TOPOLOGIES 2
 int rf_simulate_bound(const struct rf_plan *plan, const struct rf_side *train,
                       const struct rf_side *infer, const struct rf_topology *const *topos,
-                      int n_topos, double *bound, double *estimate, struct rf_error *err);
+                      int n_topos, const struct rf_sim_options *opts, double *bound,
+                      double *estimate, struct rf_error *err);
 
 #endif

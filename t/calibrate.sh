@@ -24,9 +24,79 @@ is "$? $(cat "$tmp/err")" "1 refit: no usable measurement: no run predicted on c
     "no measurement: a clear error"
 ok "$(test ! -e "$tmp/none.lua"; echo $?)" "and no file written"
 
+# A cluster file named by its user: the name holds a quote, "]]", a newline and "../".
+# calibrate writes into the current folder, under a name taken from the --cluster argument
+# alone, and quotes the name wherever it appears in the Lua it writes. The measurement is
+# made up (1.37 x the prediction), which makes the fit deterministic and its knobs
+# fractions that six digits cannot write.
+evil_name='../../a"b]]c
+d'
+sed 's/name = "localhost"/name = "..\/..\/a\\"b]]c\\nd"/
+     s/nvlink_efficiency = 1.0,/nvlink_efficiency = 1.0, nic_efficiency = 0.123456789012,/' \
+    "$SRCDIR/models/clusters/localhost.lua" >"$tmp/evil.lua"
+sed "s|system = \"localhost\"|system = \"$tmp/evil.lua\"|; s|\.\./exec/|$data/../exec/|" \
+    "$data/llama-pair.lua" >"$tmp/evil-pair.lua"
+edb=$tmp/evil.db
+"$REFIT" sim "$tmp/evil-pair.lua" --db "$edb" --json >"$tmp/sim.json" 2>"$tmp/err"
+ok $? "refit sim on a cluster whose name has a quote, ]], a newline and ../"
+sed 's/^/# /' "$tmp/err"
+is "$(sql "$edb" "SELECT cluster = '../../a\"b]]c' || char(10) || 'd' FROM prediction")" 1 \
+    "and stores that name"
+sql "$edb" "INSERT INTO measurement (run_id, backend, world_size, iters, warmup, seconds,
+            status) SELECT run_id, 'mpi', 2, 5, 1, seconds * 1.37, 'ok' FROM prediction"
+mkdir -p "$tmp/work/sub"
+(cd "$tmp/work/sub" && "$REFIT" calibrate --db "$edb" --cluster "$tmp/evil.lua" --json \
+    >"$tmp/evil.json" 2>"$tmp/err")
+ok $? "refit calibrate fits that cluster"
+sed 's/^/# /' "$tmp/err"
+is "$(cd "$tmp" && find . -name '*calibrated*' | sort)" "./work/sub/evil-calibrated.lua" \
+    "it writes <--cluster's file name>-calibrated.lua in the current folder, nowhere else"
+is "$(json "$tmp/evil.json" '$.file')" "evil-calibrated.lua" "and says so"
+ok "$(grep -q '^        nic_efficiency = 0.123456789012,$' "$tmp/work/sub/evil-calibrated.lua";
+    echo $?)" "a kept knob is written as given, every digit"
+sed 's/^/# /' "$tmp/work/sub/evil-calibrated.lua"
+sed "s|$tmp/evil.lua|$tmp/work/sub/evil-calibrated.lua|" "$tmp/evil-pair.lua" >"$tmp/evil-again.lua"
+"$REFIT" sim "$tmp/evil-again.lua" --db "$edb" --json >"$tmp/sim.json" 2>"$tmp/err"
+ok $? "the calibrated file loads (the name's quote, newline and ]] stay inside the string)"
+sed 's/^/# /' "$tmp/err"
+id=$(json "$tmp/sim.json" '$.run_id')
+is "$(sql "$edb" "SELECT cluster = '../../a\"b]]c' || char(10) || 'd-calibrated' FROM prediction
+                  WHERE run_id = $id")" 1 "its cluster has exactly that name, -calibrated"
+# Every knob reads back as the double calibrate fitted, so the file predicts calibrate's
+# "after" to rounding: no knob sits a batching step away from it.
+after=$(json "$tmp/evil.json" '$.points[0].after_s')
+is "$(sql "$edb" "SELECT abs(seconds / $after - 1) < 1e-12 FROM prediction WHERE run_id = $id")" \
+    1 "and predicts exactly the fitted time ($after s)"
+
+# The output is never the database, nor its companions; a failure leaves no temp file.
+before=$(sql "$edb" "SELECT count(*) FROM run")
+for out in "$edb" "$tmp/./evil.db" "$edb-wal" "$edb-shm" "$edb-journal"; do
+    "$REFIT" calibrate --db "$edb" --cluster "$tmp/evil.lua" --out "$out" >/dev/null 2>"$tmp/err"
+    is "$? $(cat "$tmp/err")" "2 refit: --out $out: is the database --db $edb (or its -wal, \
+-shm or -journal file); the calibrated cluster needs a file of its own" \
+        "--out ${out#"$tmp"/} is refused"
+done
+is "$(sql "$edb" "SELECT count(*) FROM run")" "$before" "and the database is intact"
+mkdir "$tmp/adir"
+"$REFIT" calibrate --db "$edb" --cluster "$tmp/evil.lua" --out "$tmp/adir" >/dev/null \
+    2>"$tmp/err"
+is "$? $(cat "$tmp/err")" "1 refit: $tmp/adir: not a regular file (it is replaced whole)" \
+    "--out a folder: refused"
+is "$(ls -a "$tmp/adir" "$tmp" | grep -c '\.tmp')" 0 "no temp file is left"
+for spec in .. . .lua "$tmp/"; do
+    "$REFIT" calibrate --db "$edb" --cluster "$spec" >/dev/null 2>"$tmp/err"
+    is "$? $(cat "$tmp/err")" "2 refit: --cluster $spec: no file name to derive the output's \
+from (give --out FILE)" "--cluster '$spec' without --out: refused"
+done
+REFIT_SIM_TOLERANCE=0.5 "$REFIT" calibrate --db "$edb" --cluster "$tmp/evil.lua" \
+    --out "$tmp/t.lua" >/dev/null 2>"$tmp/err"
+is "$? $(cat "$tmp/err")" "1 refit: REFIT_SIM_TOLERANCE=0.5: must be a number from 1e-12 to 0.01" \
+    "calibrate range-checks the simulator's tolerance"
+ok "$(test ! -e "$tmp/t.lua"; echo $?)" "and writes nothing"
+
 if [ ! -x "$REFIT_EXEC" ] || ! command -v "$MPIRUN" >/dev/null 2>&1; then
-    echo "ok 6 # SKIP refit-exec needs MPI (configure found none) and $MPIRUN"
-    n=6
+    n=$((n + 1))
+    echo "ok $n # SKIP refit-exec needs MPI (configure found none) and $MPIRUN"
     done_testing
 fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -78,11 +148,12 @@ $(json "$tmp/cal.json" '$.parameters.nic_efficiency.identifiable')" "1 0" \
     "and which knobs the data could identify"
 
 # The calibrated file is a cluster: a scenario names it, and its prediction of the first
-# case is calibrate's "after" for that run.
+# case is calibrate's "after" for that run, read at full precision from --json; the
+# knobs it wrote read back exactly, so the two agree to rounding.
 cat >"$tmp/pair.lua" <<LUA
 return {
     model = "$SRCDIR/t/data/exec/tiny-llama.lua",
-    cluster = { system = "localhost-calibrated.lua" },
+    cluster = { system = "j.lua" },
     train = { gpus = 1 },
     infer = { gpus = 1, first_gpu = 1 },
     staging_mb = 1,
@@ -93,8 +164,9 @@ LUA
 ok $? "refit sim loads the calibrated cluster file"
 sed 's/^/# /' "$tmp/err"
 id=$(json "$tmp/sim.json" '$.run_id')
-after=$(awk '$1 == 2 { print $5 }' "$tmp/out")
-is "$(sql "$db" "SELECT cluster, abs(seconds / $after - 1) < 1e-4 FROM prediction
+after=$("$SQLITE3" :memory: "SELECT p.value->>'after_s' FROM
+    json_each(readfile('$tmp/cal.json'), '$.points') AS p WHERE p.value->>'run_id' = 2")
+is "$(sql "$db" "SELECT cluster, abs(seconds / $after - 1) < 1e-12 FROM prediction
                  WHERE run_id = $id")" "localhost-calibrated|1" \
     "it predicts the calibrated time ($after s)"
 

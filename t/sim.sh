@@ -69,4 +69,46 @@ sed 's/system = "dgx-h100", nodes = 4/system = "localhost"/; s/gpus = 16, first_
 "$REFIT" sim "$tmp/local.lua" --db "$db" --json >"$tmp/local.json"
 ok $? "a colocated run on the localhost preset simulates"
 is "$(json "$tmp/local.json" '$.fabric_bytes')" 0 "without NICs nothing crosses a fabric"
+
+# ---- the simulator's tolerance and threads (calibration helper's block) ----
+# The command reads REFIT_SIM_TOLERANCE and REFIT_THREADS and range-checks them; the library
+# is handed the values. A bad value is one line naming the variable, and no database.
+for v in 0.5 0 1e-13 0.0100001 abc 1e-3x nan inf " "; do
+    REFIT_SIM_TOLERANCE=$v "$REFIT" sim "$scen" --db "$tmp/bad.db" >/dev/null 2>"$tmp/err"
+    is "$? $(cat "$tmp/err") $(test -e "$tmp/bad.db"; echo $?)" \
+        "1 refit: REFIT_SIM_TOLERANCE=$v: must be a number from 1e-12 to 0.01 1" \
+        "REFIT_SIM_TOLERANCE='$v' is refused"
+done
+for v in 0 257 -1 2x 1.5; do
+    REFIT_THREADS=$v "$REFIT" sim "$scen" --strategy auto --db "$tmp/bad.db" >/dev/null \
+        2>"$tmp/err"
+    is "$? $(cat "$tmp/err") $(test -e "$tmp/bad.db"; echo $?)" \
+        "1 refit: REFIT_THREADS=$v: must be an integer from 1 to 256 1" \
+        "REFIT_THREADS='$v' is refused"
+done
+REFIT_SIM_TOLERANCE=0.5 "$REFIT" plan "$scen" --db "$tmp/bad.db" >/dev/null 2>"$tmp/err"
+is "$? $(cat "$tmp/err")" "1 refit: REFIT_SIM_TOLERANCE=0.5: must be a number from 1e-12 to 0.01" \
+    "refit plan checks it too (auto simulates)"
+REFIT_SIM_TOLERANCE= REFIT_THREADS= "$REFIT" sim "$scen" --strategy reshard --db "$tmp/e.db" \
+    --json >"$tmp/e.json"
+is "$? $(json "$tmp/e.json" '$.predicted_s')" \
+    "0 $(q "value->>'predicted_s'" "WHERE value->>'strategy' = 'reshard'")" \
+    "empty values are the defaults"
+# At the top of the range flows finish up to 1% early; the bounds carry twice that margin,
+# so no prediction, of a strategy or of an auto candidate, falls below them.
+REFIT_SIM_TOLERANCE=0.01 "$REFIT" sim "$scen" --db "$tmp/top.db" --compare --json \
+    >"$tmp/top.json"
+ok $? "refit sim --compare at REFIT_SIM_TOLERANCE=0.01"
+qt() { "$SQLITE3" :memory: "SELECT $1 FROM json_each(readfile('$tmp/top.json')) ${2:-}"; }
+is "$(qt "count(*)" "WHERE value->>'predicted_s' < value->>'lower_bound_s'")" 0 \
+    "no prediction is below the lower bound"
+is "$("$SQLITE3" :memory: "SELECT count(*) FROM json_each(readfile('$tmp/top.json')) AS r,
+      json_each(r.value->'auto_candidates') AS c
+      WHERE c.value->>'predicted_s' < c.value->>'bound_s'")" 0 \
+    "no auto candidate's prediction is below its bound"
+is "$(qt "count(*)" "WHERE abs(value->>'predicted_s' -
+      (SELECT value->>'predicted_s' FROM json_each(readfile('$tmp/cmp.json')) AS d
+       WHERE d.value->>'strategy' = json_each.value->>'strategy'))
+      > 0.02 * (value->>'predicted_s')")" 0 "and each prediction within 2% of the default's"
+# ---- end tolerance block ----
 done_testing
