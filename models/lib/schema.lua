@@ -198,6 +198,17 @@ end
 
 local check
 
+-- The field names of a record schema in alphabetical order, computed once per schema.
+local orders = setmetatable({}, { __mode = "k" })
+local function field_order(fields)
+    local order = orders[fields]
+    if not order then
+        order = sorted_keys(fields)
+        orders[fields] = order
+    end
+    return order
+end
+
 -- Records: every field checked (alphabetical order, so the first error reported does not
 -- depend on hash order), unknown and positional entries rejected unless the record is open.
 local function check_record(value, spec, field)
@@ -222,19 +233,26 @@ local function check_record(value, spec, field)
         fields = merged
     end
     if not spec.open then
-        local names = sorted_keys(fields)
-        for _, key in ipairs(sorted_keys(value)) do
+        -- Sorted only when some key is wrong: a model's thousands of tensors are all right.
+        local wrong = false
+        for key in pairs(value) do
+            if type(key) ~= "string" or not fields[key] then
+                wrong = true
+                break
+            end
+        end
+        for _, key in ipairs(wrong and sorted_keys(value) or {}) do
             if type(key) ~= "string" then
                 return nil, join(field, key), "unexpected positional entry "
                     .. schema.describe(value[key]) .. " (fields are written name = value)"
             elseif not fields[key] then
-                return nil, join(field, key),
-                    string.format("unknown key '%s'%s", key, schema.suggest(key, names))
+                return nil, join(field, key), string.format("unknown key '%s'%s", key,
+                    schema.suggest(key, sorted_keys(fields)))
             end
         end
     end
     local out = {}
-    for _, name in ipairs(sorted_keys(fields)) do
+    for _, name in ipairs(field_order(fields)) do
         local v, bad_field, message = check(value[name], fields[name], join(field, name))
         if bad_field then
             return nil, bad_field, message
