@@ -197,17 +197,21 @@ end
 -- Normalises a scenario table a study built: `spec` is { table = raw, source = file,
 -- line = n, base_dir = dir }. The table is copied first, so the study's own stays as it was.
 function refit.load_scenario_table(spec, overrides)
-    local function copy(t)
+    -- A table that contains itself would recurse until Lua's stack overflows.
+    local function copy(t, depth)
         if type(t) ~= "table" or t.kind == "model" then
             return t
+        elseif depth > 32 then
+            schema.raise({ file = spec.source, line = spec.line, scan = false }, "scenario",
+                "tables nest deeper than 32 levels (does one contain itself?)")
         end
         local c = {}
         for k, v in pairs(t) do
-            c[k] = copy(v)
+            c[k] = copy(v, depth + 1)
         end
         return c
     end
-    return scenario.normalise(copy(spec.table), spec.source, spec.base_dir, context(),
+    return scenario.normalise(copy(spec.table, 0), spec.source, spec.base_dir, context(),
         overrides, spec.line)
 end
 

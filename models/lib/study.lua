@@ -12,13 +12,24 @@ local function dirname(path)
     return path:match("^(.*)/[^/]*$") or "."
 end
 
-local function deep_copy(t)
+-- Scenario tables nest a few levels; deeper means a table that contains itself, which
+-- would recurse until Lua's stack overflows. Returns nil for such a table.
+local MAX_DEPTH = 32
+
+local function deep_copy(t, depth)
+    depth = depth or 0
     if type(t) ~= "table" or t.kind == "model" then
         return t
+    elseif depth > MAX_DEPTH then
+        return nil, true
     end
     local c = {}
     for k, v in pairs(t) do
-        c[k] = deep_copy(v)
+        local copy, cyclic = deep_copy(v, depth + 1)
+        if cyclic then
+            return nil, true
+        end
+        c[k] = copy
     end
     return c
 end
@@ -123,17 +134,26 @@ function study.run(path, lib, api)
         elseif overrides ~= nil and type(overrides) ~= "table" then
             fail("refit.with", "expected a table of overrides, got " .. schema.describe(overrides))
         end
+        local function copy(v)
+            local c, cyclic = deep_copy(v)
+            if cyclic then
+                fail("refit.with", string.format("tables nest deeper than %d levels (does "
+                    .. "one contain itself?)", MAX_DEPTH))
+            end
+            return c
+        end
+        -- Both copies are free of cycles, so the merge ends.
         local function merge(a, b)
             for k, v in pairs(b) do
                 if type(v) == "table" and type(a[k]) == "table" and v.kind ~= "model" then
                     merge(a[k], v)
                 else
-                    a[k] = deep_copy(v)
+                    a[k] = v
                 end
             end
             return a
         end
-        local t = merge(deep_copy(base), overrides or {})
+        local t = merge(copy(base), copy(overrides or {}))
         origin[t] = origin[base]
         return t
     end
@@ -152,8 +172,9 @@ function study.run(path, lib, api)
 
     -- refit.model(name): { name, params, active_params, bf16_bytes } of a model.
     function R.model(name)
-        if type(name) ~= "string" then
-            fail("refit.model", "expected a model name or path, got " .. schema.describe(name))
+        if type(name) ~= "string" and type(name) ~= "table" then
+            fail("refit.model", "expected a model name, a path or a model, got "
+                .. schema.describe(name))
         end
         local m = lib.load_model(name, here(), "refit.model")
         local total, active, bytes = 0, 0, 0

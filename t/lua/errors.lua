@@ -332,6 +332,8 @@ local STUDIES = {
         .. "bad argument #2 to 'format' (number expected, got string)" },
     { "study-model.lua", 2, "refit.model",
       "cannot read '" .. refit.models_dir .. "/no-such-model.lua'" },
+    { "study-cycle.lua", 5, "refit.with",
+      "tables nest deeper than 32 levels (does one contain itself?)" },
 }
 for _, case in ipairs(STUDIES) do
     local file, line, field, message = table.unpack(case)
@@ -340,6 +342,14 @@ for _, case in ipairs(STUDIES) do
     end, string.format("%s%s:%d: %s: %s", bad, file, line, field, message),
         string.format("study %s: %s at line %d", file, field, line))
 end
+
+-- The C side hands refit.sim's table to load_scenario_table, as this api does.
+tap.raises(function()
+    study.run(bad .. "study-cycle-sim.lua", refit, function(spec)
+        refit.load_scenario_table(spec)
+    end)
+end, bad .. "study-cycle-sim.lua:4: scenario: tables nest deeper than 32 levels (does one "
+    .. "contain itself?)", "a study's scenario table that contains itself")
 
 -- schema: the integer ranges and types no model or scenario field uses yet.
 local schema = require("schema")
