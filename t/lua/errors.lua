@@ -300,7 +300,8 @@ end, "bad/array.json:0: config: expected a JSON object, got an array",
     "config.json: an array is refused")
 tap.raises(function()
     refit.model_from_hf(42, "x", "bad/scalar.json")
-end, "bad/scalar.json:0: config: expected a JSON object, got 42", "config.json: a scalar is refused")
+end, "bad/scalar.json:0: config: expected a JSON object, got 42",
+    "config.json: a scalar is refused")
 
 local floats = refit.model_from_hf(config("qwen3-8b", { hidden_size = 4096.0 }), "q", src)
 tap.is(math.type(floats.tensors[1].shape[2]), "integer",

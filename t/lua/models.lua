@@ -328,7 +328,8 @@ local function scenario_table(t)
 end
 local function qwen8b(infer_tp, train_tp)
     return scenario_table({ model = "qwen3-8b", cluster = { system = "dgx-h100", nodes = 8 },
-        train = { gpus = 32, tp = train_tp }, infer = { gpus = 32, first_gpu = 32, tp = infer_tp } })
+        train = { gpus = 32, tp = train_tp },
+        infer = { gpus = 32, first_gpu = 32, tp = infer_tp } })
 end
 tap.ok(pcall(qwen8b, 16, 8), "vLLM replicates 8 KV heads over tp = 16; Megatron splits them over 8")
 tap.ok(pcall(qwen8b, 32, 1), "tp = 32 = the heads of qwen3-8b (KV heads replicated 4 times)")
