@@ -320,6 +320,7 @@ check = function(value, spec, field)
             return check_list(value, spec, field)
         end
     elseif kind == nil then
+        -- No type: any value (the entries of a list without `items`).
         ok = true
     elseif type(kind) == "table" then
         ok = contains(kind, type(value))
