@@ -19,16 +19,21 @@ local sandbox = require("sandbox")
 
 local cluster = {}
 
+-- Counts (GPUs, nodes, NICs, channels, streams, chunk KiB) are at most schema.MAX_GPUS
+-- (2^20); rates are finite, > 0 and at most schema.MAX_GBPS (1e6 GB/s); latencies and
+-- overheads finite, >= 0 and at most schema.MAX_US (1e7 us). NaN is never a number.
 local function positive(required, default)
-    return { type = "integer", min = 1, required = required, default = default }
+    return { type = "integer", min = 1, max = schema.MAX_GPUS, required = required,
+             default = default }
 end
 
-local function rate(required)
-    return { type = "number", above = 0, required = required }
+local function rate(required, default)
+    return { type = "number", above = 0, max = schema.MAX_GBPS, required = required,
+             default = default }
 end
 
 local function latency(default)
-    return { type = "number", min = 0, default = default }
+    return { type = "number", min = 0, max = schema.MAX_US, default = default }
 end
 
 local function efficiency(default)
@@ -65,11 +70,11 @@ local CALIBRATION = {
     -- exceeds the p2p channels (so a 512-rank communicator gets 1); that depends on the
     -- communicator, so the simulator applies it. Set it to NCCL_NCHANNELS_PER_NET_PEER when
     -- the runs set that.
-    net_channels_per_peer = { type = "integer", min = 1 },
+    net_channels_per_peer = positive(false),
     -- Throughput NCCL assumes for one network channel: NCCL_P2P_PER_CHANNEL_NET_BW,
     -- default 14 GB/s (hw §2.3, paths.cc). A pair's network rate is at most
     -- net_channels_per_peer x channel_gbps.
-    channel_gbps = { type = "number", above = 0, default = 14 },
+    channel_gbps = rate(false, 14),
     -- NCCL p2p chunk sizes: NCCL_P2P_NVL_CHUNKSIZE 512 KiB inside a node, and
     -- NCCL_P2P_NET_CHUNKSIZE 128 KiB for every p2p of a communicator that spans nodes, doubled
     -- on ARM Blackwell (GB) systems (hw §2.3; NVIDIA/nccl src/init.cc computeBuffSizes).
@@ -104,7 +109,7 @@ cluster.SYSTEM = { type = "record", fields = {
     name = { type = "string", required = true },
     nodes = positive(false, 1),
     gpus_per_node = positive(true),
-    hbm_gb = rate(true),
+    hbm_gb = { type = "number", above = 0, max = schema.MAX_GB, required = true },
     nvlink = { type = "record", required = true, fields = {
         -- GPUs sharing one NVLink/NVSwitch domain: gpus_per_node on DGX, 72 on NVL72, where
         -- a domain spans 18 compute trays (nodes).
@@ -118,8 +123,8 @@ cluster.SYSTEM = { type = "record", fields = {
     nic = { type = "record", required = true, fields = {
         -- Scale-out NICs per node; NIC i serves GPUs i*g/per_node .. (i+1)*g/per_node - 1
         -- (g = gpus_per_node), one per GPU on rail-optimised systems. 0: no NIC (one node).
-        per_node = { type = "integer", min = 0, required = true },
-        gbps = { type = "number", min = 0, required = true },
+        per_node = { type = "integer", min = 0, max = schema.MAX_GPUS, required = true },
+        gbps = { type = "number", min = 0, max = schema.MAX_GBPS, required = true },
         -- NIC to NIC, switches excluded. [derived] 2.2 us: NCCL's per-step network latency
         -- (NET Ring LL, 2.7 us, hw §2.3) less one leaf hop of switch_latency_us.
         latency_us = latency(2.2),
@@ -134,7 +139,8 @@ cluster.SYSTEM = { type = "record", fields = {
         -- 1: non-blocking, as NVIDIA's reference architectures build the compute fabric
         -- ("full non-blocking fat tree", docs.nvidia.com enterprise-reference-architectures
         -- hgx-ai-factory-h100-h200-b200, networking physical topologies).
-        oversubscription = { type = "number", min = 1, default = 1 },
+        -- A ratio; 1e6 leaves an uplink of a millionth of the downlinks, past any real fabric.
+        oversubscription = { type = "number", min = 1, max = 1e6, default = 1 },
         -- Assumption: 0.5 us per switch traversal. No figure in the references (ASTRA-sim's
         -- example network uses 0.5 us for its middle tier, hw §1.1: a convention, not a
         -- measurement); calibrate with ib_write_lat between two nodes on one rail leaf and on
@@ -228,6 +234,12 @@ local function finish(c, blame)
         blame({ "nic.gbps", "nic.per_node" }, string.format(
             "0 GB/s for %d NICs per node; expected a number > 0", nics))
     end
+    -- Both are at most 2^20, so the product is exact; the cluster is held to 2^20 GPUs too.
+    if c.nodes * g > schema.MAX_GPUS then
+        blame({ "nodes", "gpus_per_node" }, string.format(
+            "%d nodes x %d GPUs = %d GPUs, more than %d", c.nodes, g, c.nodes * g,
+            schema.MAX_GPUS))
+    end
     if nics == 0 and c.nodes * g > d then
         blame({ "nodes", "nic.per_node" }, string.format(
             "%d nodes x %d GPUs need NICs: nic.per_node is 0 and one NVLink domain holds %d "
@@ -235,8 +247,15 @@ local function finish(c, blame)
     end
     local cal = c.calibration
     if cal.net_channels_per_peer == nil then
+        -- In floating point, so that an absurd ratio is refused instead of looping.
         local per_nic = nics > 0 and math.ceil(c.nic.gbps / cal.channel_gbps) or 1
-        cal.net_channels_per_peer = pow2_up(math.max(1, per_nic))
+        if per_nic > schema.MAX_GPUS then
+            blame({ "calibration.channel_gbps", "nic.gbps" }, string.format(
+                "nic.gbps / channel_gbps = %g / %g needs %.4g network channels per peer, more "
+                .. "than %d; set calibration.net_channels_per_peer", c.nic.gbps,
+                cal.channel_gbps, per_nic, schema.MAX_GPUS))
+        end
+        cal.net_channels_per_peer = pow2_up(math.max(1, math.tointeger(per_nic) or 1))
     end
     return c
 end

@@ -11,8 +11,17 @@ local transformer = require("transformer")
 
 local hf = {}
 
+local JSON_NAMES
+
+-- Sizes are bounded as the constructors bound them (schema.MAX_MODEL_SIZE), so the error
+-- names the JSON field.
 local function positive(required, default)
-    return { type = "integer", min = 1, required = required, default = default }
+    return { type = "integer", min = 1, max = schema.MAX_MODEL_SIZE, required = required,
+             default = default }
+end
+
+local function count(required)
+    return { type = "integer", min = 0, max = schema.MAX_MODEL_SIZE, required = required }
 end
 
 local COMMON = {
@@ -98,9 +107,9 @@ FAMILIES.deepseek_v3 = {
         intermediate_size = positive(true),
         moe_intermediate_size = positive(true),
         n_routed_experts = positive(true),
-        n_shared_experts = { type = "integer", min = 0, required = true },
+        n_shared_experts = count(true),
         num_experts_per_tok = positive(true),
-        first_k_dense_replace = { type = "integer", min = 0, required = true },
+        first_k_dense_replace = count(true),
         moe_layer_freq = positive(false, 1),
     },
     build = function(c, name)
@@ -126,6 +135,15 @@ local UNSUPPORTED = {
     { field = "decoder_sparse_step", differs = 1, why = "only every-layer MoE is modelled" },
 }
 
+-- The config.json key of a constructor field, for errors the constructors raise.
+JSON_NAMES = {
+    layers = "num_hidden_layers",
+    ["attention.head_dim"] = "head_dim",
+    ["attention.kv_heads"] = "num_key_value_heads",
+    ["moe.experts_per_token"] = "num_experts_per_tok",
+    ["dense.layers"] = "first_k_dense_replace",
+}
+
 local function supported_types()
     local names = {}
     for k in pairs(FAMILIES) do
@@ -138,14 +156,23 @@ end
 -- Maps a decoded config.json to a normalised model. `name` names the model, `source` is
 -- the path of the JSON file (used in errors and as the model's source).
 function hf.model(cfg, name, source)
-    local site = { file = source, line = 0, scan = false }
-    if type(cfg) ~= "table" then
-        schema.raise(site, "config", "expected a JSON object, got " .. schema.describe(cfg))
-    end
+    -- Relations the constructors check name the config.json key they come from.
+    local site = { file = source, line = 0, scan = false, names = JSON_NAMES }
     -- JSON null (refit.json.null) means "not set", like an absent field: DeepSeek-V2-Lite
     -- writes "q_lora_rank": null.
     local has_json, json = pcall(require, "refit.json")
     local null = has_json and json.null
+    if cfg == null and null ~= nil then
+        schema.raise(site, "config", "expected a JSON object, got null")
+    elseif type(cfg) ~= "table" then
+        schema.raise(site, "config", "expected a JSON object, got " .. schema.describe(cfg))
+    end
+    -- A JSON array decodes to a table with keys 1..n; an object's keys are strings.
+    for k in pairs(cfg) do
+        if type(k) ~= "string" then
+            schema.raise(site, "config", "expected a JSON object, got an array")
+        end
+    end
     local plain = {}
     for k, v in pairs(cfg) do
         if v ~= null then

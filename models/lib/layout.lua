@@ -10,25 +10,35 @@ local schema = require("schema")
 
 local layout = {}
 
+-- GPU counts and parallel sizes are at most schema.MAX_GPUS (2^20), checked before any sum
+-- or product below, so that none wraps (three of them multiply to less than 2^63).
 local function size(default, required)
-    return { type = "integer", min = 1, default = default, required = required }
+    return { type = "integer", min = 1, max = schema.MAX_GPUS, default = default,
+             required = required }
 end
+
+local FIRST_GPU = { type = "integer", min = 0, max = schema.MAX_GPUS - 1, default = 0 }
 
 layout.TRAIN = { type = "record", required = true, fields = {
     gpus = size(nil, true),
-    first_gpu = { type = "integer", min = 0, default = 0 },
+    first_gpu = FIRST_GPU,
     tp = size(1), cp = size(1), pp = size(1), ep = size(1), etp = size(1),
     -- Derived from gpus; given only as a cross-check.
     dp = size(),
     fsdp = { type = "boolean", default = false },
-    dtype = { type = "string", values = { "bf16", "fp8" }, default = "bf16" },
+    -- Megatron keeps BF16 (or FP32) parameters even when it computes in FP8, so the training
+    -- side always sends BF16; FP8 goes on the wire when the inference side is FP8.
+    dtype = { type = "string", values = { "bf16" }, default = "bf16",
+              hint = "the training side holds BF16 parameters, as Megatron keeps them even "
+                  .. "when it computes in FP8; for FP8 weights on the wire set "
+                  .. "infer.dtype = 'fp8'" },
     -- Megatron's decoder_first/last_pipeline_num_layers.
     pp_first = size(), pp_last = size(),
 } }
 
 layout.INFER = { type = "record", required = true, fields = {
     gpus = size(nil, true),
-    first_gpu = { type = "integer", min = 0, default = 0 },
+    first_gpu = FIRST_GPU,
     tp = size(1), pp = size(1),
     -- Attention data parallelism inside one engine (vLLM/SGLang DP attention).
     dp = size(1),
@@ -118,6 +128,19 @@ function layout.train(t, model, site, prefix)
         schema.raise(site, field("ep"), string.format(
             "the %d experts do not split evenly over ep = %d", model.experts, t.ep))
     end
+    -- Megatron asserts num_attention_heads % tp == 0 and, for GQA, num_query_groups % tp
+    -- == 0 (megatron/core/transformer/attention.py, divide()).
+    local a = model.attention
+    if a.heads % t.tp ~= 0 then
+        schema.raise(site, field("tp"), string.format(
+            "the model's %d attention heads do not split evenly over tp = %d (Megatron "
+            .. "requires heads %% tp == 0)", a.heads, t.tp))
+    end
+    if a.kind == "gqa" and a.kv_heads % t.tp ~= 0 then
+        schema.raise(site, field("tp"), string.format(
+            "the model's %d KV heads do not split evenly over tp = %d (Megatron requires "
+            .. "kv_heads %% tp == 0)", a.kv_heads, t.tp))
+    end
     return {
         gpus = t.gpus, first_gpu = t.first_gpu, tp = t.tp, cp = t.cp, pp = t.pp, dp = dp,
         ep = t.ep, etp = t.etp, edp = t.tp * t.cp * dp // expert_mesh, fsdp = t.fsdp,
@@ -166,6 +189,21 @@ function layout.infer(t, model, site, prefix)
     if t.pp > model.layers then
         schema.raise(site, field("pp"), string.format(
             "%d stages for %d layers would leave a stage empty", t.pp, model.layers))
+    end
+    -- vLLM asserts num_attention_heads % tp == 0 and, for GQA, either splits the KV heads
+    -- (kv_heads % tp == 0) or replicates them (tp % kv_heads == 0) (vllm/config.py
+    -- verify_with_parallel_config; QKVParallelLinear in vllm/model_executor/layers/linear.py).
+    -- MLA: the heads rule only.
+    local a = model.attention
+    if a.heads % t.tp ~= 0 then
+        schema.raise(site, field("tp"), string.format(
+            "the model's %d attention heads do not split evenly over tp = %d (vLLM requires "
+            .. "heads %% tp == 0)", a.heads, t.tp))
+    end
+    if a.kind == "gqa" and a.kv_heads % t.tp ~= 0 and t.tp % a.kv_heads ~= 0 then
+        schema.raise(site, field("tp"), string.format(
+            "the model's %d KV heads neither split over nor replicate evenly across tp = %d "
+            .. "(vLLM requires kv_heads %% tp == 0 or tp %% kv_heads == 0)", a.kv_heads, t.tp))
     end
     return {
         gpus = t.gpus, first_gpu = t.first_gpu, tp = t.tp, pp = t.pp, dp = t.dp, ep = t.ep,

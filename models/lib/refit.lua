@@ -34,6 +34,29 @@ refit.models_dir = parent(dirname((debug.getinfo(1, "S").source:gsub("^@", "")))
 
 local load_model
 
+-- Model files being run, outermost first, so that a file including itself (directly or
+-- through others) is refused instead of recursing until the C stack overflows. Paths are
+-- compared lexically normalised ("a/./b/../c.lua" is "a/c.lua"); the depth cap catches
+-- what that cannot see (a cycle through symbolic links).
+local loading = {}
+local MAX_INCLUDE_DEPTH = 16
+
+local function normalise_path(path)
+    local parts = {}
+    for part in path:gmatch("[^/]+") do
+        if part == ".." and #parts > 0 and parts[#parts] ~= ".." then
+            parts[#parts] = nil
+        elseif part ~= "." then
+            parts[#parts + 1] = part
+        end
+    end
+    local out = table.concat(parts, "/")
+    if path:sub(1, 1) == "/" then
+        return "/" .. out
+    end
+    return out == "" and "." or out
+end
+
 -- include(name) in a model file: load another model file (a name in models/ or a path
 -- relative to the including file) and return its model.
 local function include(name)
@@ -48,6 +71,33 @@ end
 local function globals()
     return { transformer = { dense = transformer.dense, moe = transformer.moe },
              include = include }
+end
+
+-- Runs the model file at `path` (named at `site` as `field`), refusing include cycles.
+local function run_model_file(path, site, field)
+    local key = normalise_path(path)
+    for i, entry in ipairs(loading) do
+        if entry.key == key then
+            local chain = {}
+            for j = i, #loading do
+                chain[#chain + 1] = loading[j].path
+            end
+            chain[#chain + 1] = path
+            schema.raise(site, field, string.format("'%s' includes itself (%s)", entry.path,
+                table.concat(chain, " -> ")))
+        end
+    end
+    if #loading >= MAX_INCLUDE_DEPTH then
+        schema.raise(site, field, string.format("includes nest deeper than %d files (%s -> ...)",
+            MAX_INCLUDE_DEPTH, loading[1].path))
+    end
+    loading[#loading + 1] = { key = key, path = path }
+    local ok, model = pcall(sandbox.run, path, globals(), site, field)
+    loading[#loading] = nil
+    if not ok then
+        error(model, 0)
+    end
+    return model
 end
 
 -- Relative paths are taken from base_dir (the directory of the file naming them), or from
@@ -93,7 +143,9 @@ load_model = function(spec, site, field, base_dir)
             schema.raise(site, field, "expected a model name, a path, or a model built by "
                 .. "transformer.dense{...} or transformer.moe{...}")
         end
-        return spec
+        -- A table may be built by hand, or changed after its constructor checked it: it is
+        -- checked against the contract like every other model.
+        return transformer.check(spec, site, field)
     end
     if spec:match("%.json$") then
         return load_json_model(resolve_path(spec, base_dir), site, field)
@@ -104,23 +156,27 @@ load_model = function(spec, site, field, base_dir)
     else
         path = refit.models_dir .. "/" .. spec .. ".lua"
     end
-    local model = sandbox.run(path, globals(), site, field)
+    local model = run_model_file(path, site, field)
     if type(model) ~= "table" or model.kind ~= "model" then
         schema.raise({ file = path }, "return", "expected the file to return a model built by "
             .. "transformer.dense{...} or transformer.moe{...}, got " .. schema.describe(model))
     end
-    return model
+    -- The file may have changed the model its constructor returned.
+    return transformer.check(model, { file = path }, "")
 end
 
 -- spec: a model name (models/<name>.lua), a path to a .lua model file or to a Hugging Face
--- config.json, or a model table. Returns the normalised model.
-function refit.load_model(spec)
-    local site = { file = tostring(spec), line = 0, scan = false }
+-- config.json, or a model table. Returns the normalised model. `site` and `field`
+-- (optional) say where the spec was written (a study's line, "refit.model"); by default
+-- errors about the spec name the spec itself, as "model".
+function refit.load_model(spec, site, field)
+    site = site or { file = tostring(spec), line = 0, scan = false }
+    field = field or "model"
     if type(spec) ~= "string" and type(spec) ~= "table" then
-        schema.raise(site, "model", "expected a model name, a path or a model, got "
+        schema.raise(site, field, "expected a model name, a path or a model, got "
             .. schema.describe(spec))
     end
-    return load_model(spec, site, "model")
+    return load_model(spec, site, field)
 end
 
 local function context()
@@ -132,25 +188,30 @@ function refit.load_scenario(path, overrides)
     return scenario.load(path, context(), overrides)
 end
 
--- A scenario file's table as written (for studies to change and pass back).
-function refit.read_scenario(path)
-    return scenario.read(path, context())
+-- A scenario file's table as written (for studies to change and pass back). `site` and
+-- `field` (optional) say where the path was written: a study's line and "refit.scenario".
+function refit.read_scenario(path, site, field)
+    return scenario.read(path, context(), site, field)
 end
 
 -- Normalises a scenario table a study built: `spec` is { table = raw, source = file,
 -- line = n, base_dir = dir }. The table is copied first, so the study's own stays as it was.
 function refit.load_scenario_table(spec, overrides)
-    local function copy(t)
+    -- A table that contains itself would recurse until Lua's stack overflows.
+    local function copy(t, depth)
         if type(t) ~= "table" or t.kind == "model" then
             return t
+        elseif depth > 32 then
+            schema.raise({ file = spec.source, line = spec.line, scan = false }, "scenario",
+                "tables nest deeper than 32 levels (does one contain itself?)")
         end
         local c = {}
         for k, v in pairs(t) do
-            c[k] = copy(v)
+            c[k] = copy(v, depth + 1)
         end
         return c
     end
-    return scenario.normalise(copy(spec.table), spec.source, spec.base_dir, context(),
+    return scenario.normalise(copy(spec.table, 0), spec.source, spec.base_dir, context(),
         overrides, spec.line)
 end
 

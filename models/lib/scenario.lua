@@ -21,20 +21,43 @@ local SCENARIO = { type = "record", fields = {
     -- so a scenario can switch strategies without removing it.
     policy = { type = "function" },
     -- Per-GPU staging memory of one round (bucket), in MB (1e6 bytes). Default: 2% of the
-    -- cluster's GPU memory, at most 5 GiB (see staging_bytes below).
-    staging_mb = { type = "integer", min = 1 },
+    -- cluster's GPU memory, at most 5 GiB (see staging_bytes below). The staging of every
+    -- stream in flight must fit in the GPU's memory (check_staging); 1e9 MB is the most
+    -- memory a GPU may have (schema.MAX_GB), so the bytes stay exact.
+    staging_mb = { type = "integer", min = 1, max = math.tointeger(schema.MAX_GB * 1000) },
     -- The bulk part of hybrid: reshard, or hierarchical (a leader per NVLink domain).
     hybrid_bulk = { type = "string", values = { "reshard", "hierarchical" }, default = "reshard" },
     -- Replicated sources: balanced (least loaded) or local (nearest first, then least loaded).
     sources = { type = "string", values = policy.sources, default = "balanced" },
 } }
 
--- NeMo-RL's refit buckets: 2% of GPU memory, at most 5 GiB (nemo_rl/utils/packed_tensor.py).
+-- NeMo-RL's refit buckets: 2% of GPU memory, at most 5 GiB (nemo_rl/utils/packed_tensor.py),
+-- and at least one byte (a GPU of a few bytes is a test, not a reason to fail).
 local function staging_bytes(mb, c)
     if mb then
         return mb * 1000000
     end
-    return math.min(math.floor(0.02 * c.hbm_gb * 1e9), 5 * 1024 * 1024 * 1024)
+    return math.max(1, math.min(math.floor(0.02 * c.hbm_gb * 1e9), 5 * 1024 * 1024 * 1024))
+end
+
+-- Each of the `streams` rounds in flight holds its staging buffer on every GPU, so their sum
+-- must fit in the GPU's memory: staging_mb * 1e6 * streams <= hbm_gb * 1e9.
+local function check_staging(bytes, given, c, site)
+    local streams = c.calibration.streams
+    local need = bytes * 1.0 * streams
+    if need <= c.hbm_gb * 1e9 then
+        return
+    end
+    if given then
+        schema.raise(site, "staging_mb", string.format(
+            "%d MB x %d streams = %.4g GB of staging does not fit in the GPU's %.4g GB of HBM "
+            .. "(staging_mb * 1e6 * calibration.streams <= hbm_gb * 1e9)", given, streams,
+            need / 1e9, c.hbm_gb))
+    end
+    schema.raise(site, "cluster.calibration.streams", string.format(
+        "%d streams x %.4g GB of default staging (2%% of hbm_gb, at most 5 GiB) = %.4g GB do "
+        .. "not fit in the GPU's %.4g GB of HBM; lower streams or set staging_mb", streams,
+        bytes / 1e9, need / 1e9, c.hbm_gb))
 end
 
 local function dirname(path)
@@ -75,10 +98,11 @@ local function tensor_strategies(s, model, site)
 end
 
 -- Runs the scenario file at `path` in the sandbox and returns the table it builds, before
--- any validation (studies modify it and normalise it later).
-function scenario.read(path, context)
-    local raw = sandbox.run(path, context.globals, { file = path, line = 0, scan = false },
-        "scenario")
+-- any validation (studies modify it and normalise it later). A file that cannot be read is
+-- reported at `site` as `field` (default: the path itself, as "scenario").
+function scenario.read(path, context, site, field)
+    local raw = sandbox.run(path, context.globals,
+        site or { file = path, line = 0, scan = false }, field or "scenario")
     if type(raw) ~= "table" then
         schema.raise({ file = path }, "return",
             "expected the file to return a scenario table, got " .. schema.describe(raw))
@@ -107,6 +131,8 @@ function scenario.normalise(raw, source, base_dir, context, overrides, line)
     local infer = layout.infer(s.infer, model, site, "infer")
     cluster.fit(c, train, site, "train")
     cluster.fit(c, infer, site, "infer")
+    local staging = staging_bytes(s.staging_mb, c)
+    check_staging(staging, s.staging_mb, c, site)
     return {
         source = source,
         model = model,
@@ -114,7 +140,7 @@ function scenario.normalise(raw, source, base_dir, context, overrides, line)
         train = train,
         infer = infer,
         cluster = c,
-        staging_bytes = staging_bytes(s.staging_mb, c),
+        staging_bytes = staging,
         sources = s.sources,
         tensor_strategy = tensor_strategies(s, model, site),
     }

@@ -2,23 +2,43 @@
 -- The one mechanism every constructor uses; errors read "<file>:<line>: <dotted.field>: <message>".
 
 -- A schema is a table: { type = "integer"|"number"|"string"|"boolean"|"function"|"table"|
--- "record" (or a list of plain type names), required, default, min, max (integers and
+-- "record"|"list" (or a list of plain type names), required, default, min, max (integers and
 -- numbers, inclusive), above (numbers: exclusive lower bound), values (allowed strings),
--- fields (records: name -> schema), open (records: ignore unknown keys), variant + variants
--- (records: a tag field such as `kind` selects extra fields) }. A record whose default is a
--- table is checked as that table when absent, so the defaults of its fields are filled in.
+-- hint (why, appended to the "expected" message), fields (records: name -> schema), open
+-- (records: ignore unknown keys), variant + variants (records: a tag field such as `kind`
+-- selects extra fields), items + min_items + max_items (lists: the schema of every entry,
+-- entries 1..n without holes) }. A record whose default is a table is checked as that table
+-- when absent, so the defaults of its fields are filled in.
 --
--- A site says where the checked table was written: { file, line, scan }. `line` is the line
--- of the constructor call (nil: the table returned by the file); `scan = false` (JSON
--- files) reports `line` as is instead of rescanning the source for the field.
+-- A site says where the checked table was written: { file, line, scan, names }. `line` is
+-- the line of the constructor call (nil: the table returned by the file); `scan = false`
+-- (JSON files) reports `line` as is instead of rescanning the source for the field; `names`
+-- (optional) maps a field to the name the user wrote it under (config.json keys).
 
 local locate = require("locate")
 
 local schema = {}
 
+-- The bounds of every size, so that no sum or product of validated sizes wraps in Lua's or
+-- C's 64-bit integers and no figure is absurd. A model size (hidden, heads, vocab, layers,
+-- experts, ...) fits a C int; a tensor has at most 2^48 elements and a model at most 2^53
+-- parameters (exact in a double, the figures C reports); a GPU count, a GPU index and a
+-- parallel size are at most 2^20 (1,048,576 GPUs), so a product of three stays below 2^63.
+-- Rates are at most 1e6 GB/s, latencies and overheads at most 1e7 us (10 s), memory at most
+-- 1e6 GB per GPU.
+schema.MAX_MODEL_SIZE = 2147483647
+schema.MAX_NUMEL = 1 << 48
+schema.MAX_PARAMS = 1 << 53
+schema.MAX_TENSORS = 1 << 20
+schema.MAX_GPUS = 1 << 20
+schema.MAX_GBPS = 1e6
+schema.MAX_US = 1e7
+schema.MAX_GB = 1e6
+
 -- Raises the one-string error of the contract. error(msg, 0): the message already names
 -- the user's file and line, which Lua's own position would only obscure.
 function schema.raise(site, field, message)
+    field = site.names and site.names[field] or field
     local line = site.line or 0
     if site.scan ~= false then
         line = locate.line(site.file, site.line, field)
@@ -71,6 +91,13 @@ function schema.describe(value)
     local kind = type(value)
     if kind == "string" then
         return string.format("'%s'", value)
+    elseif value ~= value then
+        -- tostring(0/0) is "-nan" or "nan" depending on the C library.
+        return "nan"
+    elseif math.type(value) == "float" then
+        -- 2^32 shows as 4294967296, not 4294967296.0: the value, whatever its Lua subtype.
+        local n = math.tointeger(value)
+        return n and tostring(n) or string.format("%.14g", value)
     elseif kind == "number" or kind == "boolean" or kind == "nil" then
         return tostring(value)
     end
@@ -87,7 +114,7 @@ end
 
 local ARTICLE = { integer = "an integer", number = "a number", string = "a string",
                   boolean = "a boolean", ["function"] = "a function", table = "a table",
-                  record = "a table" }
+                  record = "a table", list = "a list" }
 
 -- "a number > 0", "a number from 0 to 1", "a number > 0 and <= 1", "a number >= 1".
 local function number_range(spec)
@@ -111,7 +138,16 @@ end
 
 -- The "expected ..." phrase of a schema.
 local function expected(spec)
-    if spec.values then
+    if spec.type == "list" then
+        local what = spec.items and spec.items.type == "integer" and "a list of integers"
+            or "a list"
+        if spec.min_items and spec.max_items then
+            return string.format("%s of %d to %d entries", what, spec.min_items, spec.max_items)
+        elseif spec.min_items then
+            return string.format("%s of at least %d entries", what, spec.min_items)
+        end
+        return what
+    elseif spec.values then
         return "one of " .. quoted_list(spec.values)
     elseif spec.type == "integer" and spec.min and spec.max then
         return string.format("an integer from %d to %d", spec.min, spec.max)
@@ -162,6 +198,17 @@ end
 
 local check
 
+-- The field names of a record schema in alphabetical order, computed once per schema.
+local orders = setmetatable({}, { __mode = "k" })
+local function field_order(fields)
+    local order = orders[fields]
+    if not order then
+        order = sorted_keys(fields)
+        orders[fields] = order
+    end
+    return order
+end
+
 -- Records: every field checked (alphabetical order, so the first error reported does not
 -- depend on hash order), unknown and positional entries rejected unless the record is open.
 local function check_record(value, spec, field)
@@ -186,24 +233,56 @@ local function check_record(value, spec, field)
         fields = merged
     end
     if not spec.open then
-        local names = sorted_keys(fields)
-        for _, key in ipairs(sorted_keys(value)) do
+        -- Sorted only when some key is wrong: a model's thousands of tensors are all right.
+        local wrong = false
+        for key in pairs(value) do
+            if type(key) ~= "string" or not fields[key] then
+                wrong = true
+                break
+            end
+        end
+        for _, key in ipairs(wrong and sorted_keys(value) or {}) do
             if type(key) ~= "string" then
                 return nil, join(field, key), "unexpected positional entry "
                     .. schema.describe(value[key]) .. " (fields are written name = value)"
             elseif not fields[key] then
-                return nil, join(field, key),
-                    string.format("unknown key '%s'%s", key, schema.suggest(key, names))
+                return nil, join(field, key), string.format("unknown key '%s'%s", key,
+                    schema.suggest(key, sorted_keys(fields)))
             end
         end
     end
     local out = {}
-    for _, name in ipairs(sorted_keys(fields)) do
+    for _, name in ipairs(field_order(fields)) do
         local v, bad_field, message = check(value[name], fields[name], join(field, name))
         if bad_field then
             return nil, bad_field, message
         end
         out[name] = v
+    end
+    return out
+end
+
+-- Lists: entries 1..n (no holes, no named keys), each checked against spec.items.
+local function check_list(value, spec, field)
+    local n, count, named = #value, 0, false
+    for key in pairs(value) do
+        count = count + 1
+        if math.type(key) ~= "integer" or key < 1 or key > n then
+            named = true
+        end
+    end
+    if named or (spec.min_items and n < spec.min_items)
+        or (spec.max_items and n > spec.max_items) then
+        return nil, field, string.format("expected %s, got a table of %d entr%s",
+            expected(spec), count, count == 1 and "y" or "ies")
+    end
+    local out = {}
+    for i = 1, n do
+        local v, bad_field, message = check(value[i], spec.items or {}, join(field, i))
+        if bad_field then
+            return nil, bad_field, message
+        end
+        out[i] = v
     end
     return out
 end
@@ -236,14 +315,21 @@ check = function(value, spec, field)
         if type(value) == "table" then
             return check_record(value, spec, field)
         end
+    elseif kind == "list" then
+        if type(value) == "table" then
+            return check_list(value, spec, field)
+        end
+    elseif kind == nil then
+        -- No type: any value (the entries of a list without `items`).
+        ok = true
     elseif type(kind) == "table" then
         ok = contains(kind, type(value))
     else
         ok = type(value) == kind and (spec.values == nil or contains(spec.values, value))
     end
     if not ok then
-        return nil, field, string.format("expected %s, got %s", expected(spec),
-            schema.describe(value))
+        return nil, field, string.format("expected %s, got %s%s", expected(spec),
+            schema.describe(value), spec.hint and " (" .. spec.hint .. ")" or "")
     end
     return result
 end

@@ -4,6 +4,7 @@
 
 local sandbox = require("sandbox")
 local schema = require("schema")
+local policy = require("policy")
 
 local study = {}
 
@@ -11,13 +12,24 @@ local function dirname(path)
     return path:match("^(.*)/[^/]*$") or "."
 end
 
-local function deep_copy(t)
+-- Scenario tables nest a few levels; deeper means a table that contains itself, which
+-- would recurse until Lua's stack overflows. Returns nil for such a table.
+local MAX_DEPTH = 32
+
+local function deep_copy(t, depth)
+    depth = depth or 0
     if type(t) ~= "table" or t.kind == "model" then
         return t
+    elseif depth > MAX_DEPTH then
+        return nil, true
     end
     local c = {}
     for k, v in pairs(t) do
-        c[k] = deep_copy(v)
+        local copy, cyclic = deep_copy(v, depth + 1)
+        if cyclic then
+            return nil, true
+        end
+        c[k] = copy
     end
     return c
 end
@@ -36,6 +48,20 @@ local function cell(v, fmt)
     return tostring(v)
 end
 
+-- The options of refit.plan and refit.sim.
+local OPTIONS = { type = "record", fields = {
+    strategy = { type = "string", values = policy.strategies },
+    label = { type = "string" },
+} }
+
+-- A column of refit.table: a key, or { key, header =, format =, scale = } (the key is
+-- checked apart: it is written positionally).
+local COLUMN = { type = "record", fields = {
+    header = { type = "string" },
+    format = { type = "string" },
+    scale = { type = "number" },
+} }
+
 -- Runs the study at `path`; `lib` is the refit module (scenario loading), `api` the C call
 -- api(spec, strategy, label, simulate) -> result table.
 function study.run(path, lib, api)
@@ -43,6 +69,28 @@ function study.run(path, lib, api)
     -- The directory each scenario table came from, for its relative model and cluster paths.
     local origin = setmetatable({}, { __mode = "k" })
     local R = {}
+
+    -- The study line that called into the module: the innermost frame running the study
+    -- file (the study may call through functions of its own). 0 when a tail call lost it.
+    local function line()
+        for level = 2, math.huge do
+            local info = debug.getinfo(level, "Sl")
+            if not info then
+                return 0
+            elseif info.source == "@" .. path then
+                return info.currentline
+            end
+        end
+    end
+
+    -- A site at the calling study line, for errors about the arguments of refit.<fn>.
+    local function here()
+        return { file = path, line = line(), scan = false }
+    end
+
+    local function fail(field, message)
+        schema.raise(here(), field, message)
+    end
 
     local function resolve(p)
         return p:sub(1, 1) == "/" and p or dir .. "/" .. p
@@ -52,18 +100,27 @@ function study.run(path, lib, api)
         if type(sc) == "string" then
             return { path = resolve(sc) }
         elseif type(sc) == "table" then
-            local info = debug.getinfo(3, "l")
-            return { table = sc, source = path, line = info and info.currentline or 0,
-                     base_dir = origin[sc] or dir }
+            return { table = sc, source = path, line = line(), base_dir = origin[sc] or dir }
         end
-        error(string.format("%s: refit.%s: expected a scenario table or path, got %s", path,
-            what, schema.describe(sc)), 0)
+        fail("refit." .. what, "expected a scenario table or a path, got " .. schema.describe(sc))
+    end
+
+    local function options(opts, what)
+        if opts ~= nil and type(opts) ~= "table" then
+            fail("refit." .. what, "expected a table of options { strategy =, label = } as the "
+                .. "second argument, got " .. schema.describe(opts))
+        end
+        return schema.validate(opts or {}, OPTIONS, here(), "refit." .. what .. ".options")
     end
 
     -- refit.scenario(path): a scenario file's table as written, to change and pass on.
     function R.scenario(p)
+        if type(p) ~= "string" then
+            fail("refit.scenario", "expected the path of a scenario file, got "
+                .. schema.describe(p))
+        end
         local full = resolve(p)
-        local t = lib.read_scenario(full)
+        local t = lib.read_scenario(full, here(), "refit.scenario")
         origin[t] = dirname(full)
         return t
     end
@@ -71,17 +128,32 @@ function study.run(path, lib, api)
     -- refit.with(base, overrides): a copy of base with overrides merged in, nested tables
     -- merged key by key (`{ infer = { gpus = 512 } }` keeps infer's other fields).
     function R.with(base, overrides)
+        if type(base) ~= "table" then
+            fail("refit.with", "expected a scenario table as the base, got "
+                .. schema.describe(base))
+        elseif overrides ~= nil and type(overrides) ~= "table" then
+            fail("refit.with", "expected a table of overrides, got " .. schema.describe(overrides))
+        end
+        local function copy(v)
+            local c, cyclic = deep_copy(v)
+            if cyclic then
+                fail("refit.with", string.format("tables nest deeper than %d levels (does "
+                    .. "one contain itself?)", MAX_DEPTH))
+            end
+            return c
+        end
+        -- Both copies are free of cycles, so the merge ends.
         local function merge(a, b)
             for k, v in pairs(b) do
                 if type(v) == "table" and type(a[k]) == "table" and v.kind ~= "model" then
                     merge(a[k], v)
                 else
-                    a[k] = deep_copy(v)
+                    a[k] = v
                 end
             end
             return a
         end
-        local t = merge(deep_copy(base), overrides or {})
+        local t = merge(copy(base), copy(overrides or {}))
         origin[t] = origin[base]
         return t
     end
@@ -89,18 +161,22 @@ function study.run(path, lib, api)
     -- refit.plan(scenario [, { strategy =, label = }]) and refit.sim(...): plan (and
     -- simulate) and store one run; return its figures (run_id, predicted_s, ...).
     function R.plan(sc, opts)
-        opts = opts or {}
-        return api(spec(sc, "plan"), opts.strategy, opts.label, false)
+        local s, o = spec(sc, "plan"), options(opts, "plan")
+        return api(s, o.strategy, o.label, false)
     end
 
     function R.sim(sc, opts)
-        opts = opts or {}
-        return api(spec(sc, "sim"), opts.strategy, opts.label, true)
+        local s, o = spec(sc, "sim"), options(opts, "sim")
+        return api(s, o.strategy, o.label, true)
     end
 
     -- refit.model(name): { name, params, active_params, bf16_bytes } of a model.
     function R.model(name)
-        local m = lib.load_model(name)
+        if type(name) ~= "string" and type(name) ~= "table" then
+            fail("refit.model", "expected a model name, a path or a model, got "
+                .. schema.describe(name))
+        end
+        local m = lib.load_model(name, here(), "refit.model")
         local total, active, bytes = 0, 0, 0
         for _, t in ipairs(m.tensors) do
             local n = 1
@@ -117,13 +193,31 @@ function study.run(path, lib, api)
     -- refit.table(rows, columns [, title]): prints rows as aligned columns. A column is a
     -- key, or { key, header = "...", format = "%.2f", scale = 1e-9 }.
     function R.table(rows, columns, title)
+        local site = here()
+        schema.validate(rows, { type = "list", items = { type = "table" } }, site,
+            "refit.table.rows")
+        schema.validate(columns, { type = "list", min_items = 1,
+            items = { type = { "string", "table" } } }, site, "refit.table.columns")
+        schema.validate(title, { type = "string" }, site, "refit.table.title")
         local cols = {}
         for i, c in ipairs(columns) do
+            local field = "refit.table.columns." .. i
             if type(c) == "string" then
                 c = { c }
             end
-            cols[i] = { key = c[1], header = c.header or c[1], format = c.format,
-                        scale = c.scale }
+            local key, named = c[1], {}
+            if type(key) ~= "string" then
+                schema.raise(site, field .. ".1", "expected the key of the rows to show (a "
+                    .. "string), got " .. schema.describe(key))
+            end
+            for k, v in pairs(c) do
+                if k ~= 1 then
+                    named[k] = v
+                end
+            end
+            named = schema.validate(named, COLUMN, site, field)
+            cols[i] = { key = key, header = named.header or key, format = named.format,
+                        scale = named.scale, field = field }
         end
         local lines = {}
         local header = {}
@@ -138,7 +232,13 @@ function study.run(path, lib, api)
                 if c.scale and type(v) == "number" then
                     v = v * c.scale
                 end
-                line[i] = cell(v, c.format)
+                local ok, text = pcall(cell, v, c.format)
+                if not ok then
+                    schema.raise(site, c.field .. ".format", string.format(
+                        "'%s' cannot format %s: %s", c.format, schema.describe(v),
+                        tostring(text):gsub("^.-:%d+: ", "")))
+                end
+                line[i] = text
             end
             lines[#lines + 1] = line
         end
@@ -166,7 +266,11 @@ function study.run(path, lib, api)
 
     -- refit.progress(fmt, ...): a line on stderr (the C side prints one per run too).
     function R.progress(fmt, ...)
-        io.stderr:write(string.format(fmt, ...), "\n")
+        local ok, text = pcall(string.format, fmt, ...)
+        if not ok then
+            fail("refit.progress", tostring(text))
+        end
+        io.stderr:write(text, "\n")
     end
 
     sandbox.run(path, { refit = R, print = print, string = string },

@@ -20,8 +20,15 @@ local sandbox = require("sandbox")
 
 local transformer = {}
 
+-- Every integer size of a model is at most schema.MAX_MODEL_SIZE (2^31 - 1), so products of
+-- two sizes stay exact and the tensor checks below see every overflow before it happens.
 local function positive(required)
-    return { type = "integer", min = 1, required = required }
+    return { type = "integer", min = 1, max = schema.MAX_MODEL_SIZE, required = required }
+end
+
+local function count(required, default)
+    return { type = "integer", min = 0, max = schema.MAX_MODEL_SIZE, required = required,
+             default = default }
 end
 
 -- Grouped-query attention (Llama, Qwen3). kv_heads defaults to heads (plain multi-head),
@@ -66,7 +73,7 @@ DENSE.fields.intermediate = positive(true)
 local MOE = { type = "record", fields = common_fields() }
 -- The first `layers` decoder layers are dense (DeepSeek's first_k_dense_replace).
 MOE.fields.dense = { type = "record", fields = {
-    layers = { type = "integer", min = 0, required = true },
+    layers = count(true),
     intermediate = positive(true),
 } }
 MOE.fields.moe = { type = "record", required = true, fields = {
@@ -74,7 +81,7 @@ MOE.fields.moe = { type = "record", required = true, fields = {
     experts_per_token = positive(true),
     intermediate = positive(true),
     -- Several shared experts are stored as one wider shared expert, as DeepSeek does.
-    shared_experts = { type = "integer", min = 0, default = 0 },
+    shared_experts = count(false, 0),
     -- DeepSeek-V3's noaux_tc routing adds mlp.gate.e_score_correction_bias (kept FP32).
     router_bias = { type = "boolean", default = false },
     -- Width in which routed experts compute, when it differs from hidden: a latent
@@ -82,8 +89,15 @@ MOE.fields.moe = { type = "record", required = true, fields = {
     latent = positive(false),
 } }
 
--- Appends one tensor; dtype bf16 and unstacked unless told otherwise.
+-- Appends one tensor; dtype bf16 and unstacked unless told otherwise. A model of more than
+-- schema.MAX_TENSORS tensors is refused while it is built, before a huge `layers` can
+-- exhaust memory or time.
 local function add(model, name, shape, role, layer, class, quant, extra)
+    if #model.tensors >= schema.MAX_TENSORS then
+        schema.raise(model.site, "layers", string.format(
+            "%d layers make more than %d tensors, the most refit plans", model.layers,
+            schema.MAX_TENSORS))
+    end
     local t = { name = name, shape = shape, dtype = "bf16", role = role, layer = layer,
                 class = class, experts = 0, quant = quant }
     for k, v in pairs(extra or {}) do
@@ -203,8 +217,22 @@ end
 
 -- Builds the normalised model from a validated spec. `kind` is "dense" or "moe".
 local function build(kind, spec, site)
+    local a = spec.attention
+    -- MLA has no KV heads of its own (one latent shared by all heads): TP splits its heads,
+    -- so the KV rule is the heads rule (kv_heads = heads).
     local model = { kind = "model", name = spec.name, family = spec.family, source = site.file,
-                    layers = spec.layers, experts = 0, experts_per_token = 0, tensors = {} }
+                    layers = spec.layers, experts = 0, experts_per_token = 0, tensors = {},
+                    attention = { kind = a.kind, heads = a.heads,
+                                  kv_heads = a.kind == "gqa" and a.kv_heads or a.heads },
+                    site = site }
+    -- Every decoder layer has at least 9 tensors (4 attention projections, 3 FFN or router +
+    -- 3 stacked experts, 2 norms), plus embed_tokens and the final norm: refuse a model that
+    -- must exceed the tensor bound before building any of it.
+    if 9 * spec.layers + 2 > schema.MAX_TENSORS then
+        schema.raise(site, "layers", string.format(
+            "%d layers make more than %d tensors (at least 9 per layer), the most refit plans",
+            spec.layers, schema.MAX_TENSORS))
+    end
     local h = spec.hidden
     local dense_layers, dense_width = spec.layers, spec.intermediate
     if kind == "moe" then
@@ -234,7 +262,125 @@ local function build(kind, spec, site)
     if not spec.tie_embeddings then
         add(model, "lm_head.weight", { spec.vocab, h }, "lm_head", spec.layers, "vocab", false)
     end
+    model.site = nil
     return model
+end
+
+-- The normalised model of the Lua -> C contract (doc/architecture.md), whatever built it.
+local TENSOR = { type = "record", fields = {
+    name = { type = "string", required = true },
+    -- A dimension is at most a tensor's whole element count; their product is checked below.
+    shape = { type = "list", required = true, min_items = 1, max_items = 4,
+              items = { type = "integer", min = 1, max = schema.MAX_NUMEL, required = true } },
+    dtype = { type = "string", values = { "bf16", "fp32" }, required = true },
+    role = { type = "string", required = true, values = { "embedding", "attention",
+             "dense_ffn", "expert", "shared_expert", "router", "norm", "lm_head" } },
+    -- -1 embedding, 0..layers-1 decoder, layers final norm / lm_head (checked below).
+    layer = { type = "integer", min = -1, max = schema.MAX_MODEL_SIZE, required = true },
+    class = { type = "string", required = true, values = { "column", "row", "vocab",
+              "replicated", "expert_column", "expert_row" } },
+    experts = count(false, 0),
+    quant = { type = "boolean", default = false },
+} }
+
+local MODEL = { type = "record", fields = {
+    kind = { type = "string", values = { "model" }, required = true },
+    name = { type = "string", required = true },
+    family = { type = "string", required = true },
+    source = { type = "string" },
+    layers = positive(true),
+    experts = count(false, 0),
+    experts_per_token = count(false, 0),
+    -- What the TP rules of layout.lua need: attention heads and KV heads (MLA: = heads).
+    attention = { type = "record", required = true, fields = {
+        kind = { type = "string", values = { "gqa", "mla" }, required = true },
+        heads = positive(true),
+        kv_heads = positive(true),
+    } },
+    tensors = { type = "list", required = true, min_items = 1, max_items = schema.MAX_TENSORS,
+                items = TENSOR },
+} }
+
+local EXPERT_CLASS = { expert_column = true, expert_row = true }
+
+local function shape_text(shape)
+    local parts = {}
+    for i, d in ipairs(shape) do
+        parts[i] = tostring(d)
+    end
+    return "[" .. table.concat(parts, ", ") .. "]"
+end
+
+-- Checks a normalised model against the contract and returns its validated copy. Every
+-- model passes here, whatever its origin: a constructor (`prefix` nil: errors name the
+-- tensor, at the constructor call), a model file or a table built by hand (errors name
+-- `prefix`.tensors.<i>). Element counts are checked by division, so that no product wraps.
+function transformer.check(model, site, prefix)
+    local function at(name)
+        return (prefix == nil or prefix == "") and name or prefix .. "." .. name
+    end
+    local m = schema.validate(model, MODEL, site, prefix or "")
+    m.source = m.source or site.file
+    local a = m.attention
+    if a.kind == "mla" and a.kv_heads ~= a.heads then
+        schema.raise(site, at("attention.kv_heads"), string.format(
+            "expected heads = %d (MLA shares one latent KV over all heads), got %d", a.heads,
+            a.kv_heads))
+    elseif a.heads % a.kv_heads ~= 0 then
+        schema.raise(site, at("attention.kv_heads"), string.format(
+            "heads %d is not a multiple of kv_heads %d", a.heads, a.kv_heads))
+    end
+    if m.experts_per_token > m.experts or (m.experts > 0) ~= (m.experts_per_token > 0) then
+        schema.raise(site, at("experts_per_token"), string.format(
+            "%d for %d experts; expected 1 to experts (0 for a dense model)",
+            m.experts_per_token, m.experts))
+    end
+    local total, seen = 0, {}
+    for i, t in ipairs(m.tensors) do
+        -- Built by hand: the field is the tensor's place in the list, the message names it.
+        local field = prefix == nil and t.name or at("tensors." .. i)
+        local function fail(message)
+            schema.raise(site, field, message
+                .. (prefix == nil and "" or string.format(" (tensor '%s')", t.name)))
+        end
+        if seen[t.name] then
+            fail(string.format("the name of tensor %d again", seen[t.name]))
+        end
+        seen[t.name] = i
+        if t.layer > m.layers then
+            fail(string.format("layer %d outside -1..%d", t.layer, m.layers))
+        end
+        if EXPERT_CLASS[t.class] then
+            if #t.shape ~= 3 or t.experts ~= t.shape[1] or t.experts ~= m.experts then
+                fail(string.format("expert tensors are [E, out, in] with experts = E = the "
+                    .. "model's %d experts", m.experts))
+            end
+        elseif t.experts ~= 0 then
+            fail(string.format("experts = %d on a %s tensor; only expert tensors are stacked",
+                t.experts, t.class))
+        end
+        if t.class == "row" and #t.shape < 2 then
+            fail("a row-parallel tensor needs 2 dims")
+        end
+        local numel = 1
+        for _, d in ipairs(t.shape) do
+            if numel > schema.MAX_NUMEL // d then
+                local approx = 1.0
+                for _, e in ipairs(t.shape) do
+                    approx = approx * e
+                end
+                fail(string.format("shape %s has %.4g elements, more than 2^48 = %d",
+                    shape_text(t.shape), approx, schema.MAX_NUMEL))
+            end
+            numel = numel * d
+        end
+        total = total + numel
+        if total > schema.MAX_PARAMS then
+            fail(string.format("the model's parameters reach %.4g here, more than 2^53 = %d",
+                total, schema.MAX_PARAMS))
+        end
+    end
+    return m
 end
 
 local SCHEMAS = { dense = DENSE, moe = MOE }
@@ -250,7 +396,7 @@ function transformer.make(kind, spec, site)
     if kind == "moe" then
         check_moe(spec, site)
     end
-    return build(kind, spec, site)
+    return transformer.check(build(kind, spec, site), site, nil)
 end
 
 -- The constructors model files call. sandbox.caller() must be called right here, so that

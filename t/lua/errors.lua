@@ -12,9 +12,9 @@ local bad = data .. "/bad/"
 -- Scenario files with one fault each: file, line, field, message.
 local SCENARIOS = {
     { "unknown-key.lua", 7, "train.tpp", "unknown key 'tpp' (did you mean 'tp'?)" },
-    { "wrong-type.lua", 6, "train.tp", "expected a positive integer, got '2'" },
+    { "wrong-type.lua", 6, "train.tp", "expected an integer from 1 to 1048576, got '2'" },
     { "missing-field.lua", 6, "infer.gpus", "missing" },
-    { "out-of-range.lua", 8, "train.tp", "expected a positive integer, got -2" },
+    { "out-of-range.lua", 8, "train.tp", "expected an integer from 1 to 1048576, got -2" },
     { "gpus-multiple.lua", 6, "train.gpus", "250 is not a multiple of tp*cp*pp = 16" },
     { "dp-mismatch.lua", 6, "train.dp", "8 does not match gpus/(tp*cp*pp) = 256/16 = 16" },
     { "edp.lua", 6, "train.ep", "tp*cp*dp = 16 is not a multiple of ep*etp = 32" },
@@ -40,10 +40,11 @@ local SCENARIOS = {
     { "cluster-unknown-key.lua", 7, "cluster.fabric.oversubscripton",
       "unknown key 'oversubscripton' (did you mean 'oversubscription'?)" },
     { "cluster-range.lua", 6, "cluster.fabric.oversubscription",
-      "expected a number >= 1, got 0.5" },
+      "expected a number from 1 to 1000000, got 0.5" },
     { "cluster-efficiency.lua", 8, "cluster.calibration.nic_efficiency",
       "expected a number > 0 and <= 1, got 1.5" },
-    { "cluster-type.lua", 4, "cluster.nvlink.gbps", "expected a number > 0, got '450 GB/s'" },
+    { "cluster-type.lua", 4, "cluster.nvlink.gbps",
+      "expected a number > 0 and <= 1000000, got '450 GB/s'" },
     { "cluster-positional.lua", 4, "cluster.1",
       "unexpected positional entry 2 (fields are written name = value)" },
     { "cluster-system.lua", 5, "cluster.system",
@@ -59,6 +60,54 @@ local SCENARIOS = {
         .. "128 GPUs (dgx-h100: 16 nodes x 8 GPUs)" },
     { "cluster-infer-fit.lua", 7, "infer.gpus", "GPUs 256..511 do not fit in the cluster's "
         .. "384 GPUs (dgx-h100: 48 nodes x 8 GPUs)" },
+    -- Sizes are bounded before any sum or product, so nothing wraps (2^20 GPUs at most).
+    { "first-gpu-max.lua", 6, "train.first_gpu",
+      "expected an integer from 0 to 1048575, got 9223372036854775807" },
+    { "tp-huge.lua", 5, "train.tp",
+      "expected an integer from 1 to 1048576, got 4611686018427387904" },
+    { "gpus-float.lua", 6, "infer.gpus", "expected an integer from 1 to 1048576, got 4294967296" },
+    { "gpus-fraction.lua", 6, "infer.gpus", "expected an integer from 1 to 1048576, got 7.5" },
+    { "cluster-gpus.lua", 5, "cluster.nodes",
+      "1048576 nodes x 8 GPUs = 8388608 GPUs, more than 1048576" },
+    -- Rates, latencies and memory: finite, in range, NaN refused.
+    { "cluster-rate.lua", 5, "cluster.nvlink.gbps",
+      "expected a number > 0 and <= 1000000, got 1e+300" },
+    { "cluster-nan.lua", 6, "cluster.calibration.message_latency_us",
+      "expected a number from 0 to 10000000, got nan" },
+    { "cluster-latency.lua", 5, "cluster.fabric.switch_latency_us",
+      "expected a number from 0 to 10000000, got 1000000000000" },
+    { "cluster-channels.lua", 5, "cluster.calibration.channel_gbps",
+      "nic.gbps / channel_gbps = 50 / 1e-09 needs 5e+10 network channels per peer, more than "
+        .. "1048576; set calibration.net_channels_per_peer" },
+    { "staging-huge.lua", 7, "staging_mb",
+      "expected an integer from 1 to 1000000000, got 4611686018427387904" },
+    { "staging-hbm.lua", 7, "staging_mb", "50000 MB x 2 streams = 100 GB of staging does not "
+        .. "fit in the GPU's 80 GB of HBM (staging_mb * 1e6 * calibration.streams <= hbm_gb * "
+        .. "1e9)" },
+    { "staging-streams.lua", 5, "cluster.calibration.streams", "100 streams x 1.6 GB of "
+        .. "default staging (2% of hbm_gb, at most 5 GiB) = 160 GB do not fit in the GPU's 80 "
+        .. "GB of HBM; lower streams or set staging_mb" },
+    -- Models built by hand are checked like every other.
+    { "model-by-hand.lua", 6, "model.tensors.1", "shape [2147483648, 2147483648] has "
+        .. "4.612e+18 elements, more than 2^48 = 281474976710656 (tensor 'w')" },
+    { "model-by-hand-layers.lua", 4, "model.layers",
+      "expected an integer from 1 to 2147483647, got 1099511627776" },
+    { "model-by-hand-bare.lua", 3, "model.tensors", "missing" },
+    -- vLLM's and Megatron's TP rules for attention heads.
+    { "infer-heads.lua", 7, "infer.tp", "the model's 32 attention heads do not split evenly "
+        .. "over tp = 3 (vLLM requires heads % tp == 0)" },
+    { "infer-kv-heads.lua", 10, "infer.tp", "the model's 4 KV heads neither split over nor "
+        .. "replicate evenly across tp = 6 (vLLM requires kv_heads % tp == 0 or tp % kv_heads "
+        .. "== 0)" },
+    { "infer-mla-heads.lua", 7, "infer.tp", "the model's 128 attention heads do not split "
+        .. "evenly over tp = 48 (vLLM requires heads % tp == 0)" },
+    { "train-heads.lua", 5, "train.tp", "the model's 32 attention heads do not split evenly "
+        .. "over tp = 3 (Megatron requires heads % tp == 0)" },
+    { "train-kv-heads.lua", 6, "train.tp", "the model's 8 KV heads do not split evenly over "
+        .. "tp = 16 (Megatron requires kv_heads % tp == 0)" },
+    { "train-fp8.lua", 6, "train.dtype", "expected one of 'bf16', got 'fp8' (the training side "
+        .. "holds BF16 parameters, as Megatron keeps them even when it computes in FP8; for FP8 "
+        .. "weights on the wire set infer.dtype = 'fp8')" },
 }
 
 for _, case in ipairs(SCENARIOS) do
@@ -80,6 +129,22 @@ local MODELS = {
     { "model-range.lua", 8, "moe.experts_per_token", "300 is more than the 256 experts" },
     { "model-kind.lua", 5, "attention.kind", "expected one of 'gqa', 'mla', got 'mha'" },
     { "model-heads.lua", 4, "attention.kv_heads", "heads 6 is not a multiple of kv_heads 4" },
+    -- Every size at most 2^31 - 1, a tensor at most 2^48 elements, a model 2^53 parameters.
+    { "model-hidden.lua", 4, "hidden", "expected an integer from 1 to 2147483647, got 4294967296" },
+    { "model-head-dim.lua", 5, "attention.head_dim",
+      "expected an integer from 1 to 2147483647, got 1099511627776" },
+    { "model-numel.lua", 2, "model.embed_tokens.weight", "shape [2147483647, 1048576] has "
+        .. "2.252e+15 elements, more than 2^48 = 281474976710656" },
+    { "model-params.lua", 2, "model.layers.4.self_attn.v_proj.weight",
+      "the model's parameters reach 9.007e+15 here, more than 2^53 = 9007199254740992" },
+    { "model-layers.lua", 4, "layers", "2147483647 layers make more than 1048576 tensors (at "
+        .. "least 9 per layer), the most refit plans" },
+    -- A model changed after its constructor checked it is checked again.
+    { "model-changed.lua", 7, "layers",
+      "expected an integer from 1 to 2147483647, got 1099511627776" },
+    -- Include cycles, however the path is spelt.
+    { "include-self.lua", 2, "include", "'" .. bad .. "include-self.lua' includes itself ("
+        .. bad .. "include-self.lua -> " .. bad .. "include-self.lua)" },
 }
 
 for _, case in ipairs(MODELS) do
@@ -89,6 +154,39 @@ for _, case in ipairs(MODELS) do
     end, string.format("%s%s:%d: %s: %s", bad, file, line, field, message),
         string.format("model %s: %s at line %d", file, field, line))
 end
+
+tap.raises(function()
+    refit.load_model(bad .. "include-a.lua")
+end, string.format("%sinclude-b.lua:2: include: '%sinclude-a.lua' includes itself "
+    .. "(%sinclude-a.lua -> %sinclude-b.lua -> %s../bad/./include-a.lua)", bad, bad, bad, bad, bad),
+    "an include cycle through another file names the chain")
+
+-- A chain of 17 model files, each including the next: deeper than the 16 refit follows (the
+-- cap that catches cycles a lexical path comparison cannot see, through symbolic links).
+local chain = os.tmpname()
+local function chain_file(i)
+    return string.format("%s-%d.lua", chain, i)
+end
+for i = 1, 17 do
+    local f = assert(io.open(chain_file(i), "w"))
+    if i < 17 then
+        f:write(string.format("return include(%q)\n", chain_file(i + 1):match("[^/]*$")))
+    else
+        f:write("return include(\"qwen3-8b\")\n")
+    end
+    f:close()
+end
+tap.raises(function()
+    refit.load_model(chain_file(1))
+end, string.format("%s:1: include: includes nest deeper than 16 files (%s -> ...)",
+    chain_file(16), chain_file(1)), "includes nest at most 16 files deep")
+local ok16, deep = pcall(refit.load_model, chain_file(3))
+tap.ok(ok16 and deep.name == "qwen3-8b", "16 nested model files load (15 here, then qwen3-8b)",
+    deep)
+for i = 1, 17 do
+    os.remove(chain_file(i))
+end
+os.remove(chain)
 
 -- Cluster files, loaded by path: faults inside cluster.system{...} name the cluster file.
 local CLUSTERS = {
@@ -126,7 +224,7 @@ end, "no-such-cluster:0: cluster: cannot read '" .. refit.models_dir
 
 tap.raises(function()
     refit.load_scenario(bad .. "inline-model.lua")
-end, bad .. "inline-model.lua:5: layers: expected a positive integer, got 0",
+end, bad .. "inline-model.lua:5: layers: expected an integer from 1 to 2147483647, got 0",
     "a constructor inside a scenario names the scenario's line")
 tap.raises(function()
     refit.load_scenario(bad .. "uses-bad-model.lua")
@@ -160,7 +258,17 @@ local HF = {
     { "qwen3-8b", { model_type = "gpt2" }, "model_type",
       "'gpt2' is not supported (supported: deepseek_v3, kimi_k2, llama, qwen3, qwen3_moe)" },
     { "deepseek-v3", { num_hidden_layers = "61" }, "num_hidden_layers",
-      "expected a positive integer, got '61'" },
+      "expected an integer from 1 to 2147483647, got '61'" },
+    -- Sizes are bounded as in model files, and named by their JSON key.
+    { "deepseek-v3", { hidden_size = 2^32, vocab_size = 2^32 }, "hidden_size",
+      "expected an integer from 1 to 2147483647, got 4294967296" },
+    { "qwen3-235b-a22b", { num_experts = 2^40 }, "num_experts",
+      "expected an integer from 1 to 2147483647, got 1099511627776" },
+    { "deepseek-v3", { num_experts_per_tok = 300 }, "num_experts_per_tok",
+      "300 is more than the 256 experts" },
+    { "deepseek-v3", { num_hidden_layers = 200000 }, "num_hidden_layers",
+      "200000 layers make more than 1048576 tensors (at least 9 per layer), the most refit "
+        .. "plans" },
     { "qwen3-235b-a22b", { decoder_sparse_step = 2 }, "decoder_sparse_step",
       "2 is not supported: only every-layer MoE is modelled" },
     { "qwen3-235b-a22b", { mlp_only_layers = { 0 } }, "mlp_only_layers",
@@ -185,6 +293,16 @@ for _, case in ipairs(HF) do
         string.format("config.json (%s): %s", name, field))
 end
 
+-- A config.json that is not an object names the file.
+tap.raises(function()
+    refit.model_from_hf({ 1, 2, 3 }, "x", "bad/array.json")
+end, "bad/array.json:0: config: expected a JSON object, got an array",
+    "config.json: an array is refused")
+tap.raises(function()
+    refit.model_from_hf(42, "x", "bad/scalar.json")
+end, "bad/scalar.json:0: config: expected a JSON object, got 42",
+    "config.json: a scalar is refused")
+
 local floats = refit.model_from_hf(config("qwen3-8b", { hidden_size = 4096.0 }), "q", src)
 tap.is(math.type(floats.tensors[1].shape[2]), "integer",
     "config.json: integral floats are read as integers")
@@ -199,6 +317,40 @@ for _, t in ipairs(lite_model.tensors) do
 end
 tap.ok(q_proj and q_proj.shape[1] == 128 * 192 and q_proj.class == "column",
     "config.json without q_lora_rank: MLA with a plain q_proj")
+
+-- Studies: misuse of the refit module names the study's line, not models/lib/study.lua.
+local study = require("study")
+local function no_api()
+    return {}
+end
+local STUDIES = {
+    { "study-sim-number.lua", 3, "refit.sim", "expected a scenario table or a path, got 42" },
+    { "study-with-nil.lua", 2, "refit.with", "expected a scenario table as the base, got nil" },
+    { "study-table.lua", 2, "refit.table.rows", "expected a list, got 'rows'" },
+    { "study-option.lua", 4, "refit.sim.options.stratgy",
+      "unknown key 'stratgy' (did you mean 'strategy'?)" },
+    { "study-format.lua", 2, "refit.table.columns.1.format", "'%d' cannot format 'reshard': "
+        .. "bad argument #2 to 'format' (number expected, got string)" },
+    { "study-model.lua", 2, "refit.model",
+      "cannot read '" .. refit.models_dir .. "/no-such-model.lua'" },
+    { "study-cycle.lua", 5, "refit.with",
+      "tables nest deeper than 32 levels (does one contain itself?)" },
+}
+for _, case in ipairs(STUDIES) do
+    local file, line, field, message = table.unpack(case)
+    tap.raises(function()
+        study.run(bad .. file, refit, no_api)
+    end, string.format("%s%s:%d: %s: %s", bad, file, line, field, message),
+        string.format("study %s: %s at line %d", file, field, line))
+end
+
+-- The C side hands refit.sim's table to load_scenario_table, as this api does.
+tap.raises(function()
+    study.run(bad .. "study-cycle-sim.lua", refit, function(spec)
+        refit.load_scenario_table(spec)
+    end)
+end, bad .. "study-cycle-sim.lua:4: scenario: tables nest deeper than 32 levels (does one "
+    .. "contain itself?)", "a study's scenario table that contains itself")
 
 -- schema: the integer ranges and types no model or scenario field uses yet.
 local schema = require("schema")
@@ -223,12 +375,36 @@ tap.raises(function()
 end, "t.lua:0: x.g: expected a number > 0, got 0", "schema: exclusive lower bound")
 tap.raises(function()
     schema.validate({ g = 0 / 0 }, NUMBERS, site, "x")
-end, "t.lua:0: x.g: expected a number > 0, got " .. tostring(0 / 0), "schema: NaN is refused")
+end, "t.lua:0: x.g: expected a number > 0, got nan", "schema: NaN is refused")
+tap.raises(function()
+    schema.validate({ n = 0 / 0 }, RANGE, site, "x")
+end, "t.lua:0: x.n: expected an integer from 2 to 4, got nan", "schema: NaN is no integer")
 tap.raises(function()
     schema.validate({ g = math.huge }, NUMBERS, site, "x")
 end, "t.lua:0: x.g: expected a number > 0, got inf", "schema: infinity is refused")
 tap.is(schema.validate({}, NUMBERS, site, "x").r.d, 7,
     "schema: an absent record with a table default gets its fields' defaults")
+local LIST = { type = "list", min_items = 1, max_items = 2,
+               items = { type = "integer", min = 1, required = true } }
+tap.raises(function()
+    schema.validate({ 1, 2, 3 }, LIST, site, "s")
+end, "t.lua:0: s: expected a list of integers of 1 to 2 entries, got a table of 3 entries",
+    "schema: a list too long")
+tap.raises(function()
+    schema.validate({ 1, x = 2 }, LIST, site, "s")
+end, "t.lua:0: s: expected a list of integers of 1 to 2 entries, got a table of 2 entries",
+    "schema: a list with a named key")
+tap.raises(function()
+    schema.validate({ 1, 0 }, LIST, site, "s")
+end, "t.lua:0: s.2: expected a positive integer, got 0", "schema: a list entry is checked")
+tap.is(schema.validate({ 2.0 }, LIST, site, "s")[1], 2, "schema: list entries are normalised")
+tap.raises(function()
+    schema.validate("x", { type = "string", values = { "a" }, hint = "why" }, site, "h")
+end, "t.lua:0: h: expected one of 'a', got 'x' (why)", "schema: a hint says why")
+tap.raises(function()
+    schema.validate(2^53, { type = "integer", min = 1, max = 10 }, site, "f")
+end, "t.lua:0: f: expected an integer from 1 to 10, got 9007199254740992",
+    "schema: an integral float is shown as the value")
 
 -- locate: keys are found past strings, long brackets, comments and function bodies.
 local source = [==[

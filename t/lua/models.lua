@@ -225,7 +225,10 @@ tap.ok(inline.model.name == "tiny" and inline.model.source == data .. "/good/inl
     and #inline.model.tensors == 1 + 2 * 9 + 2, "a scenario may build its model inline")
 local included = refit.load_model(data .. "/good/include.lua")
 tap.is(included.name, "qwen3-8b", "include() loads another model file")
-tap.is(refit.load_model(dsv3), dsv3, "load_model returns a built model as is")
+local again = refit.load_model(dsv3)
+tap.ok(again ~= dsv3 and #again.tensors == #dsv3.tensors and again.tensors[5].name
+    == dsv3.tensors[5].name and again.attention.heads == 128,
+    "load_model returns a checked copy of a built model")
 tap.is(refit.load_model(data .. "/good/tiny.lua").name, "tiny", "load_model takes a .lua path")
 
 -- Hugging Face configs: the same model from config.json as from the model file.
@@ -317,6 +320,38 @@ else
     end, data .. "/hf/llama3-8b/config.json:0: model: reading " .. data
         .. "/hf/llama3-8b/config.json needs the JSON decoder of the refit command "
         .. "(module refit.json)", "without refit.json, a config.json is refused clearly")
+end
+
+-- Bounds and TP rules accept what real deployments use.
+local function scenario_table(t)
+    return refit.load_scenario_table({ table = t, source = "t.lua", line = 1, base_dir = data })
+end
+local function qwen8b(infer_tp, train_tp)
+    return scenario_table({ model = "qwen3-8b", cluster = { system = "dgx-h100", nodes = 8 },
+        train = { gpus = 32, tp = train_tp },
+        infer = { gpus = 32, first_gpu = 32, tp = infer_tp } })
+end
+tap.ok(pcall(qwen8b, 16, 8), "vLLM replicates 8 KV heads over tp = 16; Megatron splits them over 8")
+tap.ok(pcall(qwen8b, 32, 1), "tp = 32 = the heads of qwen3-8b (KV heads replicated 4 times)")
+local big_cluster = scenario_table({ model = "qwen3-8b",
+    cluster = { system = "dgx-h100", nodes = 100000 },
+    train = { gpus = 1 }, infer = { gpus = 1, first_gpu = 799999 } })
+tap.is(big_cluster.cluster.nodes, 100000, "a cluster of 800,000 GPUs is accepted for 2 GPUs")
+local exact = scenario_table({ model = "qwen3-8b", cluster = { system = "dgx-h100", nodes = 2 },
+    train = { gpus = 8.0 }, infer = { gpus = 2^3, first_gpu = 8 }, staging_mb = 20000 })
+tap.ok(math.type(exact.infer.gpus) == "integer" and exact.staging_bytes == 20000000000,
+    "integral floats are sizes; 2 x 20 GB of staging fit in 80 GB")
+
+-- Every shipped scenario still loads (those of scripts/ present in this tree).
+for _, name in ipairs({ "dsv3-h100", "dsv3-gb200", "qwen3-235b-h100", "qwen3-235b-gb200",
+                        "kimi-k3-gb200", "kimi-k3-bench" }) do
+    local path = root .. "/scripts/" .. name .. ".lua"
+    local f = io.open(path, "r")
+    if f then
+        f:close()
+        local ok, err = pcall(refit.load_scenario, path)
+        tap.ok(ok, "scripts/" .. name .. ".lua loads", err)
+    end
 end
 
 tap.done()

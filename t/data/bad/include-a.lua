@@ -1,0 +1,2 @@
+-- A model file that includes one that includes it back.
+return include("include-b.lua")

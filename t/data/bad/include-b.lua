@@ -1,0 +1,2 @@
+-- The other half of include-a.lua's cycle, by a path that spells it differently.
+return include("../bad/./include-a.lua")

@@ -1,0 +1,2 @@
+-- A model file that is itself.
+return include("include-self.lua")

@@ -1,0 +1,8 @@
+-- staging_mb * 1e6 would wrap.
+return {
+    model = "qwen3-8b",
+    cluster = { system = "dgx-h100", nodes = 2 },
+    train = { gpus = 8 },
+    infer = { gpus = 8, first_gpu = 8 },
+    staging_mb = 1 << 62,
+}

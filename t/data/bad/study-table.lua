@@ -1,0 +1,2 @@
+-- A study printing a string as a table.
+refit.table("rows", { "strategy" })

@@ -1,0 +1,2 @@
+-- A study merging overrides into nothing.
+local copy = refit.with(nil, { infer = { gpus = 16 } })
