@@ -164,13 +164,17 @@ static int check_tensor(const struct rf_model *m, const struct rf_tensor *t, str
         if (t->shape[d] < 1)
             return rf_error_set(err, RF_EINVAL, "%s.shape[%d]: %lld is not a positive size", name,
                                 d + 1, (long long)t->shape[d]);
-    int64_t n, bytes;
-    if ((n = rf_tensor_numel(t)) < 0 || rf_mul_overflow(n, RF_DTYPE_MAX_SIZE, &bytes)) {
+    int64_t n = rf_tensor_numel(t), bytes;
+    if (n < 0 || rf_mul_overflow(n, RF_DTYPE_MAX_SIZE, &bytes)) {
         char shape[128];
         describe_shape(t, shape, sizeof(shape));
+        if (n < 0)
+            return rf_error_set(err, RF_EINVAL, "%s.shape: %s elements overflow 64-bit counts",
+                                name, shape);
         return rf_error_set(err, RF_EINVAL,
-                            "%s.shape: %s elements overflow 64-bit element and byte counts", name,
-                            shape);
+                            "%s.shape: %s = %lld elements, whose FP32 bytes overflow 64-bit "
+                            "counts",
+                            name, shape, (long long)n);
     }
     if ((unsigned)t->dtype >= RF_DT_COUNT)
         return rf_error_set(err, RF_EINVAL, "%s.dtype: %d is not a dtype", name, (int)t->dtype);

@@ -848,7 +848,7 @@ static int check_side(const struct rf_side *s, const char *name, const struct rf
     if ((rc = rf_side_check(s, name, err)) < 0)
         return rc;
     if (s->n_layers != model->layers)
-        return rf_error_set(err, RF_EINVAL, "%s.stage_layers: built for %d layers, model %s has %d",
+        return rf_error_set(err, RF_EINVAL, "%s.stage_layers: cover %d layers, model %s has %d",
                             name, s->n_layers, model->name ? model->name : "", model->layers);
     return 0;
 }
