@@ -1,6 +1,6 @@
 /* Topology: rf_topology_init checks the cluster itself, whoever filled it (Lua, calibration,
  * a test): sizes whose products overflow or pass 2^20 GPUs, and rates or latencies that are
- * not finite, are refused with the field named. */
+ * not finite, are refused with the field named; figures built on it stay finite. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,7 +9,9 @@
 
 #include <cmocka.h>
 
+#include "bound.h"
 #include "checked.h"
+#include "fixtures.h"
 #include "topology.h"
 
 /* 4 nodes of 8 GPUs, one NVLink domain per node, a NIC per GPU. */
@@ -156,11 +158,43 @@ static void rates_and_latencies_are_finite(void **state)
     rf_topology_release(&t);
 }
 
+/* 2-GPU NVLink domains under one NIC per 4-GPU node: the second domain of a node has no NIC
+ * of its own but receives through the node's; its ingress is that NIC, not 0 (which once
+ * stored an infinite lower bound). */
+static void domains_sharing_a_nic_have_a_finite_bound(void **state)
+{
+    (void)state;
+    struct rf_cluster c = cluster();
+    c.nodes = 2;
+    c.gpus_per_node = 4;
+    c.nvlink.domain_gpus = 2;
+    c.nic.per_node = 1;
+    struct rf_topology t;
+    struct rf_error err = {0};
+    assert_int_equal(rf_topology_init(&t, &c, &err), 0);
+    struct rf_tensor ts[] = {tensor("n", RF_CLASS_REPLICATED, RF_ROLE_NORM, 0, 1024, 0, 0)};
+    struct rf_model m = {.name = "m", .layers = 1, .tensors = ts, .n_tensors = 1};
+    struct rf_side tr = train_side(4, 1, 1, 1, 1, 1, false, 0, 1);
+    struct rf_side in = infer_side(1, 1, 1, 1, 4, 4, 1, RF_DT_BF16);
+    struct rf_plan p;
+    double bound;
+    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_RESHARD, NULL, NULL, &err), 0);
+    assert_int_equal(rf_lower_bound(&p, &tr, &in, &t, &bound, &err), 0);
+    /* Each of domains 2 and 3 needs the 2048 bytes once, through node 1's one NIC. */
+    double want = 2048 / (c.nic.gbps * 1e9 * c.cal.nic_efficiency);
+    assert_true(fabs(bound - want) <= 1e-12 * want);
+    rf_plan_release(&p);
+    rf_side_release(&tr);
+    rf_side_release(&in);
+    rf_topology_release(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sizes_are_bounded),
         cmocka_unit_test(rates_and_latencies_are_finite),
+        cmocka_unit_test(domains_sharing_a_nic_have_a_finite_bound),
     };
     return cmocka_run_group_tests_name("topology", tests, NULL, NULL);
 }
