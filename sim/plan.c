@@ -209,7 +209,10 @@ static int build_grid(struct planner *p, const struct rf_tensor *t)
         free(p->starts[d]);
         p->starts[d] = s;
         p->nstart[d] = u;
-        total *= u;
+        /* A grid has one cell per position; more positions than cells leave a gap, and
+         * refusing them here keeps the product from overflowing. */
+        if (__builtin_mul_overflow(total, u, &total) || total > c->n)
+            return rf_error_set(p->err, RF_EINVAL, "%s: source shards leave a gap", t->name);
     }
     GROW(p->cell_of, 0, p->cap_cell_of, total);
     for (size_t i = 0; i < total; i++)
