@@ -33,13 +33,16 @@ int rf_lower_bound(const struct rf_plan *plan, const struct rf_side *train,
         if (gpu_need[g] > 0 && (double)gpu_need[g] / in > *bound)
             *bound = (double)gpu_need[g] / in;
     }
-    /* Every byte entering a domain crosses the NIC of one of its GPUs. */
-    for (int64_t n = 0; n < topo->nics; n++) {
-        int64_t node = n / c->nic.per_node;
-        int64_t gpu =
-            node * c->gpus_per_node + (n % c->nic.per_node) * c->gpus_per_node / c->nic.per_node;
-        domain_in[rf_topology_domain(topo, gpu)] +=
-            topo->links[rf_topology_link(topo, RF_LINK_NIC_IN, n)].capacity;
+    /* Every byte entering a domain crosses the NIC of one of its GPUs. A NIC may serve
+     * GPUs of several domains (2-GPU domains, a NIC per 4 GPUs): it counts for each, or a
+     * domain without a NIC of its own would get no ingress and an infinite bound. NICs and
+     * domains both grow with the GPU number, so each (domain, NIC) pair is one stretch. */
+    for (int64_t g = 0, last_dom = -1, last_nic = -1; g < topo->gpus; g++) {
+        int64_t dom = rf_topology_domain(topo, g), nic = rf_topology_nic(topo, g);
+        if (nic >= 0 && (dom != last_dom || nic != last_nic))
+            domain_in[dom] += topo->links[rf_topology_link(topo, RF_LINK_NIC_IN, nic)].capacity;
+        last_dom = dom;
+        last_nic = nic;
     }
     for (size_t d = 0; d < n_domains; d++)
         if (domain_need[d] > 0 && (double)domain_need[d] / domain_in[d] > *bound)

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checked.h"
+
 void rf_chunk(int64_t n, int64_t k, int64_t i, int64_t *off, int64_t *len)
 {
     int64_t c = (n + k - 1) / k;
@@ -38,7 +40,8 @@ int64_t rf_box_numel(const struct rf_box *box, int ndim)
 {
     int64_t n = 1;
     for (int d = 0; d < ndim; d++)
-        n *= box->len[d];
+        if (box->len[d] < 0 || rf_mul_overflow(n, box->len[d], &n))
+            return -1;
     return n;
 }
 
@@ -86,14 +89,109 @@ static void mesh_set(struct rf_mesh *m, int64_t first_gpu, int ndim, const char 
     }
 }
 
+static const char *side_name(enum rf_side_kind kind)
+{
+    return kind == RF_SIDE_MEGATRON ? "train" : "infer";
+}
+
+/* *out = the product of n sizes; false when it overflows. */
+static bool product(const int64_t *v, int n, int64_t *out)
+{
+    *out = 1;
+    for (int i = 0; i < n; i++)
+        if (rf_mul_overflow(*out, v[i], out))
+            return false;
+    return true;
+}
+
+/* The mesh's last GPU (every coordinate at size - 1) must lie in the side's range; then
+ * every coordinate's GPU does, and rf_mesh_gpu cannot overflow. */
+static int check_mesh(const struct rf_side *s, const struct rf_mesh *m, const char *name,
+                      const char *what, struct rf_error *err)
+{
+    int64_t last = m->first_gpu;
+    bool ok = m->ndim >= 0 && m->ndim <= RF_MESH_MAX && m->first_gpu == s->first_gpu;
+    for (int a = 0; ok && a < m->ndim; a++)
+        ok = m->size[a] >= 1 && m->stride[a] >= 0 &&
+             !rf_muladd_overflow(&last, m->size[a] - 1, m->stride[a]);
+    if (!ok || last >= s->first_gpu + s->gpus)
+        return rf_error_set(err, RF_EINVAL, "%s: the %s mesh reaches beyond its GPUs %lld..%lld",
+                            name, what, (long long)s->first_gpu,
+                            (long long)(s->first_gpu + s->gpus - 1));
+    return 0;
+}
+
+int rf_side_check(const struct rf_side *s, const char *name, struct rf_error *err)
+{
+    if (s->kind != RF_SIDE_MEGATRON && s->kind != RF_SIDE_VLLM)
+        return rf_error_set(err, RF_EINVAL, "%s: %d is not a kind of side", name, (int)s->kind);
+    if (s->gpus < 1 || s->gpus > RF_GPUS_MAX)
+        return rf_error_set(err, RF_EINVAL, "%s.gpus: %lld, expected 1 to %lld", name,
+                            (long long)s->gpus, (long long)RF_GPUS_MAX);
+    if (s->first_gpu < 0)
+        return rf_error_set(err, RF_EINVAL, "%s.first_gpu: %lld is negative", name,
+                            (long long)s->first_gpu);
+    int64_t end;
+    if (rf_add_overflow(s->first_gpu, s->gpus, &end) || end > RF_GPUS_MAX)
+        return rf_error_set(err, RF_EINVAL,
+                            "%s.first_gpu: %lld + %lld GPUs ends beyond the %lld GPUs refit "
+                            "supports",
+                            name, (long long)s->first_gpu, (long long)s->gpus,
+                            (long long)RF_GPUS_MAX);
+    const char *field[] = {"tp", "cp", "pp", "dp", "ep", "etp", "edp", "replicas"};
+    const int64_t size[] = {s->tp, s->cp, s->pp, s->dp, s->ep, s->etp, s->edp, s->replicas};
+    for (int i = 0; i < 8; i++)
+        if (size[i] < 1 || size[i] > RF_GPUS_MAX)
+            return rf_error_set(err, RF_EINVAL, "%s.%s: %lld, expected 1 to %lld", name, field[i],
+                                (long long)size[i], (long long)RF_GPUS_MAX);
+    if ((unsigned)s->dtype >= RF_DT_COUNT)
+        return rf_error_set(err, RF_EINVAL, "%s.dtype: %d is not a dtype", name, (int)s->dtype);
+    bool mg = s->kind == RF_SIDE_MEGATRON;
+    const char *what = mg ? "tp x cp x dp x pp" : "tp x dp x pp x replicas";
+    int64_t prod, stage;
+    if (!(mg ? product((int64_t[]){s->tp, s->cp, s->dp, s->pp}, 4, &prod)
+             : product((int64_t[]){s->tp, s->dp, s->pp, s->replicas}, 4, &prod)))
+        return rf_error_set(err, RF_EINVAL, "%s.gpus: %lld, but %s overflows 64 bits", name,
+                            (long long)s->gpus, what);
+    if (prod != s->gpus)
+        return rf_error_set(err, RF_EINVAL, "%s.gpus: %lld, but %s = %lld", name,
+                            (long long)s->gpus, what, (long long)prod);
+    /* tp x cp x dp divides gpus, so it fits; edp x ep x etp may not. */
+    stage = s->tp * s->cp * s->dp;
+    if (mg && (!product((int64_t[]){s->edp, s->ep, s->etp}, 3, &prod) || prod != stage))
+        return rf_error_set(err, RF_EINVAL, "%s.edp: edp x ep x etp must equal tp x cp x dp = %lld",
+                            name, (long long)stage);
+    if (!mg && s->ep != 1 && s->ep != s->tp * s->dp)
+        return rf_error_set(err, RF_EINVAL, "%s.ep: %lld, expected 1 or tp x dp = %lld", name,
+                            (long long)s->ep, (long long)(s->tp * s->dp));
+    if (!s->stage_layers)
+        return rf_error_set(err, RF_EINVAL, "%s.stage_layers: missing", name);
+    for (int64_t i = 0; i < s->pp; i++)
+        if (s->stage_layers[i] < 0)
+            return rf_error_set(err, RF_EINVAL, "%s.stage_layers[%lld]: %d layers is negative",
+                                name, (long long)i + 1, s->stage_layers[i]);
+    if (!s->layer_stage)
+        return 0; /* not built yet */
+    int rc;
+    if ((rc = check_mesh(s, &s->dense, name, mg ? "dense" : "engine", err)) < 0 ||
+        (rc = check_mesh(s, &s->expert, name, mg ? "expert" : "engine", err)) < 0)
+        return rc;
+    return 0;
+}
+
 int rf_side_init(struct rf_side *s, int n_layers, struct rf_error *err)
 {
+    const char *name = side_name(s->kind);
+    int rc;
+    s->layer_stage = NULL; /* checks sizes only: the meshes are built below */
+    if ((rc = rf_side_check(s, name, err)) < 0)
+        return rc;
     int64_t sum = 0;
     for (int64_t i = 0; i < s->pp; i++)
         sum += s->stage_layers[i];
     if (sum != n_layers)
-        return rf_error_set(err, RF_EINVAL, "stage_layers sum to %lld, the model has %d layers",
-                            (long long)sum, n_layers);
+        return rf_error_set(err, RF_EINVAL, "%s.stage_layers: sum to %lld, the model has %d layers",
+                            name, (long long)sum, n_layers);
     s->n_layers = n_layers;
     s->layer_stage = malloc(sizeof(int) * (size_t)(n_layers > 0 ? n_layers : 1));
     if (!s->layer_stage)
@@ -119,7 +217,7 @@ int rf_side_init(struct rf_side *s, int n_layers, struct rf_error *err)
                  (int64_t[]){s->tp * s->dp * s->pp, s->tp * s->dp, s->tp, 1});
         s->expert = s->dense;
     }
-    return 0;
+    return rf_side_check(s, name, err);
 }
 
 void rf_side_release(struct rf_side *s)

@@ -46,7 +46,11 @@ void rf_chunk(int64_t n, int64_t k, int64_t i, int64_t *off, int64_t *len);
 /* Box held at mesh coordinate `coord` (stage presence is not checked here). */
 void rf_placement_box(const struct rf_placement *pl, const struct rf_mesh *mesh, int ndim,
                       const int64_t *shape, const int64_t *coord, struct rf_box *box);
+/* Elements of the box; -1 when a length is negative or the product overflows int64 (never
+ * for a box of a tensor rf_model_check accepted). */
 int64_t rf_box_numel(const struct rf_box *box, int ndim);
+/* GPU of a coordinate within the mesh's sizes: exact for the meshes of a side
+ * rf_side_init accepted, whose last GPU it checked. */
 int64_t rf_mesh_gpu(const struct rf_mesh *mesh, const int64_t *coord);
 /* Intersection of a and b into out; returns false when empty. */
 bool rf_box_intersect(const struct rf_box *a, const struct rf_box *b, int ndim, struct rf_box *out);
@@ -67,7 +71,14 @@ struct rf_side {
     int n_layers;
 };
 
-/* Builds the meshes and the layer -> stage map; checks that stage_layers sums to layers. */
+/* Checks a side's sizes whoever filled them (Lua, the store, a test), so no product of
+ * them overflows: every parallel size and gpus within 1..RF_GPUS_MAX, their product equal
+ * to gpus, first_gpu + gpus <= RF_GPUS_MAX, Megatron's expert factorisation, stage_layers
+ * non-negative. Once rf_side_init has built the meshes, also that each mesh's last GPU lies
+ * in the side's range. Messages start with the field: "<name>.first_gpu: ...". */
+int rf_side_check(const struct rf_side *side, const char *name, struct rf_error *err);
+/* Checks the side (named "train" for Megatron, "infer" for vLLM), builds the meshes and
+ * the layer -> stage map; checks that stage_layers sums to layers. */
 int rf_side_init(struct rf_side *side, int n_layers, struct rf_error *err);
 void rf_side_release(struct rf_side *side);
 int64_t rf_side_stage_of(const struct rf_side *side, int layer);

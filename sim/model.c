@@ -2,8 +2,11 @@
  * Lua descriptions (sim/scenario.c). */
 #include "model.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "checked.h"
 
 static const char *const dtype_names[RF_DT_COUNT] = {"bf16", "fp16", "fp32", "fp8"};
 static const size_t dtype_sizes[RF_DT_COUNT] = {2, 2, 4, 1};
@@ -67,42 +70,169 @@ int rf_class_parse(const char *s, enum rf_class *out)
 int64_t rf_tensor_numel(const struct rf_tensor *t)
 {
     int64_t n = 1;
+    if (t->ndim < 0 || t->ndim > RF_MAX_DIMS)
+        return -1;
     for (int d = 0; d < t->ndim; d++)
-        n *= t->shape[d];
+        if (t->shape[d] < 1 || rf_mul_overflow(n, t->shape[d], &n))
+            return -1;
     return n;
 }
 
-int64_t rf_model_params(const struct rf_model *m)
+/* The model's totals, each -1 once it overflows (all three when a tensor is not a size);
+ * bad is the first tensor that made one overflow, else NULL. */
+struct totals {
+    int64_t params, active, bytes;
+    const struct rf_tensor *bad;
+};
+
+/* *acc += v unless *acc already overflowed; returns true when this sum overflows. */
+static bool sum(int64_t *acc, int64_t v)
 {
-    int64_t n = 0;
-    for (size_t i = 0; i < m->n_tensors; i++)
-        if (m->tensors[i].scale_of < 0)
-            n += rf_tensor_numel(&m->tensors[i]);
-    return n;
+    if (*acc < 0)
+        return false;
+    if (rf_add_overflow(*acc, v, acc)) {
+        *acc = -1;
+        return true;
+    }
+    return false;
 }
 
-int64_t rf_model_active_params(const struct rf_model *m)
+static void totals(const struct rf_model *m, struct totals *o)
 {
-    int64_t n = 0;
+    *o = (struct totals){0};
     for (size_t i = 0; i < m->n_tensors; i++) {
         const struct rf_tensor *t = &m->tensors[i];
         if (t->scale_of >= 0)
             continue;
-        if (t->experts > 0)
-            n += rf_tensor_numel(t) / t->experts * m->experts_per_token;
-        else
-            n += rf_tensor_numel(t);
+        int64_t n = rf_tensor_numel(t), active = n, bytes = -1;
+        bool size =
+            n >= 0 && (unsigned)t->dtype < RF_DT_COUNT &&
+            !rf_mul_overflow(n, (int64_t)dtype_sizes[t->dtype], &bytes) &&
+            !(t->experts > 0 && rf_mul_overflow(n / t->experts, m->experts_per_token, &active)) &&
+            active >= 0;
+        if (!size)
+            o->params = o->active = o->bytes = -1;
+        bool over = !size;
+        if (size) {
+            over |= sum(&o->params, n);
+            over |= sum(&o->active, active);
+            over |= sum(&o->bytes, bytes);
+        }
+        if (over && !o->bad)
+            o->bad = t;
     }
-    return n;
+}
+
+int64_t rf_model_params(const struct rf_model *m)
+{
+    struct totals o;
+    totals(m, &o);
+    return o.params;
+}
+
+int64_t rf_model_active_params(const struct rf_model *m)
+{
+    struct totals o;
+    totals(m, &o);
+    return o.active;
 }
 
 int64_t rf_model_bytes(const struct rf_model *m)
 {
-    int64_t n = 0;
-    for (size_t i = 0; i < m->n_tensors; i++)
-        if (m->tensors[i].scale_of < 0)
-            n += rf_tensor_numel(&m->tensors[i]) * (int64_t)rf_dtype_size(m->tensors[i].dtype);
-    return n;
+    struct totals o;
+    totals(m, &o);
+    return o.bytes;
+}
+
+/* "4294967296 x 4294967296", for messages. */
+static void describe_shape(const struct rf_tensor *t, char *buf, size_t size)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int d = 0; d < t->ndim && at < size; d++)
+        at +=
+            (size_t)snprintf(buf + at, size - at, "%s%lld", d ? " x " : "", (long long)t->shape[d]);
+}
+
+static int check_tensor(const struct rf_model *m, const struct rf_tensor *t, struct rf_error *err)
+{
+    const char *name = t->name;
+    if (t->ndim < 1 || t->ndim > RF_MAX_DIMS)
+        return rf_error_set(err, RF_EINVAL, "%s.shape: %d dims, expected 1 to %d", name, t->ndim,
+                            RF_MAX_DIMS);
+    for (int d = 0; d < t->ndim; d++)
+        if (t->shape[d] < 1)
+            return rf_error_set(err, RF_EINVAL, "%s.shape[%d]: %lld is not a positive size", name,
+                                d + 1, (long long)t->shape[d]);
+    int64_t n = rf_tensor_numel(t), bytes;
+    if (n < 0 || rf_mul_overflow(n, RF_DTYPE_MAX_SIZE, &bytes)) {
+        char shape[128];
+        describe_shape(t, shape, sizeof(shape));
+        if (n < 0)
+            return rf_error_set(err, RF_EINVAL, "%s.shape: %s elements overflow 64-bit counts",
+                                name, shape);
+        return rf_error_set(err, RF_EINVAL,
+                            "%s.shape: %s = %lld elements, whose FP32 bytes overflow 64-bit "
+                            "counts",
+                            name, shape, (long long)n);
+    }
+    if ((unsigned)t->dtype >= RF_DT_COUNT)
+        return rf_error_set(err, RF_EINVAL, "%s.dtype: %d is not a dtype", name, (int)t->dtype);
+    if ((unsigned)t->role >= RF_ROLE_COUNT)
+        return rf_error_set(err, RF_EINVAL, "%s.role: %d is not a role", name, (int)t->role);
+    if ((unsigned)t->cls >= RF_CLASS_COUNT)
+        return rf_error_set(err, RF_EINVAL, "%s.class: %d is not a class", name, (int)t->cls);
+    if (t->layer < -1 || t->layer > m->layers)
+        return rf_error_set(err, RF_EINVAL, "%s.layer: %d outside -1..%d", name, t->layer,
+                            m->layers);
+    bool expert = t->cls == RF_CLASS_EXPERT_COLUMN || t->cls == RF_CLASS_EXPERT_ROW;
+    if (expert && (t->ndim != 3 || t->experts != t->shape[0]))
+        return rf_error_set(err, RF_EINVAL,
+                            "%s.experts: %lld, expected an [E, out, in] tensor with experts = E",
+                            name, (long long)t->experts);
+    if (t->experts < 0)
+        return rf_error_set(err, RF_EINVAL, "%s.experts: %lld is negative", name,
+                            (long long)t->experts);
+    if (t->cls == RF_CLASS_ROW && t->ndim < 2)
+        return rf_error_set(err, RF_EINVAL, "%s: a row-parallel tensor needs 2 dims", name);
+    if (t->scale_of >= 0 && (size_t)t->scale_of >= m->n_tensors)
+        return rf_error_set(err, RF_EINVAL, "%s.scale_of: %d is not a tensor of the model", name,
+                            t->scale_of);
+    return 0;
+}
+
+int rf_model_check(const struct rf_model *m, struct rf_error *err)
+{
+    const char *model = m->name ? m->name : "model";
+    int rc;
+    if (m->layers < 0)
+        return rf_error_set(err, RF_EINVAL, "%s.layers: %d is negative", model, m->layers);
+    if (m->experts < 0 || m->experts_per_token < 0 || m->experts_per_token > m->experts)
+        return rf_error_set(err, RF_EINVAL,
+                            "%s.experts_per_token: %lld, expected 0 to the %lld experts", model,
+                            (long long)m->experts_per_token, (long long)m->experts);
+    /* Tensor indices are int32 in the plan, and an FP8 side adds a scale per weight. */
+    if (m->n_tensors > INT32_MAX / 2)
+        return rf_error_set(err, RF_EINVAL, "%s.tensors: %zu tensors, more than 2^30", model,
+                            m->n_tensors);
+    if (m->n_tensors > 0 && !m->tensors)
+        return rf_error_set(err, RF_EINVAL, "%s.tensors: missing", model);
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        if (!m->tensors[i].name)
+            return rf_error_set(err, RF_EINVAL, "%s.tensors[%zu].name: missing", model, i + 1);
+        if ((rc = check_tensor(m, &m->tensors[i], err)) < 0)
+            return rc;
+    }
+    struct totals o;
+    totals(m, &o);
+    if (o.bad)
+        return rf_error_set(err, RF_EINVAL,
+                            "%s: model %s's %s overflow 64 bits when this tensor is added",
+                            o.bad->name, model,
+                            o.params < 0   ? "parameters"
+                            : o.active < 0 ? "active parameters"
+                                           : "bytes");
+    return 0;
 }
 
 void rf_model_release(struct rf_model *m)

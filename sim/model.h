@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "error.h"
+
 #define RF_MAX_DIMS 4
 
 enum rf_dtype { RF_DT_BF16, RF_DT_FP16, RF_DT_FP32, RF_DT_FP8, RF_DT_COUNT };
@@ -68,7 +70,21 @@ int rf_role_parse(const char *s, enum rf_role *out);
 const char *rf_class_name(enum rf_class cls);
 int rf_class_parse(const char *s, enum rf_class *out);
 
+/* The widest dtype's bytes: rf_model_check keeps numel x this within int64, so a checked
+ * tensor's bytes are exact in any dtype it may travel as. */
+#define RF_DTYPE_MAX_SIZE 4
+
+/* Validates a model whoever built it (the Lua bridge, a test, a stored run): enums in
+ * range, 1 to RF_MAX_DIMS positive dims, layer within -1..layers, expert tensors [E, out,
+ * in] with experts = E, and every element count, byte count (in any dtype) and total
+ * within int64. Errors name the tensor and field. The planner calls it on entry; after it
+ * succeeds the counts below are exact. */
+int rf_model_check(const struct rf_model *m, struct rf_error *err);
+
+/* Elements of t; -1 when a dim is not positive or the product overflows int64 (never for
+ * a tensor of a model rf_model_check accepted). */
 int64_t rf_tensor_numel(const struct rf_tensor *t);
+/* Totals over the model's own tensors (FP8 scales excluded); -1 where a count overflows. */
 int64_t rf_model_params(const struct rf_model *m);
 /* Parameters touched per token: every non-expert weight plus experts_per_token/experts of
  * each stacked expert tensor. */

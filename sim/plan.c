@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checked.h"
+
 static const char *const strategy_names[RF_STRAT_COUNT] = {"broadcast", "reshard", "hierarchical",
                                                            "hybrid", "auto"};
 
@@ -207,7 +209,10 @@ static int build_grid(struct planner *p, const struct rf_tensor *t)
         free(p->starts[d]);
         p->starts[d] = s;
         p->nstart[d] = u;
-        total *= u;
+        /* A grid has one cell per position; more positions than cells leave a gap, and
+         * refusing them here keeps the product from overflowing. */
+        if (__builtin_mul_overflow(total, u, &total) || total > c->n)
+            return rf_error_set(p->err, RF_EINVAL, "%s: source shards leave a gap", t->name);
     }
     GROW(p->cell_of, 0, p->cap_cell_of, total);
     for (size_t i = 0; i < total; i++)
@@ -230,23 +235,52 @@ static int build_grid(struct planner *p, const struct rf_tensor *t)
     return 0;
 }
 
-static void tally_add(struct rf_plan *plan, enum rf_role role, const struct rf_tally *d)
+/* Refuses a byte count of tensor ti past int64: a figure that wrapped would be stored as
+ * if it were true. */
+static int overflow(struct planner *p, int32_t ti, const char *what)
 {
-    struct rf_tally *ts[2] = {&plan->total, &plan->role[role]};
+    return rf_error_set(p->err, RF_EINVAL, "%s: %s overflow 64-bit byte counts",
+                        p->plan->tensors[ti].name, what);
+}
+
+/* *acc += a * b for a byte or load count of tensor ti, checked. */
+static int add_bytes(struct planner *p, int32_t ti, int64_t *acc, int64_t a, int64_t b,
+                     const char *what)
+{
+    return rf_muladd_overflow(acc, a, b) ? overflow(p, ti, what) : 0;
+}
+
+static int tally_add(struct planner *p, int32_t ti, const struct rf_tally *d)
+{
+    struct rf_plan *plan = p->plan;
+    struct rf_tally *ts[2] = {&plan->total, &plan->role[plan->tensors[ti].role]};
     for (int i = 0; i < 2; i++) {
-        ts[i]->payload_bytes += d->payload_bytes;
-        ts[i]->moved_bytes += d->moved_bytes;
-        ts[i]->logical_bytes += d->logical_bytes;
-        ts[i]->local_bytes += d->local_bytes;
-        ts[i]->transfers += d->transfers;
-        ts[i]->collectives += d->collectives;
+        /* Into a copy, so a refused tally leaves the plan's as it was. */
+        struct rf_tally t = *ts[i];
+        if (rf_add_overflow(t.payload_bytes, d->payload_bytes, &t.payload_bytes) ||
+            rf_add_overflow(t.moved_bytes, d->moved_bytes, &t.moved_bytes) ||
+            rf_add_overflow(t.logical_bytes, d->logical_bytes, &t.logical_bytes) ||
+            rf_add_overflow(t.local_bytes, d->local_bytes, &t.local_bytes) ||
+            rf_add_overflow(t.transfers, d->transfers, &t.transfers) ||
+            rf_add_overflow(t.collectives, d->collectives, &t.collectives))
+            return overflow(p, ti, "the plan's totals");
+        *ts[i] = t;
     }
+    return 0;
 }
 
 static int emit(struct planner *p, int32_t box, int32_t src, int32_t dst, int32_t count,
                 int32_t stride, uint8_t phase, int64_t bytes, bool count_logical)
 {
     struct rf_plan *plan = p->plan;
+    int32_t ti = plan->boxes[box].tensor;
+    int64_t all;
+    /* Transfer indices are int32 (`after`, the executor's items). */
+    if (plan->n_transfers >= INT32_MAX)
+        return rf_error_set(p->err, RF_EINVAL, "%s: the plan exceeds 2^31 transfer runs",
+                            plan->tensors[ti].name);
+    if (rf_mul_overflow(bytes, count, &all))
+        return overflow(p, ti, "a transfer run's bytes");
     GROW(plan->transfers, 0, plan->cap_transfers, plan->n_transfers + 1);
     plan->transfers[plan->n_transfers++] = (struct rf_transfer){.box = box,
                                                                 .src = src,
@@ -257,7 +291,6 @@ static int emit(struct planner *p, int32_t box, int32_t src, int32_t dst, int32_
                                                                 .after = -1,
                                                                 .bytes = bytes};
     struct rf_tally d = {0};
-    int64_t all = bytes * count;
     d.transfers = count;
     if (src == dst) {
         d.local_bytes = all;
@@ -268,8 +301,7 @@ static int emit(struct planner *p, int32_t box, int32_t src, int32_t dst, int32_
         if (count_logical)
             d.logical_bytes = all;
     }
-    tally_add(plan, plan->tensors[plan->boxes[box].tensor].role, &d);
-    return 0;
+    return tally_add(p, ti, &d);
 }
 
 /* Emits dsts[0..n) from src as maximal arithmetic runs. */
@@ -344,9 +376,11 @@ static int assign_local(struct planner *p, int32_t box, const int32_t *h, size_t
                 best_load = ld;
             }
         }
-        p->load[best] += bytes;
-        if (best_tier > 0 && pl[best].nic >= 0)
-            p->nic_load[pl[best].nic] += bytes;
+        int32_t ti = p->plan->boxes[box].tensor;
+        if ((rc = add_bytes(p, ti, &p->load[best], bytes, 1, "a GPU's load")) < 0 ||
+            (best_tier > 0 && pl[best].nic >= 0 &&
+             (rc = add_bytes(p, ti, &p->nic_load[pl[best].nic], bytes, 1, "a NIC's load")) < 0))
+            return rc;
         p->pairs[i][0] = best;
         p->pairs[i][1] = dsts[i];
     }
@@ -406,7 +440,9 @@ static int assign(struct planner *p, int32_t box, const int32_t *h, size_t nh, c
         int32_t src = p->order[j].gpu;
         if ((rc = emit_runs(p, box, src, p->rem + lo, hi - lo, phase, bytes, count_logical)) < 0)
             return rc;
-        p->load[src] += bytes * (int64_t)(hi - lo);
+        if ((rc = add_bytes(p, p->plan->boxes[box].tensor, &p->load[src], bytes, (int64_t)(hi - lo),
+                            "a GPU's load")) < 0)
+            return rc;
     }
     return 0;
 }
@@ -414,6 +450,9 @@ static int assign(struct planner *p, int32_t box, const int32_t *h, size_t nh, c
 static int push_box(struct planner *p, int32_t tensor, const struct rf_box *b)
 {
     struct rf_plan *plan = p->plan;
+    if (plan->n_boxes >= INT32_MAX)
+        return rf_error_set(p->err, RF_EINVAL, "%s: the plan exceeds 2^31 boxes",
+                            plan->tensors[tensor].name);
     GROW(plan->boxes, 0, plan->cap_boxes, plan->n_boxes + 1);
     plan->boxes[plan->n_boxes].tensor = tensor;
     plan->boxes[plan->n_boxes].box = *b;
@@ -496,7 +535,9 @@ static int assign_hierarchical(struct planner *p, int32_t box, const int32_t *h,
             goto out;
         for (size_t x = from; x < p->plan->n_transfers; x++)
             p->plan->transfers[x].after = d->run;
-        p->load[d->lead] += bytes * (int64_t)nf;
+        if ((rc = add_bytes(p, p->plan->boxes[box].tensor, &p->load[d->lead], bytes, (int64_t)nf,
+                            "a GPU's load")) < 0)
+            goto out;
     }
     rc = 0;
 out:
@@ -530,8 +571,10 @@ static int plan_cells(struct planner *p, int32_t ti, size_t elem_size, uint8_t p
             int32_t ci = p->cell_of[flat];
             struct rf_box piece;
             if (rf_box_intersect(b, &p->src.box[ci], t->ndim, &piece)) {
-                int64_t bytes = rf_box_numel(&piece, t->ndim) * (int64_t)elem_size;
-                if ((rc = push_box(p, ti, &piece)) < 0)
+                int64_t bytes = 0;
+                if ((rc = add_bytes(p, ti, &bytes, rf_box_numel(&piece, t->ndim),
+                                    (int64_t)elem_size, "a box's bytes")) < 0 ||
+                    (rc = push_box(p, ti, &piece)) < 0)
                     return rc;
                 int32_t box = (int32_t)(p->plan->n_boxes - 1);
                 const int32_t *h = p->src.holders + p->src.hstart[ci];
@@ -555,9 +598,11 @@ static int plan_cells(struct planner *p, int32_t ti, size_t elem_size, uint8_t p
     return 0;
 }
 
-static int64_t tensor_bytes(const struct rf_tensor *t, enum rf_dtype dt)
+/* acc += the bytes of tensor ti in dtype dt, checked. */
+static int tensor_bytes(struct planner *p, int32_t ti, enum rf_dtype dt, int64_t *acc)
 {
-    return rf_tensor_numel(t) * (int64_t)rf_dtype_size(dt);
+    return add_bytes(p, ti, acc, rf_tensor_numel(&p->plan->tensors[ti]), (int64_t)rf_dtype_size(dt),
+                     "the tensor's bytes");
 }
 
 static int plan_reshard(struct planner *p, int32_t ti, const struct rf_side *train,
@@ -600,15 +645,19 @@ static int plan_broadcast(struct planner *p, int32_t ti, const struct rf_side *t
         p->dst.hstart[0] = 0;
         p->dst.hstart[1] = 1;
         p->dst.holders[0] = root;
-        if ((rc = plan_cells(p, ti, rf_dtype_size(gdt), RF_PHASE_GATHER, false)) < 0)
+        if ((rc = plan_cells(p, ti, rf_dtype_size(gdt), RF_PHASE_GATHER, false)) < 0 ||
+            (rc = tensor_bytes(p, ti, gdt, &d.logical_bytes)) < 0)
             return rc;
-        d.logical_bytes += tensor_bytes(t, gdt);
     }
 
-    int64_t bytes = tensor_bytes(t, plan->wire_dtype[ti]);
-    int64_t receivers = infer->gpus;
+    int64_t bytes = 0;
+    int64_t receivers = infer->gpus; /* the sides were checked: no sum here overflows */
     if (root >= infer->first_gpu && root < infer->first_gpu + infer->gpus)
         receivers--;
+    if ((rc = tensor_bytes(p, ti, plan->wire_dtype[ti], &bytes)) < 0 ||
+        (rc = add_bytes(p, ti, &d.payload_bytes, bytes, receivers, "the broadcast's bytes")) < 0 ||
+        (rc = add_bytes(p, ti, &d.logical_bytes, bytes, 1, "the broadcast's bytes")) < 0)
+        return rc;
     GROW(plan->collectives, 0, plan->cap_collectives, plan->n_collectives + 1);
     plan->collectives[plan->n_collectives++] =
         (struct rf_collective){.kind = RF_COLL_BROADCAST,
@@ -618,12 +667,9 @@ static int plan_broadcast(struct planner *p, int32_t ti, const struct rf_side *t
                                .gpu_count = (int32_t)infer->gpus,
                                .gpu_stride = 1,
                                .bytes = bytes};
-    d.payload_bytes = bytes * receivers;
-    d.moved_bytes = bytes * receivers;
-    d.logical_bytes += bytes;
+    d.moved_bytes = d.payload_bytes;
     d.collectives = 1;
-    tally_add(plan, t->role, &d);
-    return 0;
+    return tally_add(p, ti, &d);
 }
 
 /* Copies the model's tensors into the plan and, for an FP8 inference side, adds one FP32
@@ -656,6 +702,9 @@ static int plan_tensors(struct planner *p, const struct rf_model *model,
         if (!t->name)
             return rf_error_set(p->err, RF_ENOMEM, "out of memory");
         enum rf_strategy s = tensor_strategy ? tensor_strategy[i] : strategy;
+        if ((unsigned)s >= RF_STRAT_COUNT)
+            return rf_error_set(p->err, RF_EINVAL, "%s: strategy %d is not a strategy", src->name,
+                                (int)s);
         if (s == RF_STRAT_HYBRID || s == RF_STRAT_AUTO)
             return rf_error_set(p->err, RF_EINVAL,
                                 "%s: %s needs a per-tensor choice (broadcast, reshard or "
@@ -715,6 +764,11 @@ int rf_plan_need(const struct rf_plan *plan, const struct rf_side *train,
     size_t cap_dd = 0, cap_sd = 0;
     int rc = 0;
 
+    if (domain_gpus < 1)
+        return rf_error_set(err, RF_EINVAL, "NVLink domains of %lld GPUs", (long long)domain_gpus);
+    if ((rc = rf_side_check(train, "train", err)) < 0 ||
+        (rc = rf_side_check(infer, "infer", err)) < 0)
+        return rc;
     for (size_t ti = 0; ti < plan->n_tensors && rc == 0; ti++) {
         const struct rf_tensor *t = &plan->tensors[ti];
         int64_t elem = (int64_t)rf_dtype_size(plan->wire_dtype[ti]);
@@ -725,7 +779,10 @@ int rf_plan_need(const struct rf_plan *plan, const struct rf_side *train,
             const struct rf_box *b = &p.dst.box[di];
             const int32_t *dh = p.dst.holders + p.dst.hstart[di];
             size_t ndh = p.dst.hstart[di + 1] - p.dst.hstart[di];
-            int64_t bytes = rf_box_numel(b, t->ndim) * elem;
+            int64_t bytes = 0;
+            if ((rc = add_bytes(&p, (int32_t)ti, &bytes, rf_box_numel(b, t->ndim), elem,
+                                "a shard's bytes")) < 0)
+                break;
             if (ndh > cap_dd) {
                 free(dd);
                 cap_dd = ndh;
@@ -735,17 +792,21 @@ int rf_plan_need(const struct rf_plan *plan, const struct rf_side *train,
                 }
             }
             size_t nd = domains_of(dh, ndh, domain_gpus, dd);
-            for (size_t i = 0; i < ndh; i++)
+            for (size_t i = 0; i < ndh && rc == 0; i++)
                 if ((size_t)dh[i] < n_gpus)
-                    gpu_need[dh[i]] += bytes;
-            for (size_t i = 0; i < nd; i++)
+                    rc = add_bytes(&p, (int32_t)ti, &gpu_need[dh[i]], bytes, 1, "a GPU's need");
+            for (size_t i = 0; i < nd && rc == 0; i++)
                 if ((size_t)dd[i] < n_domains)
-                    domain_need[dd[i]] += bytes;
+                    rc = add_bytes(&p, (int32_t)ti, &domain_need[dd[i]], bytes, 1,
+                                   "a domain's need");
+            if (rc < 0)
+                break;
             /* Subtract what a GPU or its domain already holds on the training side. */
             for (size_t si = 0; si < p.src.n; si++) {
                 struct rf_box piece;
                 if (!rf_box_intersect(b, &p.src.box[si], t->ndim, &piece))
                     continue;
+                /* A part of the shard just counted: no larger than bytes. */
                 int64_t inter = rf_box_numel(&piece, t->ndim) * elem;
                 const int32_t *sh = p.src.holders + p.src.hstart[si];
                 size_t nsh = p.src.hstart[si + 1] - p.src.hstart[si];
@@ -780,6 +841,21 @@ int rf_plan_need(const struct rf_plan *plan, const struct rf_side *train,
     return rc;
 }
 
+/* The planner's entry check of a side: its sizes and meshes, built for this model. */
+static int check_side(const struct rf_side *s, const char *name, const struct rf_model *model,
+                      struct rf_error *err)
+{
+    int rc;
+    if (!s->layer_stage)
+        return rf_error_set(err, RF_EINVAL, "%s: the side is not built (rf_side_init)", name);
+    if ((rc = rf_side_check(s, name, err)) < 0)
+        return rc;
+    if (s->n_layers != model->layers)
+        return rf_error_set(err, RF_EINVAL, "%s.stage_layers: cover %d layers, model %s has %d",
+                            name, s->n_layers, model->name ? model->name : "", model->layers);
+    return 0;
+}
+
 int rf_plan_build(struct rf_plan *plan, const struct rf_model *model, struct rf_side *train,
                   struct rf_side *infer, enum rf_strategy strategy,
                   const enum rf_strategy *tensor_strategy, const struct rf_plan_opts *opts,
@@ -793,16 +869,29 @@ int rf_plan_build(struct rf_plan *plan, const struct rf_model *model, struct rf_
 
     memset(plan, 0, sizeof(*plan));
     plan->strategy = strategy;
+    /* Whoever built the model and sides, their sizes are checked here, so every product
+     * below is of bounded factors: GPUs within RF_GPUS_MAX, bytes within int64. */
+    if ((unsigned)strategy >= RF_STRAT_COUNT) {
+        rc = rf_error_set(err, RF_EINVAL, "strategy: %d is not a strategy", (int)strategy);
+        goto out;
+    }
+    if ((rc = rf_model_check(model, err)) < 0 ||
+        (rc = check_side(train, "train", model, err)) < 0 ||
+        (rc = check_side(infer, "infer", model, err)) < 0)
+        goto out;
     plan->model_params = rf_model_params(model);
     plan->model_bytes = rf_model_bytes(model);
 
-    int64_t n_gpus = train->first_gpu + train->gpus;
-    if (infer->first_gpu + infer->gpus > n_gpus)
-        n_gpus = infer->first_gpu + infer->gpus;
-    if (n_gpus > INT32_MAX) {
-        rc = rf_error_set(err, RF_EINVAL, "more than 2^31 GPUs");
+    int64_t n_gpus, infer_end;
+    if (rf_add_overflow(train->first_gpu, train->gpus, &n_gpus) ||
+        rf_add_overflow(infer->first_gpu, infer->gpus, &infer_end) || n_gpus > RF_GPUS_MAX ||
+        infer_end > RF_GPUS_MAX) {
+        rc = rf_error_set(err, RF_EINVAL, "the sides reach beyond the %lld GPUs refit supports",
+                          (long long)RF_GPUS_MAX);
         goto out;
     }
+    if (infer_end > n_gpus)
+        n_gpus = infer_end;
     p.load = calloc((size_t)n_gpus, sizeof(int64_t));
     p.nic_load = calloc(p.topo ? (size_t)p.topo->nics + 1 : 1, sizeof(int64_t));
     if (p.topo && n_gpus > p.topo->gpus) {

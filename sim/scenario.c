@@ -240,7 +240,7 @@ static int read_model(lua_State *L, int t, struct rf_model *m, struct rf_error *
         }
     }
     lua_pop(L, 1);
-    return 0;
+    return rf_model_check(m, err);
 fail:
     return rc;
 }

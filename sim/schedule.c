@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checked.h"
+
 struct usage {
     int64_t *by_round; /* bytes staged in each round; rounds past cap: none */
     int32_t cap;
@@ -40,18 +42,36 @@ static int64_t used(const struct usage *u, int32_t r)
     return r < u->cap ? u->by_round[r] : 0;
 }
 
+/* Does need (<= budget) fit in round r of u? Usage never exceeds the budget, so the room
+ * left is computed without the sum that could overflow near INT64_MAX. */
+static bool room(const struct sched *s, const struct usage *u, int32_t r, int64_t need)
+{
+    return need <= s->budget - used(u, r);
+}
+
+/* Bytes a run stages at its source: one copy per destination, capped at the budget (a
+ * larger send travels in pieces), so a product past int64 is simply the budget. */
+static int64_t send_bytes(const struct sched *s, const struct rf_transfer *t)
+{
+    int64_t all;
+    return rf_mul_overflow(t->bytes, t->dst_count, &all) ? s->budget : min64(all, s->budget);
+}
+
 static int add_use(struct sched *s, struct usage *u, int32_t r, int64_t bytes)
 {
     if (r >= u->cap) {
-        int32_t cap = u->cap ? u->cap : 16;
+        /* Rounds are int32 and r < INT32_MAX, so doubling in int64 ends at most at 2^31. */
+        int64_t cap = u->cap ? u->cap : 16;
         while (cap <= r)
             cap *= 2;
+        if (cap > INT32_MAX)
+            cap = INT32_MAX;
         int64_t *nb = realloc(u->by_round, (size_t)cap * sizeof(*nb));
         if (!nb)
             return rf_error_set(s->err, RF_ENOMEM, "out of memory");
         memset(nb + u->cap, 0, (size_t)(cap - u->cap) * sizeof(*nb));
         u->by_round = nb;
-        u->cap = cap;
+        u->cap = (int32_t)cap;
     }
     u->by_round[r] += bytes;
     return 0;
@@ -72,7 +92,7 @@ static int32_t next_fit(const struct sched *s, struct usage *u, int32_t r, int64
     bool known = need >= u->fit_need && r <= u->fit_round;
     if (known)
         r = u->fit_round;
-    while (used(u, r) + need > s->budget)
+    while (!room(s, u, r, need))
         r++;
     if (known) {
         u->fit_need = need;
@@ -86,7 +106,7 @@ static int32_t next_fit(const struct sched *s, struct usage *u, int32_t r, int64
  * every destination being checked again at every round tried. */
 static int32_t transfer_round(struct sched *s, int32_t r, const struct rf_transfer *t)
 {
-    int64_t send = min64(t->bytes * t->dst_count, s->budget), need = min64(t->bytes, s->budget);
+    int64_t send = send_bytes(s, t), need = min64(t->bytes, s->budget);
     for (;;) {
         int32_t at = next_fit(s, &s->send[t->src], r, send);
         for (int32_t i = 0; i < t->dst_count; i++)
@@ -124,7 +144,7 @@ static int place_transfer(struct sched *s, struct rf_transfer *t)
     }
     r = transfer_round(s, r, t);
     ensure_round(s, r);
-    if ((rc = add_use(s, &s->send[t->src], r, min64(t->bytes * t->dst_count, s->budget))) < 0)
+    if ((rc = add_use(s, &s->send[t->src], r, send_bytes(s, t))) < 0)
         return rc;
     advance_hint(s, &s->send_hint[t->src], &s->send[t->src]);
     for (int32_t i = 0; i < t->dst_count; i++) {
@@ -141,12 +161,11 @@ static int place_transfer(struct sched *s, struct rf_transfer *t)
 static bool collective_fits(const struct sched *s, int32_t r, const struct rf_collective *c)
 {
     int64_t need = min64(c->bytes, s->budget);
-    if (used(&s->send[c->root], r) + need > s->budget)
+    if (!room(s, &s->send[c->root], r, need))
         return false;
     for (int32_t i = 0; i < c->gpu_count; i++) {
         int32_t g = c->first_gpu + i * c->gpu_stride;
-        if (g != c->root &&
-            (used(&s->recv[g], r) + need > s->budget || used(&s->send[g], r) + need > s->budget))
+        if (g != c->root && (!room(s, &s->recv[g], r, need) || !room(s, &s->send[g], r, need)))
             return false;
     }
     return true;
@@ -172,6 +191,12 @@ static int place_collective(struct sched *s, struct rf_collective *c, int32_t mi
     return 0;
 }
 
+static bool gpus_ok(int64_t src, int64_t lo, int64_t hi, int64_t count)
+{
+    return src >= 0 && src < RF_GPUS_MAX && count >= 1 && count <= RF_GPUS_MAX && lo >= 0 &&
+           lo < RF_GPUS_MAX && hi >= 0 && hi < RF_GPUS_MAX;
+}
+
 int rf_schedule(struct rf_plan *plan, const struct rf_schedule_opts *opts, struct rf_error *err)
 {
     struct sched s = {.plan = plan, .err = err, .budget = opts->staging_bytes};
@@ -181,21 +206,33 @@ int rf_schedule(struct rf_plan *plan, const struct rf_schedule_opts *opts, struc
 
     if (s.budget <= 0)
         return rf_error_set(err, RF_EINVAL, "staging bytes must be positive");
+    /* The per-GPU arrays are indexed by every GPU a run or broadcast names: each must lie
+     * in 0..RF_GPUS_MAX - 1 (int64 products of int32 fields cannot overflow). */
     for (size_t i = 0; i < plan->n_transfers; i++) {
         const struct rf_transfer *t = &plan->transfers[i];
-        size_t hi = (size_t)(t->dst + (t->dst_count - 1) * t->dst_stride);
+        int64_t hi = (int64_t)t->dst + (int64_t)(t->dst_count - 1) * t->dst_stride;
+        if (!gpus_ok(t->src, t->dst, hi, t->dst_count) || t->bytes < 0 || t->box < 0 ||
+            (size_t)t->box >= plan->n_boxes || plan->boxes[t->box].tensor < 0 ||
+            (size_t)plan->boxes[t->box].tensor >= plan->n_tensors)
+            return rf_error_set(err, RF_EINVAL,
+                                "transfer %zu: GPUs, bytes or box outside the plan's ranges", i);
         if ((size_t)t->src + 1 > s.n_gpus)
             s.n_gpus = (size_t)t->src + 1;
-        if (hi + 1 > s.n_gpus)
-            s.n_gpus = hi + 1;
+        if ((size_t)hi + 1 > s.n_gpus)
+            s.n_gpus = (size_t)hi + 1;
     }
     for (size_t i = 0; i < plan->n_collectives; i++) {
         const struct rf_collective *c = &plan->collectives[i];
-        size_t hi = (size_t)(c->first_gpu + (c->gpu_count - 1) * c->gpu_stride);
+        int64_t hi = (int64_t)c->first_gpu + (int64_t)(c->gpu_count - 1) * c->gpu_stride;
+        if (!gpus_ok(c->root, c->first_gpu, hi, c->gpu_count) || c->bytes < 0 || c->tensor < 0 ||
+            (size_t)c->tensor >= plan->n_tensors)
+            return rf_error_set(err, RF_EINVAL,
+                                "collective %zu: GPUs, bytes or tensor outside the plan's ranges",
+                                i);
         if ((size_t)c->root + 1 > s.n_gpus)
             s.n_gpus = (size_t)c->root + 1;
-        if (hi + 1 > s.n_gpus)
-            s.n_gpus = hi + 1;
+        if ((size_t)hi + 1 > s.n_gpus)
+            s.n_gpus = (size_t)hi + 1;
     }
     s.send_hint = calloc(s.n_gpus + 1, sizeof(int32_t));
     s.recv_hint = calloc(s.n_gpus + 1, sizeof(int32_t));
@@ -224,7 +261,10 @@ int rf_schedule(struct rf_plan *plan, const struct rf_schedule_opts *opts, struc
             rc = rf_error_set(err, RF_EINVAL, "transfer %zu depends on a later one", i);
             goto out;
         }
-        int32_t per = t->bytes > 0 && t->bytes < s.budget ? (int32_t)(s.budget / t->bytes) : 1;
+        /* Destinations per piece: budget / bytes can exceed int32 (5 GiB of 2-byte boxes),
+         * and a run never has more than dst_count. */
+        int64_t fit = t->bytes > 0 && t->bytes < s.budget ? s.budget / t->bytes : 1;
+        int32_t per = fit < t->dst_count ? (int32_t)fit : t->dst_count;
         if (t->src == t->dst && t->dst_count == 1)
             per = 1;
         int32_t after = -1;
@@ -240,6 +280,11 @@ int rf_schedule(struct rf_plan *plan, const struct rf_schedule_opts *opts, struc
         first_new[i] = s.n_out;
         n_new[i] = 0;
         for (int32_t j = 0; j < t->dst_count; j += per) {
+            /* Pieces are indexed by int32 (`after`). */
+            if (s.n_out >= INT32_MAX) {
+                rc = rf_error_set(err, RF_EINVAL, "the schedule exceeds 2^31 transfer runs");
+                goto out;
+            }
             if (s.n_out == s.cap_out) {
                 size_t cap = s.cap_out ? s.cap_out * 2 : plan->n_transfers + 64;
                 struct rf_transfer *nt = realloc(s.out, cap * sizeof(*nt));

@@ -2,9 +2,12 @@
  * link of GPU g or NIC n is an addition, and a route is built without any search. */
 #include "topology.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "checked.h"
 
 static const char *const kind_names[RF_LINK_KIND_COUNT] = {
     "nvl_out", "nvl_in", "nic_out", "nic_in", "leaf_up", "leaf_down", "copy", "quant"};
@@ -21,7 +24,7 @@ static int64_t rails(const struct rf_topology *t)
 
 static int64_t groups(const struct rf_cluster *c)
 {
-    return (c->nodes + c->fabric.nodes_per_leaf - 1) / c->fabric.nodes_per_leaf;
+    return (c->nodes - 1) / c->fabric.nodes_per_leaf + 1; /* no sum that could overflow */
 }
 
 /* The NIC serving a GPU: NICs of a node split its GPUs into equal consecutive groups. */
@@ -41,18 +44,111 @@ static int64_t leaf_of(const struct rf_topology *t, int64_t nic)
     return node / c->fabric.nodes_per_leaf * c->nic.per_node + rail;
 }
 
+/* A count field of the cluster: lo..hi. */
+static int count_ok(int64_t v, int64_t lo, int64_t hi, const char *field, struct rf_error *err)
+{
+    if (v < lo || v > hi)
+        return rf_error_set(err, RF_EINVAL, "cluster.%s: %lld, expected %lld to %lld", field,
+                            (long long)v, (long long)lo, (long long)hi);
+    return 0;
+}
+
+/* A rate (GB/s) or factor the link capacities are built from: finite, above 0, at most max,
+ * so every capacity and sum of capacities stays finite and positive. */
+static int rate_ok(double v, double max, const char *field, struct rf_error *err)
+{
+    if (!isfinite(v) || v <= 0 || v > max)
+        return rf_error_set(err, RF_EINVAL,
+                            "cluster.%s: %g is not a finite rate (above 0, at most %g)", field, v,
+                            max);
+    return 0;
+}
+
+/* A latency (us): finite, 0 or more, at most max, so sums of latencies stay finite. */
+static int latency_ok(double v, const char *field, struct rf_error *err)
+{
+    if (!isfinite(v) || v < 0 || v > RF_LATENCY_MAX_US)
+        return rf_error_set(err, RF_EINVAL, "cluster.%s: %g is not a finite latency (0 to %g us)",
+                            field, v, RF_LATENCY_MAX_US);
+    return 0;
+}
+
+/* Checks the cluster whoever filled it (Lua, calibration, a test): the products of its
+ * sizes (GPUs, NICs, leaves, links) are computed here, so they are bounded first. */
+static int check_cluster(const struct rf_cluster *c, struct rf_error *err)
+{
+    int64_t gpus, nics;
+    int rc;
+    if ((rc = count_ok(c->nodes, 1, RF_GPUS_MAX, "nodes", err)) < 0 ||
+        (rc = count_ok(c->gpus_per_node, 1, RF_GPUS_MAX, "gpus_per_node", err)) < 0)
+        return rc;
+    if (rf_mul_overflow(c->nodes, c->gpus_per_node, &gpus) || gpus > RF_GPUS_MAX)
+        return rf_error_set(err, RF_EINVAL,
+                            "cluster.nodes: %lld nodes x %lld GPUs, more than the %lld GPUs refit "
+                            "supports",
+                            (long long)c->nodes, (long long)c->gpus_per_node,
+                            (long long)RF_GPUS_MAX);
+    if ((rc = count_ok(c->nvlink.domain_gpus, 1, RF_GPUS_MAX, "nvlink.domain_gpus", err)) < 0 ||
+        (rc = count_ok(c->nic.per_node, 0, RF_GPUS_MAX, "nic.per_node", err)) < 0 ||
+        (rc = count_ok(c->fabric.nodes_per_leaf, 1, INT64_MAX, "fabric.nodes_per_leaf", err)) < 0)
+        return rc;
+    if (rf_mul_overflow(c->nodes, c->nic.per_node, &nics) || nics > RF_GPUS_MAX)
+        return rf_error_set(
+            err, RF_EINVAL, "cluster.nic.per_node: %lld nodes x %lld NICs, more than %lld NICs",
+            (long long)c->nodes, (long long)c->nic.per_node, (long long)RF_GPUS_MAX);
+    if ((rc = count_ok(c->cal.net_channels_per_peer, 0, RF_GPUS_MAX,
+                       "calibration.net_channels_per_peer", err)) < 0 ||
+        (rc = count_ok(c->cal.nvl_chunk_kib, 0, RF_GPUS_MAX, "calibration.nvl_chunk_kib", err)) <
+            0 ||
+        (rc = count_ok(c->cal.net_chunk_kib, 0, RF_GPUS_MAX, "calibration.net_chunk_kib", err)) <
+            0 ||
+        (rc = count_ok(c->cal.streams, 1, INT32_MAX, "calibration.streams", err)) < 0)
+        return rc;
+    if ((rc = rate_ok(c->nvlink.gbps, RF_RATE_MAX_GBPS, "nvlink.gbps", err)) < 0 ||
+        (rc = rate_ok(c->cal.nvlink_efficiency, 1, "calibration.nvlink_efficiency", err)) < 0 ||
+        (rc = rate_ok(c->cal.memcpy_gbps, RF_RATE_MAX_GBPS, "calibration.memcpy_gbps", err)) < 0 ||
+        (rc = rate_ok(c->cal.quant_gbps, RF_RATE_MAX_GBPS, "calibration.quant_gbps", err)) < 0)
+        return rc;
+    /* Without NICs their rates build no link (a localhost cluster gives 0 GB/s). */
+    if (c->nic.per_node > 0 &&
+        ((rc = rate_ok(c->nic.gbps, RF_RATE_MAX_GBPS, "nic.gbps", err)) < 0 ||
+         (rc = rate_ok(c->cal.nic_efficiency, 1, "calibration.nic_efficiency", err)) < 0))
+        return rc;
+    if (c->cal.net_channels_per_peer > 0 &&
+        (rc = rate_ok(c->cal.channel_gbps, RF_RATE_MAX_GBPS, "calibration.channel_gbps", err)) < 0)
+        return rc;
+    /* Leaf uplinks carry NIC rate / oversubscription: below 1 they would outrun their own
+     * downlinks, as models/lib says. */
+    if (!isfinite(c->fabric.oversubscription) || c->fabric.oversubscription < 1 ||
+        c->fabric.oversubscription > RF_RATE_MAX_GBPS)
+        return rf_error_set(err, RF_EINVAL, "cluster.fabric.oversubscription: %g, expected 1 to %g",
+                            c->fabric.oversubscription, RF_RATE_MAX_GBPS);
+    if ((rc = latency_ok(c->nvlink.latency_us, "nvlink.latency_us", err)) < 0 ||
+        (rc = latency_ok(c->nic.latency_us, "nic.latency_us", err)) < 0 ||
+        (rc = latency_ok(c->fabric.switch_latency_us, "fabric.switch_latency_us", err)) < 0 ||
+        (rc = latency_ok(c->cal.message_latency_us, "calibration.message_latency_us", err)) < 0 ||
+        (rc = latency_ok(c->cal.tensor_overhead_us, "calibration.tensor_overhead_us", err)) < 0 ||
+        (rc = latency_ok(c->cal.bucket_overhead_us, "calibration.bucket_overhead_us", err)) < 0)
+        return rc;
+    if (c->nic.per_node == 0 && gpus > c->nvlink.domain_gpus)
+        return rf_error_set(err, RF_EINVAL,
+                            "cluster.nic.per_node: 0, but %lld GPUs are more than one NVLink "
+                            "domain of %lld",
+                            (long long)gpus, (long long)c->nvlink.domain_gpus);
+    return 0;
+}
+
 int rf_topology_init(struct rf_topology *t, const struct rf_cluster *c, struct rf_error *err)
 {
+    int rc;
     memset(t, 0, sizeof(*t));
-    if (c->nodes < 1 || c->gpus_per_node < 1 || c->nic.per_node < 0 || c->nvlink.domain_gpus < 1 ||
-        c->fabric.nodes_per_leaf < 1 || c->fabric.oversubscription <= 0)
-        return rf_error_set(err, RF_EINVAL, "%s: cluster sizes must be positive", c->name);
+    if ((rc = check_cluster(c, err)) < 0)
+        return rc;
     t->cluster = c;
+    /* Bounded by check_cluster: every product here is at most 2^40. */
     t->gpus = c->nodes * c->gpus_per_node;
     t->nics = c->nodes * c->nic.per_node;
     t->leaves = groups(c) * c->nic.per_node;
-    if (c->nic.per_node == 0 && t->gpus > c->nvlink.domain_gpus)
-        return rf_error_set(err, RF_EINVAL, "%s: GPUs beyond one NVLink domain need NICs", c->name);
     int64_t count[RF_LINK_KIND_COUNT] = {t->gpus,   t->gpus,   t->nics, t->nics,
                                          t->leaves, t->leaves, t->gpus, t->gpus};
     size_t n = 0;

@@ -86,7 +86,16 @@ struct rf_route {
     bool fabric;      /* leaves the NVLink domain */
 };
 
+/* The largest rate (GB/s) and latency (us) a cluster may give: 1 PB/s, as models/lib
+ * bounds rates, and 1000 s; beyond them capacities and sums of times stop being finite
+ * figures worth predicting. */
+#define RF_RATE_MAX_GBPS 1e6
+#define RF_LATENCY_MAX_US 1e9
+
 const char *rf_link_kind_name(enum rf_link_kind kind);
+/* Checks the cluster first (whoever filled it): sizes positive, at most RF_GPUS_MAX GPUs and
+ * NICs, rates finite within (0, RF_RATE_MAX_GBPS] (efficiencies (0, 1]), latencies finite
+ * within [0, RF_LATENCY_MAX_US]; errors name the field ("cluster.nic.gbps: ..."). */
 int rf_topology_init(struct rf_topology *topo, const struct rf_cluster *cluster,
                      struct rf_error *err);
 void rf_topology_release(struct rf_topology *topo);

@@ -6,6 +6,7 @@
 
 #include <cmocka.h>
 
+#include "checked.h"
 #include "layout.h"
 
 static void chunk_matches_torch(void **state)
@@ -133,6 +134,120 @@ static void expert_placements(void **state)
     rf_side_release(&v);
 }
 
+/* A side whose sizes would overflow or wrap its GPU range is refused by C itself, whatever
+ * models/lib checked first: each row edits one int64 field of a valid side and names the
+ * exact message. */
+static void side_sizes_are_checked_in_c(void **state)
+{
+    (void)state;
+    static const struct {
+        bool vllm;
+        size_t field;
+        int64_t value;
+        const char *want;
+    } rows[] = {
+        /* The wrapped range check behind a stored dst_gpu = -1: first_gpu + gpus overflows. */
+        {true, offsetof(struct rf_side, first_gpu), INT64_MAX - 3,
+         "infer.first_gpu: 9223372036854775804 + 8 GPUs ends beyond the 1048576 GPUs refit "
+         "supports"},
+        {true, offsetof(struct rf_side, first_gpu), RF_GPUS_MAX - 7,
+         "infer.first_gpu: 1048569 + 8 GPUs ends beyond the 1048576 GPUs refit supports"},
+        {true, offsetof(struct rf_side, first_gpu), -1, "infer.first_gpu: -1 is negative"},
+        {false, offsetof(struct rf_side, gpus), INT64_C(1) << 21,
+         "train.gpus: 2097152, expected 1 to 1048576"},
+        {false, offsetof(struct rf_side, tp), INT64_C(1) << 32,
+         "train.tp: 4294967296, expected 1 to 1048576"},
+        {false, offsetof(struct rf_side, edp), 0, "train.edp: 0, expected 1 to 1048576"},
+        {true, offsetof(struct rf_side, replicas), -8, "infer.replicas: -8, expected 1 to 1048576"},
+        {false, offsetof(struct rf_side, tp), 4, "train.gpus: 8, but tp x cp x dp x pp = 16"},
+        {false, offsetof(struct rf_side, ep), 4,
+         "train.edp: edp x ep x etp must equal tp x cp x dp = 4"},
+        {true, offsetof(struct rf_side, ep), 2, "infer.ep: 2, expected 1 or tp x dp = 4"},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        int stages[2] = {1, 1};
+        struct rf_side s = rows[i].vllm ? (struct rf_side){.kind = RF_SIDE_VLLM,
+                                                           .tp = 2,
+                                                           .dp = 2,
+                                                           .pp = 1,
+                                                           .ep = 1,
+                                                           .cp = 1,
+                                                           .etp = 1,
+                                                           .edp = 1,
+                                                           .replicas = 2,
+                                                           .gpus = 8,
+                                                           .stage_layers = stages}
+                                        : megatron(2, 1, 2, 2, 2, 1, stages);
+        struct rf_error err = {0};
+        *(int64_t *)((char *)&s + rows[i].field) = rows[i].value;
+        assert_int_equal(rf_side_init(&s, rows[i].vllm ? 1 : 2, &err), RF_EINVAL);
+        assert_string_equal(err.msg, rows[i].want);
+        s.stage_layers = NULL;
+        rf_side_release(&s);
+    }
+    /* The last GPU refit supports is still a GPU. */
+    int stages[1] = {1};
+    struct rf_side s = {.kind = RF_SIDE_VLLM,
+                        .tp = 8,
+                        .dp = 1,
+                        .pp = 1,
+                        .ep = 1,
+                        .cp = 1,
+                        .etp = 1,
+                        .edp = 1,
+                        .replicas = 1,
+                        .gpus = 8,
+                        .first_gpu = RF_GPUS_MAX - 8,
+                        .stage_layers = stages};
+    struct rf_error err = {0};
+    assert_int_equal(rf_side_init(&s, 1, &err), 0);
+    assert_int_equal(rf_mesh_gpu(&s.dense, (int64_t[]){0, 0, 0, 7}), RF_GPUS_MAX - 1);
+    s.stage_layers = NULL;
+    rf_side_release(&s);
+}
+
+/* A product of four sizes within 2^20 each can pass 2^63: it must not wrap into a match. */
+static void size_products_do_not_wrap(void **state)
+{
+    (void)state;
+    int stages[1] = {1};
+    /* Each size within 2^20, their product 2^80: wrapped, it could have matched gpus. */
+    struct rf_side s = megatron(1, 1, 1, 1, 1, 1, stages);
+    s.tp = s.cp = s.dp = s.pp = RF_GPUS_MAX;
+    s.gpus = 8;
+    struct rf_error err = {0};
+    assert_int_equal(rf_side_init(&s, 1, &err), RF_EINVAL);
+    assert_string_equal(err.msg, "train.gpus: 8, but tp x cp x dp x pp overflows 64 bits");
+    /* A negative stage once made the layer map write past its end. */
+    int bad[2] = {3, -2};
+    s = megatron(1, 1, 2, 1, 1, 1, bad);
+    assert_int_equal(rf_side_init(&s, 1, &err), RF_EINVAL);
+    assert_string_equal(err.msg, "train.stage_layers[2]: -2 layers is negative");
+}
+
+/* Box and mesh arithmetic: an element count past int64 is -1, never a wrapped number. */
+static void box_numel_overflow_is_refused(void **state)
+{
+    (void)state;
+    struct rf_box b = {.len = {INT64_C(1) << 32, INT64_C(1) << 32, 1, 1}};
+    assert_int_equal(rf_box_numel(&b, 2), -1);
+    b.len[1] = (INT64_C(1) << 31) - 1;
+    assert_int_equal(rf_box_numel(&b, 2), (INT64_C(1) << 32) * ((INT64_C(1) << 31) - 1));
+    b.len[1] = -1;
+    assert_int_equal(rf_box_numel(&b, 2), -1);
+    /* A built side's meshes are checked again: one edited since rf_side_init is refused. */
+    int stages[1] = {1};
+    struct rf_side s = megatron(2, 1, 1, 2, 2, 1, stages);
+    struct rf_error err = {0};
+    assert_int_equal(rf_side_init(&s, 1, &err), 0);
+    assert_int_equal(rf_side_check(&s, "train", &err), 0);
+    s.dense.stride[3] = INT64_MAX;
+    assert_int_equal(rf_side_check(&s, "train", &err), RF_EINVAL);
+    assert_string_equal(err.msg, "train: the dense mesh reaches beyond its GPUs 0..3");
+    s.stage_layers = NULL;
+    rf_side_release(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -140,6 +255,9 @@ int main(void)
         cmocka_unit_test(nested_shards_apply_in_order),
         cmocka_unit_test(megatron_rank_order),
         cmocka_unit_test(expert_placements),
+        cmocka_unit_test(side_sizes_are_checked_in_c),
+        cmocka_unit_test(size_products_do_not_wrap),
+        cmocka_unit_test(box_numel_overflow_is_refused),
     };
     return cmocka_run_group_tests_name("layout", tests, NULL, NULL);
 }

@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "checked.h"
 #include "fixtures.h"
 #include "plan.h"
 
@@ -424,6 +425,133 @@ static void results_independent_of_rank_order(void **state)
     }
 }
 
+/* Planner entry: a model whose sizes overflow int64 is refused, naming the tensor and
+ * field, before anything is planned (such shapes crashed the planner, or stored negative
+ * totals with success). */
+static void overflowing_models_are_refused(void **state)
+{
+    (void)state;
+    const int64_t g = INT64_C(1) << 30, G = INT64_C(1) << 32;
+    static const struct {
+        int64_t a, b;
+        const char *want;
+    } rows[] = {
+        {INT64_C(1) << 32, INT64_C(1) << 32,
+         "emb.shape: 4294967296 x 4294967296 elements overflow 64-bit counts"},
+        {INT64_C(1) << 32, INT64_C(1) << 30,
+         "emb.shape: 4294967296 x 1073741824 = 4611686018427387904 elements, whose FP32 bytes "
+         "overflow 64-bit counts"},
+        {8, -4, "emb.shape[2]: -4 is not a positive size"},
+    };
+    struct rf_side tr = train_side(1, 1, 1, 1, 1, 1, false, 0, 1);
+    struct rf_side in = infer_side(1, 1, 1, 1, 2, 1, 1, RF_DT_BF16);
+    struct rf_plan p;
+    struct rf_error err;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        struct rf_tensor ts[] = {
+            tensor("emb", RF_CLASS_VOCAB, RF_ROLE_EMBEDDING, -1, rows[i].a, rows[i].b, 0)};
+        struct rf_model m = {.name = "m", .layers = 1, .tensors = ts, .n_tensors = 1};
+        assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_RESHARD, NULL, NULL, &err),
+                         RF_EINVAL);
+        assert_string_equal(err.msg, rows[i].want);
+        assert_int_equal(p.n_tensors, 0); /* nothing half-built is left */
+        assert_int_equal(rf_tensor_numel(&ts[0]), rows[i].b < 0 || i == 0 ? -1 : G * g);
+    }
+    /* Four tensors of 2^61 bytes each: every one fits, their sum (2^63) does not. */
+    struct rf_tensor ts[] = {tensor("a", RF_CLASS_COLUMN, RF_ROLE_ATTENTION, 0, G, G / 16, 0),
+                             tensor("b", RF_CLASS_COLUMN, RF_ROLE_ATTENTION, 0, G, G / 16, 0),
+                             tensor("c", RF_CLASS_COLUMN, RF_ROLE_ATTENTION, 0, G, G / 16, 0),
+                             tensor("d", RF_CLASS_COLUMN, RF_ROLE_ATTENTION, 0, G, G / 16, 0)};
+    struct rf_model m = {.name = "m", .layers = 1, .tensors = ts, .n_tensors = 4};
+    assert_int_equal(rf_model_params(&m), 4 * (G * (G / 16)));
+    assert_int_equal(rf_model_bytes(&m), -1);
+    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_RESHARD, NULL, NULL, &err),
+                     RF_EINVAL);
+    assert_string_equal(err.msg, "d: model m's bytes overflow 64 bits when this tensor is added");
+    m.n_tensors = 1;
+    m.experts = 256;
+    m.experts_per_token = 300;
+    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_RESHARD, NULL, NULL, &err),
+                     RF_EINVAL);
+    assert_string_equal(err.msg, "m.experts_per_token: 300, expected 0 to the 256 experts");
+    release_sides(&tr, &in);
+}
+
+/* Byte counts that grow with destinations (run bytes x destinations, broadcast payload,
+ * the plan's totals) are checked: a tensor of 2^61 bytes fits, four copies of it do not. */
+static void byte_counts_past_int64_are_refused(void **state)
+{
+    (void)state;
+    const int64_t G = INT64_C(1) << 32;
+    struct rf_tensor ts[] = {tensor("w", RF_CLASS_REPLICATED, RF_ROLE_NORM, 0, G, G / 16, 0),
+                             tensor("w2", RF_CLASS_REPLICATED, RF_ROLE_NORM, 0, G, G / 16, 0)};
+    struct rf_model m = {.name = "m", .layers = 1, .tensors = ts, .n_tensors = 1};
+    struct rf_side tr = train_side(1, 1, 1, 1, 1, 1, false, 0, 1);
+    struct rf_side in = infer_side(1, 1, 1, 1, 4, 1, 1, RF_DT_BF16);
+    struct rf_plan p;
+    struct rf_error err;
+    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_BROADCAST, NULL, NULL, &err),
+                     RF_EINVAL);
+    assert_string_equal(err.msg, "w: the broadcast's bytes overflow 64-bit byte counts");
+    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_RESHARD, NULL, NULL, &err),
+                     RF_EINVAL);
+    assert_string_equal(err.msg, "w: a transfer run's bytes overflow 64-bit byte counts");
+    assert_int_equal(p.n_transfers, 0);
+    release_sides(&tr, &in);
+    /* Two GPUs: each run of 2^62 bytes fits; the plan's total of two such does not. */
+    m.n_tensors = 2;
+    tr = train_side(1, 1, 1, 1, 1, 1, false, 0, 1);
+    in = infer_side(1, 1, 1, 1, 2, 1, 1, RF_DT_BF16);
+    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_RESHARD, NULL, NULL, &err),
+                     RF_EINVAL);
+    assert_string_equal(err.msg, "w2: the plan's totals overflow 64-bit byte counts");
+    release_sides(&tr, &in);
+}
+
+/* The planner checks the sides it is given, however they were built: a GPU range that
+ * wraps past INT64_MAX once passed the range check, stored dst_gpu = -1 and corrupted the
+ * heap (a double free). */
+static void wrapped_gpu_ranges_are_refused(void **state)
+{
+    (void)state;
+    struct rf_tensor ts[] = {tensor("w", RF_CLASS_COLUMN, RF_ROLE_ATTENTION, 0, 8, 4, 0)};
+    struct rf_model m = {.name = "m", .layers = 1, .tensors = ts, .n_tensors = 1};
+    struct rf_side tr = train_side(2, 1, 1, 1, 1, 1, false, 0, 1);
+    struct rf_side in = infer_side(2, 1, 1, 1, 2, 2, 1, RF_DT_BF16);
+    struct rf_plan p;
+    struct rf_error err;
+    int64_t first = in.first_gpu;
+    in.first_gpu = in.dense.first_gpu = in.expert.first_gpu = INT64_MAX - 3;
+    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_RESHARD, NULL, NULL, &err),
+                     RF_EINVAL);
+    assert_string_equal(err.msg, "infer.first_gpu: 9223372036854775804 + 4 GPUs ends beyond the "
+                                 "1048576 GPUs refit supports");
+    assert_int_equal(p.n_transfers, 0);
+    /* A mesh edited apart from its side. */
+    in.first_gpu = first;
+    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_RESHARD, NULL, NULL, &err),
+                     RF_EINVAL);
+    assert_string_equal(err.msg, "infer: the engine mesh reaches beyond its GPUs 2..5");
+    in.dense.first_gpu = in.expert.first_gpu = first;
+    /* Sides built for another model, or never built. */
+    m.layers = 2;
+    ts[0].layer = 1;
+    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_RESHARD, NULL, NULL, &err),
+                     RF_EINVAL);
+    assert_string_equal(err.msg, "train.stage_layers: cover 1 layers, model m has 2");
+    m.layers = 1;
+    ts[0].layer = 0;
+    struct rf_side raw = in;
+    raw.layer_stage = NULL;
+    assert_int_equal(rf_plan_build(&p, &m, &tr, &raw, RF_STRAT_RESHARD, NULL, NULL, &err),
+                     RF_EINVAL);
+    assert_string_equal(err.msg, "infer: the side is not built (rf_side_init)");
+    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_RESHARD, NULL, NULL, &err), 0);
+    check_coverage(&p, &tr, &in);
+    rf_plan_release(&p);
+    release_sides(&tr, &in);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -434,6 +562,9 @@ int main(void)
         cmocka_unit_test(fp8_adds_block_scales),
         cmocka_unit_test(random_layouts_cover_exactly_once),
         cmocka_unit_test(results_independent_of_rank_order),
+        cmocka_unit_test(overflowing_models_are_refused),
+        cmocka_unit_test(byte_counts_past_int64_are_refused),
+        cmocka_unit_test(wrapped_gpu_ranges_are_refused),
     };
     return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
 }

@@ -186,6 +186,88 @@ static void random_plans_respect_the_budget(void **state)
     }
 }
 
+/* A run of tiny boxes under the largest budget: budget / bytes = 2^31.3 destinations would
+ * fit, which once wrapped int32 into a negative piece size (pieces of negative counts). */
+static void tiny_boxes_under_a_huge_budget_stay_one_run(void **state)
+{
+    (void)state;
+    struct rf_tensor ts[] = {tensor("n", RF_CLASS_REPLICATED, RF_ROLE_NORM, 0, 1, 0, 0)};
+    struct rf_model m = {.name = "m", .layers = 1, .tensors = ts, .n_tensors = 1};
+    struct rf_side tr = train_side(1, 1, 1, 1, 1, 1, false, 0, 1);
+    struct rf_side in = infer_side(1, 1, 1, 1, 8, 1, 1, RF_DT_BF16);
+    struct rf_plan p;
+    struct rf_error err;
+    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_RESHARD, NULL, NULL, &err), 0);
+    assert_int_equal(p.n_transfers, 1);
+    assert_int_equal(p.transfers[0].bytes, 2);
+    assert_int_equal(
+        rf_schedule(&p, &(struct rf_schedule_opts){.staging_bytes = RF_STAGING_MAX_BYTES}, &err),
+        0);
+    assert_int_equal(p.n_transfers, 1);
+    assert_int_equal(p.transfers[0].dst_count, 8);
+    assert_int_equal(p.n_rounds, 1);
+    check_budget(&p, RF_STAGING_MAX_BYTES);
+    rf_plan_release(&p);
+    rf_side_release(&tr);
+    rf_side_release(&in);
+}
+
+/* A budget near INT64_MAX: usage + need once overflowed into "fits", so two 2^62-byte
+ * transfers to one GPU shared a round whose usage then wrapped. */
+static void budgets_near_int64_max_do_not_wrap(void **state)
+{
+    (void)state;
+    struct rf_tensor ts[] = {tensor("w", RF_CLASS_REPLICATED, RF_ROLE_NORM, 0, 64, 0, 0)};
+    struct rf_plan_box boxes[1] = {{.tensor = 0, .box = {.off = {0}, .len = {64, 1, 1, 1}}}};
+    struct rf_transfer *tr = malloc(2 * sizeof(*tr));
+    for (int i = 0; i < 2; i++)
+        tr[i] = (struct rf_transfer){
+            .box = 0, .src = i, .dst = 2, .dst_count = 1, .after = -1, .bytes = INT64_C(1) << 62};
+    struct rf_plan p = {.tensors = ts,
+                        .n_tensors = 1,
+                        .boxes = boxes,
+                        .n_boxes = 1,
+                        .transfers = tr,
+                        .n_transfers = 2};
+    struct rf_error err;
+    assert_int_equal(rf_schedule(&p, &(struct rf_schedule_opts){.staging_bytes = INT64_MAX}, &err),
+                     0);
+    assert_int_equal(p.transfers[0].round, 0);
+    assert_int_equal(p.transfers[1].round, 1);
+    free(p.transfers);
+}
+
+/* rf_schedule indexes per-GPU arrays by the GPUs a plan names: out-of-range ones (a plan
+ * not made by the planner) are refused, not written past. */
+static void plans_naming_bad_gpus_are_refused(void **state)
+{
+    (void)state;
+    struct rf_tensor ts[] = {tensor("w", RF_CLASS_REPLICATED, RF_ROLE_NORM, 0, 64, 0, 0)};
+    struct rf_plan_box boxes[1] = {{.tensor = 0, .box = {.off = {0}, .len = {64, 1, 1, 1}}}};
+    static const struct rf_transfer bad[] = {
+        {.src = 0, .dst = -1, .dst_count = 1, .after = -1, .bytes = 128},
+        {.src = 0, .dst = 1, .dst_count = 3, .dst_stride = INT32_MAX, .after = -1, .bytes = 128},
+        {.src = -5, .dst = 1, .dst_count = 1, .after = -1, .bytes = 128},
+        {.src = 0, .dst = 1, .dst_count = 1, .after = -1, .bytes = -1},
+        {.box = 7, .src = 0, .dst = 1, .dst_count = 1, .after = -1, .bytes = 128},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct rf_transfer *tr = malloc(sizeof(*tr));
+        *tr = bad[i];
+        struct rf_plan p = {.tensors = ts,
+                            .n_tensors = 1,
+                            .boxes = boxes,
+                            .n_boxes = 1,
+                            .transfers = tr,
+                            .n_transfers = 1};
+        struct rf_error err;
+        assert_int_equal(
+            rf_schedule(&p, &(struct rf_schedule_opts){.staging_bytes = 1 << 20}, &err), RF_EINVAL);
+        assert_string_equal(err.msg, "transfer 0: GPUs, bytes or box outside the plan's ranges");
+        free(p.transfers);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -195,6 +277,9 @@ int main(void)
         cmocka_unit_test(dependent_transfer_waits),
         cmocka_unit_test(long_runs_are_split_to_fit),
         cmocka_unit_test(random_plans_respect_the_budget),
+        cmocka_unit_test(tiny_boxes_under_a_huge_budget_stay_one_run),
+        cmocka_unit_test(budgets_near_int64_max_do_not_wrap),
+        cmocka_unit_test(plans_naming_bad_gpus_are_refused),
     };
     return cmocka_run_group_tests_name("schedule", tests, NULL, NULL);
 }

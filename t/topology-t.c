@@ -1,0 +1,200 @@
+/* Topology: rf_topology_init checks the cluster itself, whoever filled it (Lua, calibration,
+ * a test): sizes whose products overflow or pass 2^20 GPUs, and rates or latencies that are
+ * not finite, are refused with the field named; figures built on it stay finite. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "bound.h"
+#include "checked.h"
+#include "fixtures.h"
+#include "topology.h"
+
+/* 4 nodes of 8 GPUs, one NVLink domain per node, a NIC per GPU. */
+static struct rf_cluster cluster(void)
+{
+    struct rf_cluster c = {.name = "t", .source = "t", .nodes = 4, .gpus_per_node = 8};
+    c.hbm_gb = 80;
+    c.nvlink.domain_gpus = 8;
+    c.nvlink.gbps = 450;
+    c.nvlink.latency_us = 0.6;
+    c.nic.per_node = 8;
+    c.nic.gbps = 50;
+    c.nic.latency_us = 2.2;
+    c.fabric.nodes_per_leaf = 2;
+    c.fabric.oversubscription = 1;
+    c.fabric.switch_latency_us = 0.5;
+    c.cal.nvlink_efficiency = 0.82;
+    c.cal.nic_efficiency = 0.96;
+    c.cal.message_latency_us = 6;
+    c.cal.net_channels_per_peer = 4;
+    c.cal.channel_gbps = 14;
+    c.cal.nvl_chunk_kib = 512;
+    c.cal.net_chunk_kib = 128;
+    c.cal.memcpy_gbps = 1000;
+    c.cal.quant_gbps = 1000;
+    c.cal.tensor_overhead_us = 10;
+    c.cal.bucket_overhead_us = 50;
+    c.cal.streams = 2;
+    return c;
+}
+
+#define I64(field) offsetof(struct rf_cluster, field)
+
+static void sizes_are_bounded(void **state)
+{
+    (void)state;
+    static const struct {
+        size_t field, field2; /* field2: a second field set to the same value, or 0 */
+        int64_t value;
+        const char *want;
+    } rows[] = {
+        {I64(nodes), 0, INT64_C(1) << 18,
+         "cluster.nodes: 262144 nodes x 8 GPUs, more than the 1048576 GPUs refit supports"},
+        /* 2^20 x 2^20 = 2^40 GPUs: each factor within bounds, the product not. */
+        {I64(nodes), I64(gpus_per_node), INT64_C(1) << 20,
+         "cluster.nodes: 1048576 nodes x 1048576 GPUs, more than the 1048576 GPUs refit "
+         "supports"},
+        {I64(nodes), 0, INT64_C(1) << 40, "cluster.nodes: 1099511627776, expected 1 to 1048576"},
+        {I64(gpus_per_node), 0, 0, "cluster.gpus_per_node: 0, expected 1 to 1048576"},
+        {I64(nic.per_node), 0, INT64_C(1) << 19,
+         "cluster.nic.per_node: 4 nodes x 524288 NICs, more than 1048576 NICs"},
+        {I64(nic.per_node), 0, -1, "cluster.nic.per_node: -1, expected 0 to 1048576"},
+        {I64(nvlink.domain_gpus), 0, INT64_MAX,
+         "cluster.nvlink.domain_gpus: 9223372036854775807, expected 1 to 1048576"},
+        {I64(fabric.nodes_per_leaf), 0, 0,
+         "cluster.fabric.nodes_per_leaf: 0, expected 1 to 9223372036854775807"},
+        {I64(cal.streams), 0, INT64_C(1) << 32,
+         "cluster.calibration.streams: 4294967296, expected 1 to 2147483647"},
+        {I64(cal.net_channels_per_peer), 0, -2,
+         "cluster.calibration.net_channels_per_peer: -2, expected 0 to 1048576"},
+        {I64(nic.per_node), 0, 0,
+         "cluster.nic.per_node: 0, but 32 GPUs are more than one NVLink domain of 8"},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        struct rf_cluster c = cluster();
+        struct rf_topology t;
+        struct rf_error err = {0};
+        *(int64_t *)((char *)&c + rows[i].field) = rows[i].value;
+        if (rows[i].field2)
+            *(int64_t *)((char *)&c + rows[i].field2) = rows[i].value;
+        assert_int_equal(rf_topology_init(&t, &c, &err), RF_EINVAL);
+        assert_string_equal(err.msg, rows[i].want);
+        assert_null(t.links);
+    }
+    /* A leaf group count near INT64_MAX once overflowed its rounding up. */
+    struct rf_cluster c = cluster();
+    struct rf_topology t;
+    struct rf_error err = {0};
+    c.fabric.nodes_per_leaf = INT64_MAX;
+    assert_int_equal(rf_topology_init(&t, &c, &err), 0);
+    assert_int_equal(t.leaves, 8);
+    rf_topology_release(&t);
+}
+
+#define F64(field) offsetof(struct rf_cluster, field)
+
+static void rates_and_latencies_are_finite(void **state)
+{
+    (void)state;
+    static const struct {
+        size_t field;
+        double value;
+        const char *want;
+    } rows[] = {
+        {F64(nic.gbps), 1e300,
+         "cluster.nic.gbps: 1e+300 is not a finite rate (above 0, at most 1e+06)"},
+        {F64(nic.gbps), NAN, "cluster.nic.gbps: nan is not a finite rate (above 0, at most 1e+06)"},
+        {F64(nic.gbps), 0, "cluster.nic.gbps: 0 is not a finite rate (above 0, at most 1e+06)"},
+        {F64(nvlink.gbps), INFINITY,
+         "cluster.nvlink.gbps: inf is not a finite rate (above 0, at most 1e+06)"},
+        {F64(nvlink.gbps), -450,
+         "cluster.nvlink.gbps: -450 is not a finite rate (above 0, at most 1e+06)"},
+        {F64(cal.memcpy_gbps), NAN,
+         "cluster.calibration.memcpy_gbps: nan is not a finite rate (above 0, at most 1e+06)"},
+        {F64(cal.quant_gbps), 0,
+         "cluster.calibration.quant_gbps: 0 is not a finite rate (above 0, at most 1e+06)"},
+        {F64(cal.channel_gbps), INFINITY,
+         "cluster.calibration.channel_gbps: inf is not a finite rate (above 0, at most 1e+06)"},
+        {F64(cal.nic_efficiency), 1.5,
+         "cluster.calibration.nic_efficiency: 1.5 is not a finite rate (above 0, at most 1)"},
+        {F64(cal.nvlink_efficiency), 0,
+         "cluster.calibration.nvlink_efficiency: 0 is not a finite rate (above 0, at most 1)"},
+        {F64(fabric.oversubscription), NAN,
+         "cluster.fabric.oversubscription: nan, expected 1 to 1e+06"},
+        {F64(fabric.oversubscription), 1e-300,
+         "cluster.fabric.oversubscription: 1e-300, expected 1 to 1e+06"},
+        {F64(cal.message_latency_us), INFINITY,
+         "cluster.calibration.message_latency_us: inf is not a finite latency (0 to 1e+09 us)"},
+        {F64(nic.latency_us), -1,
+         "cluster.nic.latency_us: -1 is not a finite latency (0 to 1e+09 us)"},
+        {F64(fabric.switch_latency_us), NAN,
+         "cluster.fabric.switch_latency_us: nan is not a finite latency (0 to 1e+09 us)"},
+        {F64(cal.bucket_overhead_us), 1e300,
+         "cluster.calibration.bucket_overhead_us: 1e+300 is not a finite latency (0 to 1e+09 us)"},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        struct rf_cluster c = cluster();
+        struct rf_topology t;
+        struct rf_error err = {0};
+        *(double *)((char *)&c + rows[i].field) = rows[i].value;
+        assert_int_equal(rf_topology_init(&t, &c, &err), RF_EINVAL);
+        assert_string_equal(err.msg, rows[i].want);
+    }
+    /* Without NICs their rate builds no link: a localhost cluster's 0 GB/s is fine. */
+    struct rf_cluster c = cluster();
+    struct rf_topology t;
+    struct rf_error err = {0};
+    c.nodes = 1;
+    c.nic.per_node = 0;
+    c.nic.gbps = 0;
+    assert_int_equal(rf_topology_init(&t, &c, &err), 0);
+    for (size_t l = 0; l < t.n_links; l++)
+        assert_true(isfinite(t.links[l].capacity) && t.links[l].capacity > 0);
+    rf_topology_release(&t);
+}
+
+/* 2-GPU NVLink domains under one NIC per 4-GPU node: the second domain of a node has no NIC
+ * of its own but receives through the node's; its ingress is that NIC, not 0 (which once
+ * stored an infinite lower bound). */
+static void domains_sharing_a_nic_have_a_finite_bound(void **state)
+{
+    (void)state;
+    struct rf_cluster c = cluster();
+    c.nodes = 2;
+    c.gpus_per_node = 4;
+    c.nvlink.domain_gpus = 2;
+    c.nic.per_node = 1;
+    struct rf_topology t;
+    struct rf_error err = {0};
+    assert_int_equal(rf_topology_init(&t, &c, &err), 0);
+    struct rf_tensor ts[] = {tensor("n", RF_CLASS_REPLICATED, RF_ROLE_NORM, 0, 1024, 0, 0)};
+    struct rf_model m = {.name = "m", .layers = 1, .tensors = ts, .n_tensors = 1};
+    struct rf_side tr = train_side(4, 1, 1, 1, 1, 1, false, 0, 1);
+    struct rf_side in = infer_side(1, 1, 1, 1, 4, 4, 1, RF_DT_BF16);
+    struct rf_plan p;
+    double bound;
+    assert_int_equal(rf_plan_build(&p, &m, &tr, &in, RF_STRAT_RESHARD, NULL, NULL, &err), 0);
+    assert_int_equal(rf_lower_bound(&p, &tr, &in, &t, &bound, &err), 0);
+    /* Each of domains 2 and 3 needs the 2048 bytes once, through node 1's one NIC. */
+    double want = 2048 / (c.nic.gbps * 1e9 * c.cal.nic_efficiency);
+    assert_true(fabs(bound - want) <= 1e-12 * want);
+    rf_plan_release(&p);
+    rf_side_release(&tr);
+    rf_side_release(&in);
+    rf_topology_release(&t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(sizes_are_bounded),
+        cmocka_unit_test(rates_and_latencies_are_finite),
+        cmocka_unit_test(domains_sharing_a_nic_have_a_finite_bound),
+    };
+    return cmocka_run_group_tests_name("topology", tests, NULL, NULL);
+}
