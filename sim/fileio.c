@@ -61,7 +61,7 @@ int rf_is_db_file(const char *out, const char *db)
     for (size_t i = 0; i < sizeof(tails) / sizeof(tails[0]); i++) {
         snprintf(name, sizeof(name), "%s%s", db, tails[i]);
         if (rf_same_file(out, name))
-            return 1;
+            return i == 0 ? 1 : 2;
     }
     /* Companions that do not exist yet are found by name: SQLite puts them beside the
      * resolved database file. */
@@ -72,14 +72,16 @@ int rf_is_db_file(const char *out, const char *db)
         return 0;
     for (size_t i = 0; i < sizeof(tails) / sizeof(tails[0]); i++)
         if (strcmp(cout + n, tails[i]) == 0)
-            return 1;
+            return i == 0 ? 1 : 2;
     return 0;
 }
 
 int rf_check_output(const char *out, const char *db, struct rf_error *err)
 {
-    if (rf_is_db_file(out, db))
-        return rf_error_set(err, RF_EINVAL, "%s: is the database %s; name another output", out, db);
+    int is = rf_is_db_file(out, db);
+    if (is)
+        return rf_error_set(err, RF_EINVAL, "%s: is the database %s%s; name another output", out,
+                            db, is == 2 ? "'s WAL, shared memory or journal" : "");
     return 0;
 }
 

@@ -13,12 +13,13 @@
  * any spelling of the path), 0 when they differ or either is absent. */
 int rf_same_file(const char *a, const char *b);
 
-/* 1 when writing out would overwrite the SQLite database db or one of its companions
- * (db-wal, db-shm, db-journal, existing or not: SQLite may create them while db is open). */
+/* 1 when writing out would overwrite the SQLite database db, 2 when it would overwrite one of
+ * its companions (db-wal, db-shm, db-journal, existing or not: SQLite may create them while
+ * db is open), else 0. */
 int rf_is_db_file(const char *out, const char *db);
 
-/* Refuses (RF_EINVAL, "OUT: is the database DB; name another output") an output path that
- * rf_is_db_file says belongs to the database db. */
+/* Refuses (RF_EINVAL, "OUT: is the database DB; name another output", or "... DB's WAL,
+ * shared memory or journal; ...") an output that rf_is_db_file says belongs to db. */
 int rf_check_output(const char *out, const char *db, struct rf_error *err);
 
 /* A file being replaced: written to a temporary file beside path, which commit flushes,
