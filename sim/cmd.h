@@ -3,12 +3,20 @@
 #ifndef RF_CMD_H
 #define RF_CMD_H
 
+#include <getopt.h>
 #include <stddef.h>
 
 #include "error.h"
 
 /* Prints "refit: MESSAGE" on stderr; returns the exit status 1. */
 int cmd_fail(const struct rf_error *err);
+/* Prints "refit: MESSAGE (see refit CMD --help)" on stderr; returns the exit status 2. */
+int cmd_usage_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* getopt_long over a command's argv (argv[0] is the command; long options only) that says
+ * itself what is wrong, in one line: "unknown option --jsn", "--db needs a value" (also for
+ * an empty value or one that is the next option), "--json takes no value". Returns the
+ * option's val, -1 after the last option, or '?' when it printed an error (exit 2). */
+int cmd_getopt(int argc, char **argv, const struct option *opts);
 /* The folder of Lua descriptions: $REFIT_MODELS, else next to the binary, else installed. */
 void cmd_models_dir(char *buf, size_t size);
 

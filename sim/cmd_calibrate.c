@@ -67,43 +67,6 @@ static int default_out(const char *spec, char *buf, size_t size)
     return 0;
 }
 
-/* The folder part of path ("." for none) and its last component. */
-static void split_path(const char *path, char *dir, size_t size, const char **base)
-{
-    const char *slash = strrchr(path, '/');
-    if (!slash) {
-        snprintf(dir, size, ".");
-        *base = path;
-        return;
-    }
-    snprintf(dir, size, "%.*s", (int)(slash == path ? 1 : slash - path), path);
-    *base = slash + 1;
-}
-
-/* Whether writing out would clobber the database db: the same file, or one of SQLite's
- * companions (db-wal, db-shm, db-journal), which may not exist yet, so those are also
- * compared by name within the same folder. */
-static bool is_database(const char *out, const char *db)
-{
-    static const char *const tails[] = {"-wal", "-shm", "-journal"};
-    char od[PATH_MAX], dd[PATH_MAX], comp[PATH_MAX + 16];
-    const char *ob, *db_base;
-    if (rf_same_file(out, db))
-        return true;
-    split_path(out, od, sizeof(od), &ob);
-    split_path(db, dd, sizeof(dd), &db_base);
-    bool same_dir = rf_same_file(od, dd);
-    for (size_t i = 0; i < sizeof(tails) / sizeof(tails[0]); i++) {
-        snprintf(comp, sizeof(comp), "%s%s", db, tails[i]);
-        if (rf_same_file(out, comp))
-            return true;
-        snprintf(comp, sizeof(comp), "%s%s", db_base, tails[i]);
-        if (same_dir && strcmp(ob, comp) == 0)
-            return true;
-    }
-    return false;
-}
-
 /* The fit as one object: errors, each knob before and after, every measurement. NULL when
  * a string is not UTF-8 (JSON cannot carry it). */
 static json_t *calibration_json(const struct rf_calibration *cal, const char *name,
@@ -177,7 +140,7 @@ int cmd_calibrate(int argc, char **argv)
         fprintf(stderr, "refit: %s: no such database\n", db);
         return 1;
     }
-    if (is_database(outp, db)) {
+    if (rf_is_db_file(outp, db)) {
         fprintf(stderr,
                 "refit: --out %s: is the database --db %s (or its -wal, -shm or -journal file);"
                 " the calibrated cluster needs a file of its own\n",

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "json.h"
 #include "model.h"
 #include "scenario.h"
 
@@ -31,17 +32,15 @@ int cmd_models(int argc, char **argv)
         {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     bool json = false;
     int c;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((c = cmd_getopt(argc, argv, opts)) != -1) {
         switch (c) {
         case 'j': json = true; break;
         case 'h': fputs(usage_models, stdout); return 0;
-        default: fputs(usage_models, stderr); return 2;
+        default: return 2;
         }
     }
-    if (optind != argc) {
-        fputs(usage_models, stderr);
-        return 2;
-    }
+    if (optind != argc)
+        return cmd_usage_fail("models", "models takes no argument '%s'", argv[optind]);
 
     char dir[PATH_MAX];
     struct rf_error err = {0};
@@ -49,8 +48,16 @@ int cmd_models(int argc, char **argv)
     char **names = NULL;
     size_t n = 0, cap = 0;
     json_t *list = json_array();
+    /* The table is printed once every model loaded, so a bad model file prints no part. */
+    char *table = NULL;
+    size_t table_len = 0;
+    FILE *tf = open_memstream(&table, &table_len);
     int rc = 1;
 
+    if (!list || !tf) {
+        fputs("refit: out of memory\n", stderr);
+        goto out;
+    }
     cmd_models_dir(dir, sizeof(dir));
     DIR *d = opendir(dir);
     if (!d) {
@@ -69,9 +76,17 @@ int cmd_models(int argc, char **argv)
                 break;
             names = nn;
         }
-        names[n++] = strndup(e->d_name, len - 4);
+        if (!(names[n] = strndup(e->d_name, len - 4)))
+            break;
+        n++;
     }
+    /* A list cut short by memory would look complete: fail instead. */
+    bool short_list = e != NULL;
     closedir(d);
+    if (short_list) {
+        fputs("refit: out of memory\n", stderr);
+        goto out;
+    }
     if (n > 0)
         qsort(names, n, sizeof(*names), cmp_str);
     if (rf_lua_open(&L, dir, &err) < 0) {
@@ -79,8 +94,8 @@ int cmd_models(int argc, char **argv)
         goto out;
     }
     if (!json)
-        printf("%-22s %10s %10s %10s %8s\n", "model", "params(B)", "active(B)", "bf16(GB)",
-               "tensors");
+        fprintf(tf, "%-22s %10s %10s %10s %8s\n", "model", "params(B)", "active(B)", "bf16(GB)",
+                "tensors");
     for (size_t i = 0; i < n; i++) {
         struct rf_model m;
         if (rf_lua_load_model(L, names[i], &m, &err) < 0) {
@@ -89,23 +104,42 @@ int cmd_models(int argc, char **argv)
         }
         int64_t params = rf_model_params(&m), active = rf_model_active_params(&m);
         int64_t bytes = rf_model_bytes(&m);
+        int bad = 0;
         if (json)
-            json_array_append_new(list,
-                                  json_pack("{ss sI sI sI sI ss}", "name", m.name, "params",
-                                            (json_int_t)params, "active_params", (json_int_t)active,
-                                            "bf16_bytes", (json_int_t)bytes, "tensors",
-                                            (json_int_t)m.n_tensors, "family", m.family));
+            bad = json_array_append_new(
+                list, json_pack("{so sI sI sI sI so}", "name", rf_json_text(m.name), "params",
+                                (json_int_t)params, "active_params", (json_int_t)active,
+                                "bf16_bytes", (json_int_t)bytes, "tensors", (json_int_t)m.n_tensors,
+                                "family", rf_json_text(m.family)));
         else
-            printf("%-22s %10.2f %10.2f %10.1f %8zu\n", m.name, (double)params / 1e9,
-                   (double)active / 1e9, (double)bytes / 1e9, m.n_tensors);
+            fprintf(tf, "%-22s %10.2f %10.2f %10.1f %8zu\n", m.name, (double)params / 1e9,
+                    (double)active / 1e9, (double)bytes / 1e9, m.n_tensors);
         rf_model_release(&m);
+        if (bad < 0) {
+            rf_error_set(&err, RF_EINVAL, "%s: cannot build the JSON output", names[i]);
+            rc = cmd_fail(&err);
+            goto out;
+        }
     }
     if (json) {
-        json_dumpf(list, stdout, JSON_INDENT(2));
-        fputc('\n', stdout);
+        if (rf_json_print(json_incref(list), stdout, &err) < 0) {
+            rc = cmd_fail(&err);
+            goto out;
+        }
+    } else {
+        bool bad = fclose(tf) != 0;
+        tf = NULL;
+        if (bad) {
+            fputs("refit: out of memory\n", stderr);
+            goto out;
+        }
+        fwrite(table, 1, table_len, stdout);
     }
     rc = 0;
 out:
+    if (tf)
+        fclose(tf);
+    free(table);
     json_decref(list);
     for (size_t i = 0; i < n; i++)
         free(names[i]);

@@ -41,7 +41,7 @@ int cmd_report(int argc, char **argv)
         fputs("refit: out of memory\n", stderr);
         return 1;
     }
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((c = cmd_getopt(argc, argv, opts)) != -1) {
         switch (c) {
         case 'd': db = optarg; break;
         case 'o': html = optarg; break;
@@ -50,7 +50,7 @@ int cmd_report(int argc, char **argv)
             errno = 0;
             long long id = strtoll(optarg, &end, 10);
             if (errno || end == optarg || *end || id <= 0) {
-                fprintf(stderr, "refit: --run %s: not a run id\n", optarg);
+                rc = cmd_usage_fail("report", "--run %s: not a run id", optarg);
                 goto out;
             }
             ids[n_ids++] = id;
@@ -60,11 +60,15 @@ int cmd_report(int argc, char **argv)
             fputs(usage_report, stdout);
             rc = 0;
             goto out;
-        default: fputs(usage_report, stderr); goto out;
+        default: goto out;
         }
     }
-    if (optind != argc || !db || !html) {
-        fputs(usage_report, stderr);
+    if (optind != argc) {
+        rc = cmd_usage_fail("report", "report takes no argument '%s'", argv[optind]);
+        goto out;
+    }
+    if (!db || !html) {
+        rc = cmd_usage_fail("report", "report needs --db FILE and --html OUT");
         goto out;
     }
     if (rf_report_html(db, ids, n_ids, html, &err) < 0) {

@@ -1,10 +1,102 @@
 /* The `refit.json` Lua module: decode(text [, name]) turns JSON into Lua tables with
- * jansson, so Hugging Face config.json files are parsed by a maintained library. */
-#include <jansson.h>
+ * jansson, so Hugging Face config.json files are parsed by a maintained library. And the
+ * other direction: UTF-8 checks and whole-or-nothing JSON output for the command. */
+#include "json.h"
+
 #include <lauxlib.h>
 #include <lua.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "scenario.h"
+
+size_t rf_utf8_seq(const unsigned char *s, size_t len)
+{
+    if (len == 0)
+        return 0;
+    if (s[0] < 0x80)
+        return 1;
+    /* The ranges of RFC 3629's table: the second byte's range excludes overlong forms
+     * (E0, F0), surrogates (ED) and code points past U+10FFFF (F4). */
+    size_t n;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (s[0] >= 0xC2 && s[0] <= 0xDF)
+        n = 2;
+    else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
+        n = 3;
+        lo = s[0] == 0xE0 ? 0xA0 : 0x80;
+        hi = s[0] == 0xED ? 0x9F : 0xBF;
+    } else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
+        n = 4;
+        lo = s[0] == 0xF0 ? 0x90 : 0x80;
+        hi = s[0] == 0xF4 ? 0x8F : 0xBF;
+    } else
+        return 0;
+    if (len < n || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < n; i++)
+        if (s[i] < 0x80 || s[i] > 0xBF)
+            return 0;
+    return n;
+}
+
+bool rf_utf8_valid(const char *s, size_t len)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < len;) {
+        size_t n = rf_utf8_seq(u + i, len - i);
+        if (n == 0)
+            return false;
+        i += n;
+    }
+    return true;
+}
+
+json_t *rf_json_text(const char *s)
+{
+    if (!s)
+        s = "";
+    size_t len = strlen(s);
+    if (rf_utf8_valid(s, len))
+        return json_stringn(s, len);
+    /* At most three bytes (U+FFFD) for every byte of s. */
+    char *buf = malloc(3 * len + 1);
+    if (!buf)
+        return NULL;
+    const unsigned char *u = (const unsigned char *)s;
+    size_t o = 0;
+    for (size_t i = 0; i < len;) {
+        size_t n = rf_utf8_seq(u + i, len - i);
+        if (n == 0) {
+            memcpy(buf + o, "\xEF\xBF\xBD", 3);
+            o += 3;
+            i++;
+        } else {
+            memcpy(buf + o, s + i, n);
+            o += n;
+            i += n;
+        }
+    }
+    json_t *v = json_stringn(buf, o);
+    free(buf);
+    return v;
+}
+
+int rf_json_print(json_t *v, FILE *f, struct rf_error *err)
+{
+    /* Dumped to memory first, so a document that cannot be dumped prints nothing. */
+    char *text = v ? json_dumps(v, JSON_INDENT(2)) : NULL;
+    json_decref(v);
+    if (!text)
+        return rf_error_set(err, RF_EINVAL,
+                            "cannot write the JSON output (a value is not "
+                            "valid UTF-8 or memory ran out)");
+    int rc = fputs(text, f) < 0 || fputc('\n', f) == EOF ? RF_EIO : 0;
+    free(text);
+    if (rc < 0)
+        return rf_error_set(err, RF_EIO, "cannot write the JSON output");
+    return 0;
+}
 
 static void push_value(lua_State *L, json_t *v)
 {

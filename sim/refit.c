@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 
 #include "auto.h"
 #include "cmd.h"
+#include "json.h"
 #include "plan.h"
 #include "scenario.h"
 #include "schedule.h"
@@ -94,6 +96,55 @@ int cmd_sim_options(struct rf_sim_options *opts)
         opts->threads = (int)v;
     }
     return 0;
+}
+
+int cmd_usage_fail(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fputs("refit: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, " (see refit %s --help)\n", cmd);
+    return 2;
+}
+
+int cmd_getopt(int argc, char **argv, const struct option *opts)
+{
+    /* getopt's own messages would be printed before ours and call a trailing unknown flag
+     * "needs a value"; ":" makes a missing value ':' and an unknown option '?'. */
+    opterr = 0;
+    int c = getopt_long(argc, argv, ":", opts, NULL);
+    const char *cmd = argv[0];
+    if (c == -1)
+        return -1;
+    const char *arg = argv[optind - 1];
+    int len = (int)strcspn(arg, "=");
+    if (c == ':') {
+        cmd_usage_fail(cmd, "%.*s needs a value", len, arg);
+        return '?';
+    }
+    if (c == '?') {
+        if (strncmp(arg, "--", 2) == 0 && optopt != 0 && arg[len] == '=')
+            cmd_usage_fail(cmd, "%.*s takes no value", len, arg);
+        else if (strncmp(arg, "--", 2) != 0 && optopt != 0)
+            cmd_usage_fail(cmd, "unknown option -%c", optopt);
+        else
+            cmd_usage_fail(cmd, "unknown option %.*s", len, arg);
+        return '?';
+    }
+    for (const struct option *o = opts; o->name; o++) {
+        if (o->val != c || o->has_arg != required_argument)
+            continue;
+        /* "--db --json" and "--db ''" would name a database "--json" or a temporary one:
+         * a value in its own word must not look like an option, and none may be empty. */
+        bool own_word = optarg == argv[optind - 1];
+        if (*optarg == '\0' || (own_word && strncmp(optarg, "--", 2) == 0 && optarg[2])) {
+            cmd_usage_fail(cmd, "--%s needs a value", o->name);
+            return '?';
+        }
+    }
+    return c;
 }
 
 static bool is_dir(const char *path)
@@ -176,8 +227,8 @@ static int64_t peak_rss(void)
     return (int64_t)ru.ru_maxrss * 1024;
 }
 
-static void print_plan_json(const struct rf_scenario *sc, const struct rf_plan *plan, int64_t run,
-                            double plan_seconds, double store_seconds)
+static int print_plan_json(const struct rf_scenario *sc, const struct rf_plan *plan, int64_t run,
+                           double plan_seconds, double store_seconds, struct rf_error *err)
 {
     json_t *roles = json_object();
     for (int r = 0; r < RF_ROLE_COUNT; r++) {
@@ -194,8 +245,8 @@ static void print_plan_json(const struct rf_scenario *sc, const struct rf_plan *
                       (json_int_t)t->collectives));
     }
     json_t *o = json_pack(
-        "{sI ss ss ss sI sI sI sI sI sI sI sI sI sI sI sI sf sf sI so}", "run_id", (json_int_t)run,
-        "scenario", sc->source, "model", sc->model.name, "strategy",
+        "{sI so so ss sI sI sI sI sI sI sI sI sI sI sI sI sf sf sI so}", "run_id", (json_int_t)run,
+        "scenario", rf_json_text(sc->source), "model", rf_json_text(sc->model.name), "strategy",
         rf_strategy_name(plan->strategy), "model_params", (json_int_t)plan->model_params,
         "model_bytes", (json_int_t)plan->model_bytes, "payload_bytes",
         (json_int_t)plan->total.payload_bytes, "moved_bytes", (json_int_t)plan->total.moved_bytes,
@@ -205,9 +256,7 @@ static void print_plan_json(const struct rf_scenario *sc, const struct rf_plan *
         "collectives", (json_int_t)plan->n_collectives, "rounds", (json_int_t)plan->n_rounds,
         "staging_bytes", (json_int_t)plan->staging_bytes, "plan_seconds", plan_seconds,
         "store_seconds", store_seconds, "peak_rss_bytes", (json_int_t)peak_rss(), "roles", roles);
-    json_dumpf(o, stdout, JSON_INDENT(2));
-    fputc('\n', stdout);
-    json_decref(o);
+    return rf_json_print(o, stdout, err);
 }
 
 /* Loads SCENARIO (with an optional strategy override), builds its cluster's topology and
@@ -270,20 +319,59 @@ struct refit_run {
     struct rf_auto_choice choice;
     const struct rf_topology *used; /* the topology the prediction was made on */
     int64_t id;
-    double plan_seconds, seconds;
+    double t0, plan_seconds, seconds; /* t0: start; seconds: until stored */
 };
 
-static int run_scenario(struct rf_lua *L, struct rf_store *st, const struct rf_scenario_src *src,
-                        const char *strategy, const char *label, bool simulate,
-                        const struct rf_sim_options *sim, struct refit_run *r, struct rf_error *err)
+/* Plans (and with simulate, predicts) one run; nothing is stored yet, so a scenario that
+ * fails here leaves every database as it was. */
+static int compute_run(struct rf_lua *L, const struct rf_scenario_src *src, const char *strategy,
+                       bool simulate, const struct rf_sim_options *sim, struct refit_run *r,
+                       struct rf_error *err)
 {
-    double t0 = now();
+    r->t0 = now();
     int rc = plan_scenario(L, src, strategy, sim, &r->sc, &r->topo, &r->alt_cluster, &r->alt_topo,
                            &r->plan, &r->pred, &r->choice, err);
-    r->plan_seconds = now() - t0;
+    r->plan_seconds = now() - r->t0;
     r->used = r->choice.topo ? r->choice.topo : &r->topo;
     if (rc == 0 && simulate && r->pred.n_links == 0)
         rc = rf_simulate(&r->plan, &r->sc.train, &r->sc.infer, &r->topo, sim, &r->pred, err);
+    return rc;
+}
+
+/* The database of a command, opened (and created) when the first run is stored: a command
+ * that fails before that never creates a file, and no command ever removes one, since
+ * another process may be writing to a database this one found absent. */
+struct lazy_store {
+    const char *path;
+    struct rf_store st;
+    bool open;
+};
+
+static int lazy_store_get(struct lazy_store *ls, struct rf_error *err)
+{
+    if (ls->open)
+        return 0;
+    int rc = rf_store_open(&ls->st, ls->path, err);
+    if (rc < 0) {
+        rf_store_close(&ls->st);
+        return rc;
+    }
+    ls->open = true;
+    return 0;
+}
+
+static void lazy_store_close(struct lazy_store *ls)
+{
+    if (ls->open)
+        rf_store_close(&ls->st);
+    ls->open = false;
+}
+
+/* Stores a computed run in one transaction (a failure leaves no part of it). */
+static int store_run(struct lazy_store *ls, const char *label, struct refit_run *r,
+                     struct rf_error *err)
+{
+    int rc = lazy_store_get(ls, err);
     if (rc == 0) {
         struct rf_run_info info = {.label = label,
                                    .scenario = r->sc.source,
@@ -295,10 +383,19 @@ static int run_scenario(struct rf_lua *L, struct rf_store *st, const struct rf_s
                                    .plan_seconds = r->plan_seconds,
                                    .prediction = r->pred.n_links ? &r->pred : NULL,
                                    .topo = r->used};
-        rc = rf_store_save_plan(st, &info, &r->plan, &r->id, err);
+        rc = rf_store_save_plan(&ls->st, &info, &r->plan, &r->id, err);
     }
-    r->seconds = now() - t0;
+    r->seconds = now() - r->t0;
     return rc;
+}
+
+/* A label is stored as SQLite TEXT and shown in reports and JSON: it must be UTF-8. */
+static int check_label(const char *what, const char *label, struct rf_error *err)
+{
+    if (label && !rf_utf8_valid(label, strlen(label)))
+        return rf_error_set(err, RF_EINVAL, "%s: not valid UTF-8 (a label is stored as text)",
+                            what);
+    return 0;
 }
 
 static void refit_run_release(struct refit_run *r)
@@ -310,23 +407,16 @@ static void refit_run_release(struct refit_run *r)
     rf_scenario_release(&r->sc);
 }
 
-/* A command that fails before storing any run leaves no new database behind: the file (and
- * its WAL companions) is removed when it did not exist before. */
-static bool db_exists(const char *db)
+/* A --strategy value, checked before anything is loaded. */
+static int check_strategy(const char *cmd, const char *strategy)
 {
-    return access(db, F_OK) == 0;
-}
-
-static void drop_new_db(const char *db, bool existed, int stored)
-{
-    static const char *const tails[] = {"", "-wal", "-shm", "-journal"};
-    char path[PATH_MAX + 16];
-    if (existed || stored > 0)
-        return;
-    for (size_t i = 0; i < sizeof(tails) / sizeof(tails[0]); i++) {
-        snprintf(path, sizeof(path), "%s%s", db, tails[i]);
-        unlink(path);
-    }
+    enum rf_strategy parsed;
+    if (strategy && rf_strategy_parse(strategy, &parsed) < 0)
+        return cmd_usage_fail(cmd,
+                              "--strategy: unknown strategy '%s' (broadcast, reshard, "
+                              "hierarchical, hybrid, auto)",
+                              strategy);
+    return 0;
 }
 
 static int cmd_plan(int argc, char **argv)
@@ -336,58 +426,55 @@ static int cmd_plan(int argc, char **argv)
         {"label", required_argument, NULL, 'l'}, {"json", no_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
     const char *db = "refit.db", *strategy = NULL, *label = NULL;
-    bool json = false, existed = false;
+    bool json = false;
     int c;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((c = cmd_getopt(argc, argv, opts)) != -1) {
         switch (c) {
         case 'd': db = optarg; break;
         case 's': strategy = optarg; break;
         case 'l': label = optarg; break;
         case 'j': json = true; break;
         case 'h': fputs(usage_plan, stdout); return 0;
-        default: fputs(usage_plan, stderr); return 2;
+        default: return 2;
         }
     }
-    if (optind + 1 != argc) {
-        fputs(usage_plan, stderr);
-        return 2;
-    }
+    if (optind + 1 != argc)
+        return cmd_usage_fail("plan", "plan takes one SCENARIO, got %d", argc - optind);
 
     char dir[PATH_MAX];
     struct rf_error err = {0};
     struct rf_lua *L = NULL;
     struct refit_run r = {0};
-    struct rf_store st = {0};
-    int rc = 1;
-    enum rf_strategy override;
+    struct lazy_store ls = {.path = db};
     struct rf_sim_options sim;
+    int rc = 1;
 
-    if (strategy && (rf_strategy_parse(strategy, &override) < 0)) {
-        fprintf(stderr,
-                "refit: --strategy: unknown strategy '%s' (broadcast, reshard, hierarchical, "
-                "hybrid, auto)\n",
-                strategy);
+    if (check_strategy("plan", strategy) != 0)
         return 2;
-    }
+    if (check_label("--label", label, &err) < 0)
+        return cmd_fail(&err);
     if (cmd_sim_options(&sim) != 0)
         return 1;
     cmd_models_dir(dir, sizeof(dir));
-    existed = db_exists(db);
-    if (rf_lua_open(&L, dir, &err) < 0 || rf_store_open(&st, db, &err) < 0 ||
-        run_scenario(L, &st, &(struct rf_scenario_src){.path = argv[optind]}, strategy, label,
-                     false, &sim, &r, &err) < 0) {
+    if (rf_lua_open(&L, dir, &err) < 0 ||
+        compute_run(L, &(struct rf_scenario_src){.path = argv[optind]}, strategy, false, &sim, &r,
+                    &err) < 0 ||
+        store_run(&ls, label, &r, &err) < 0) {
         rc = cmd_fail(&err);
         goto out;
     }
-    if (json)
-        print_plan_json(&r.sc, &r.plan, r.id, r.plan_seconds, r.seconds - r.plan_seconds);
-    else
+    if (json) {
+        if (print_plan_json(&r.sc, &r.plan, r.id, r.plan_seconds, r.seconds - r.plan_seconds,
+                            &err) < 0) {
+            rc = cmd_fail(&err);
+            goto out;
+        }
+    } else {
         print_plan(&r.sc, &r.plan, r.id, db, r.seconds);
+    }
     rc = 0;
 out:
-    rf_store_close(&st);
-    if (rc != 0)
-        drop_new_db(db, existed, 0);
+    lazy_store_close(&ls);
     refit_run_release(&r);
     rf_lua_close(L);
     return rc;
@@ -400,33 +487,66 @@ static json_t *sim_json(const struct rf_scenario *sc, const struct rf_plan *plan
     if (p->bottleneck >= 0)
         rf_link_describe(topo, (size_t)p->bottleneck, bottleneck, sizeof(bottleneck));
     return json_pack(
-        "{sI ss ss ss sf sf sI sI sI sI sI sI sI sI ss si sI sI sf}", "run_id", (json_int_t)run,
-        "model", sc->model.name, "cluster", sc->cluster.name, "strategy",
-        rf_strategy_name(plan->strategy), "predicted_s", p->predicted_s, "lower_bound_s",
-        p->lower_bound_s, "payload_bytes", (json_int_t)plan->total.payload_bytes, "moved_bytes",
-        (json_int_t)plan->total.moved_bytes, "logical_bytes", (json_int_t)plan->total.logical_bytes,
-        "fabric_bytes", (json_int_t)p->fabric_bytes, "nvlink_bytes", (json_int_t)p->nvlink_bytes,
-        "transfers", (json_int_t)plan->total.transfers, "collectives",
-        (json_int_t)plan->total.collectives, "messages", (json_int_t)p->messages, "bottleneck",
-        bottleneck, "rounds", plan->n_rounds, "flows", (json_int_t)p->flows, "events",
+        "{sI so so ss sf sf sI sI sI sI sI sI sI sI ss si sI sI sf}", "run_id", (json_int_t)run,
+        "model", rf_json_text(sc->model.name), "cluster", rf_json_text(sc->cluster.name),
+        "strategy", rf_strategy_name(plan->strategy), "predicted_s", p->predicted_s,
+        "lower_bound_s", p->lower_bound_s, "payload_bytes", (json_int_t)plan->total.payload_bytes,
+        "moved_bytes", (json_int_t)plan->total.moved_bytes, "logical_bytes",
+        (json_int_t)plan->total.logical_bytes, "fabric_bytes", (json_int_t)p->fabric_bytes,
+        "nvlink_bytes", (json_int_t)p->nvlink_bytes, "transfers", (json_int_t)plan->total.transfers,
+        "collectives", (json_int_t)plan->total.collectives, "messages", (json_int_t)p->messages,
+        "bottleneck", bottleneck, "rounds", plan->n_rounds, "flows", (json_int_t)p->flows, "events",
         (json_int_t)p->events, "sim_seconds", p->sim_seconds);
 }
 
-static void sim_header(void)
+static void sim_header(FILE *f)
 {
-    printf("%-12s %11s %10s %12s %12s %11s %7s  %s\n", "strategy", "predicted_s", "bound_s",
-           "payload(GB)", "fabric(GB)", "nvlink(GB)", "rounds", "bottleneck");
+    fprintf(f, "%-12s %11s %10s %12s %12s %11s %7s  %s\n", "strategy", "predicted_s", "bound_s",
+            "payload(GB)", "fabric(GB)", "nvlink(GB)", "rounds", "bottleneck");
 }
 
-static void sim_row(const struct rf_plan *plan, const struct rf_topology *topo,
+static void sim_row(FILE *f, const struct rf_plan *plan, const struct rf_topology *topo,
                     const struct rf_prediction *p)
 {
     char bottleneck[96] = "-";
     if (p->bottleneck >= 0)
         rf_link_describe(topo, (size_t)p->bottleneck, bottleneck, sizeof(bottleneck));
-    printf("%-12s %11.3f %10.3f %12.1f %12.1f %11.1f %7d  %s\n", rf_strategy_name(plan->strategy),
-           p->predicted_s, p->lower_bound_s, gb(plan->total.payload_bytes), gb(p->fabric_bytes),
-           gb(p->nvlink_bytes), plan->n_rounds, bottleneck);
+    fprintf(f, "%-12s %11.3f %10.3f %12.1f %12.1f %11.1f %7d  %s\n",
+            rf_strategy_name(plan->strategy), p->predicted_s, p->lower_bound_s,
+            gb(plan->total.payload_bytes), gb(p->fabric_bytes), gb(p->nvlink_bytes), plan->n_rounds,
+            bottleneck);
+}
+
+/* One strategy's JSON object; NULL when a value could not be packed. */
+static json_t *sim_run_json(const struct refit_run *r)
+{
+    json_t *o = sim_json(&r->sc, &r->plan, r->used, &r->pred, r->id);
+    if (!o)
+        return NULL;
+    json_object_set_new(o, "peak_rss_bytes", json_integer(peak_rss()));
+    if (r->plan.strategy != RF_STRAT_AUTO)
+        return o;
+    json_t *cands = json_array();
+    bool bad = !cands ||
+               json_object_set_new(o, "auto_choice", rf_json_text(r->choice.description)) < 0 ||
+               json_object_set_new(o, "auto_evaluated", json_integer(r->choice.evaluated)) < 0;
+    for (int k = 0; !bad && k < r->choice.n_candidates; k++) {
+        const struct rf_auto_candidate *ac = &r->choice.candidates[k];
+        json_t *e = json_pack("{s:o, s:f, s:f}", "candidate", rf_json_text(ac->description),
+                              "bound_s", ac->bound_s, "estimate_s", ac->estimate_s);
+        bad = !e ||
+              json_object_set_new(e, "predicted_s",
+                                  isnan(ac->predicted_s) ? json_null()
+                                                         : json_real(ac->predicted_s)) < 0 ||
+              (ac->same_as >= 0 &&
+               json_object_set_new(e, "same_plan_as", json_integer(ac->same_as)) < 0) ||
+              json_array_append_new(cands, e) < 0;
+    }
+    if (bad || json_object_set_new(o, "auto_candidates", cands) < 0) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
 }
 
 static int cmd_sim(int argc, char **argv)
@@ -439,10 +559,9 @@ static int cmd_sim(int argc, char **argv)
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     const char *db = "refit.db", *strategy = NULL, *label = NULL;
-    bool json = false, compare = false, existed = false;
-    int stored = 0;
+    bool json = false, compare = false;
     int c;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((c = cmd_getopt(argc, argv, opts)) != -1) {
         switch (c) {
         case 'd': db = optarg; break;
         case 's': strategy = optarg; break;
@@ -450,26 +569,29 @@ static int cmd_sim(int argc, char **argv)
         case 'j': json = true; break;
         case 'c': compare = true; break;
         case 'h': fputs(usage_sim, stdout); return 0;
-        default: fputs(usage_sim, stderr); return 2;
+        default: return 2;
         }
     }
-    if (optind + 1 != argc || (compare && strategy)) {
-        fputs(usage_sim, stderr);
+    if (optind + 1 != argc)
+        return cmd_usage_fail("sim", "sim takes one SCENARIO, got %d", argc - optind);
+    if (compare && strategy)
+        return cmd_usage_fail("sim", "--compare runs every strategy; drop --strategy");
+    if (check_strategy("sim", strategy) != 0)
         return 2;
-    }
-    enum rf_strategy override;
-    if (strategy && rf_strategy_parse(strategy, &override) < 0) {
-        fprintf(stderr, "refit: --strategy: unknown strategy '%s'\n", strategy);
-        return 2;
-    }
 
     char dir[PATH_MAX];
     struct rf_error err = {0};
     struct rf_lua *L = NULL;
-    struct rf_store st = {0};
+    struct lazy_store ls = {.path = db};
     json_t *list = json_array();
-    int rc = 1;
+    /* The table is collected here and printed once every strategy is stored, so a failure
+     * prints no part of it. */
+    char *table = NULL;
+    size_t table_len = 0;
+    FILE *tf = open_memstream(&table, &table_len);
     struct rf_sim_options sim;
+    int rc = 1, stored = 0;
+    int64_t first_id = 0;
     const char *all[RF_STRAT_COUNT];
     int n = 0;
     if (compare)
@@ -478,68 +600,81 @@ static int cmd_sim(int argc, char **argv)
     else
         all[n++] = strategy;
 
-    if (cmd_sim_options(&sim) != 0) {
-        json_decref(list);
-        return 1; /* before the database is looked at: nothing to clean up */
-    }
-    cmd_models_dir(dir, sizeof(dir));
-    existed = db_exists(db);
-    if (rf_lua_open(&L, dir, &err) < 0 || rf_store_open(&st, db, &err) < 0) {
+    if (!list || !tf) {
+        rf_error_set(&err, RF_ENOMEM, "out of memory");
         rc = cmd_fail(&err);
         goto out;
     }
-    if (!json)
-        sim_header();
+    if (check_label("--label", label, &err) < 0) {
+        rc = cmd_fail(&err);
+        goto out;
+    }
+    if (cmd_sim_options(&sim) != 0)
+        goto out; /* before any database is looked at: nothing to clean up */
+    cmd_models_dir(dir, sizeof(dir));
+    if (rf_lua_open(&L, dir, &err) < 0) {
+        rc = cmd_fail(&err);
+        goto out;
+    }
+    sim_header(tf);
     for (int i = 0; i < n; i++) {
         struct refit_run r = {0};
-        int x = run_scenario(L, &st, &(struct rf_scenario_src){.path = argv[optind]}, all[i], label,
-                             true, &sim, &r, &err);
+        int x =
+            compute_run(L, &(struct rf_scenario_src){.path = argv[optind]}, all[i], true, &sim, &r,
+                        &err);
+        if (x == 0)
+            x = store_run(&ls, label, &r, &err);
         if (x == 0 && json) {
-            json_t *o = sim_json(&r.sc, &r.plan, r.used, &r.pred, r.id);
-            json_object_set_new(o, "peak_rss_bytes", json_integer(peak_rss()));
-            if (r.plan.strategy == RF_STRAT_AUTO) {
-                json_object_set_new(o, "auto_choice", json_string(r.choice.description));
-                json_object_set_new(o, "auto_evaluated", json_integer(r.choice.evaluated));
-                json_t *cands = json_array();
-                for (int k = 0; k < r.choice.n_candidates; k++) {
-                    const struct rf_auto_candidate *ac = &r.choice.candidates[k];
-                    json_t *e = json_pack("{s:s, s:f, s:f}", "candidate", ac->description,
-                                          "bound_s", ac->bound_s, "estimate_s", ac->estimate_s);
-                    json_object_set_new(e, "predicted_s",
-                                        isnan(ac->predicted_s) ? json_null()
-                                                               : json_real(ac->predicted_s));
-                    if (ac->same_as >= 0)
-                        json_object_set_new(e, "same_plan_as", json_integer(ac->same_as));
-                    json_array_append_new(cands, e);
-                }
-                json_object_set_new(o, "auto_candidates", cands);
-            }
-            json_array_append_new(list, o);
+            json_t *o = sim_run_json(&r);
+            if (!o || json_array_append_new(list, o) < 0)
+                x = rf_error_set(&err, RF_EINVAL, "cannot build the JSON output of run %lld",
+                                 (long long)r.id);
         } else if (x == 0) {
-            sim_row(&r.plan, r.used, &r.pred);
+            sim_row(tf, &r.plan, r.used, &r.pred);
             if (r.plan.strategy == RF_STRAT_AUTO)
-                printf("%-12s %s (%d candidates predicted, %d only bounded)\n", "",
-                       r.choice.description, r.choice.evaluated, r.choice.pruned);
+                fprintf(tf, "%-12s %s (%d candidates predicted, %d only bounded)\n", "",
+                        r.choice.description, r.choice.evaluated, r.choice.pruned);
         }
+        if (x == 0 && stored++ == 0)
+            first_id = r.id;
         refit_run_release(&r);
         if (x < 0) {
+            /* Each strategy is its own transaction: the ones before stay, and the error
+             * says which, rather than leaving the user to guess. */
+            if (stored > 0) {
+                size_t len = strlen(err.msg);
+                snprintf(err.msg + len, sizeof(err.msg) - len,
+                         " (runs %lld.. of the %d earlier strategies stay in %s)",
+                         (long long)first_id, stored, db);
+            }
             rc = cmd_fail(&err);
             goto out;
         }
-        stored++;
     }
     if (json) {
-        json_dumpf(compare ? list : json_array_get(list, 0), stdout, JSON_INDENT(2));
-        fputc('\n', stdout);
+        json_t *doc = compare ? json_incref(list) : json_incref(json_array_get(list, 0));
+        if (rf_json_print(doc, stdout, &err) < 0) {
+            rc = cmd_fail(&err);
+            goto out;
+        }
     } else {
-        printf("\nstored in %s\n", db);
+        fprintf(tf, "\nstored in %s\n", db);
+        if (fclose(tf) != 0) {
+            tf = NULL;
+            rf_error_set(&err, RF_ENOMEM, "out of memory");
+            rc = cmd_fail(&err);
+            goto out;
+        }
+        tf = NULL;
+        fwrite(table, 1, table_len, stdout);
     }
     rc = 0;
 out:
+    if (tf)
+        fclose(tf);
+    free(table);
     json_decref(list);
-    rf_store_close(&st);
-    if (rc != 0)
-        drop_new_db(db, existed, stored);
+    lazy_store_close(&ls);
     rf_lua_close(L);
     return rc;
 }
@@ -555,7 +690,7 @@ static const char usage_run[] =
 
 struct study_ctx {
     struct rf_lua *L;
-    struct rf_store *st;
+    struct lazy_store *ls;
     const struct rf_sim_options *sim;
     bool tty;
     int runs;
@@ -573,7 +708,11 @@ static int study_run_one(void *ctx, const struct rf_scenario_src *src, const cha
 {
     struct study_ctx *c = ctx;
     struct refit_run r = {0};
-    int rc = run_scenario(c->L, c->st, src, strategy, label, simulate, c->sim, &r, err);
+    int rc = check_label("label", label, err);
+    if (rc == 0)
+        rc = compute_run(c->L, src, strategy, simulate, c->sim, &r, err);
+    if (rc == 0)
+        rc = store_run(c->ls, label, &r, err);
     if (rc == 0) {
         const struct rf_scenario *sc = &r.sc;
         const struct rf_plan *plan = &r.plan;
@@ -620,31 +759,31 @@ static int cmd_run(int argc, char **argv)
         {"db", required_argument, NULL, 'd'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     const char *db = "refit.db";
     int c;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((c = cmd_getopt(argc, argv, opts)) != -1) {
         switch (c) {
         case 'd': db = optarg; break;
         case 'h': fputs(usage_run, stdout); return 0;
-        default: fputs(usage_run, stderr); return 2;
+        default: return 2;
         }
     }
-    if (optind + 1 != argc) {
-        fputs(usage_run, stderr);
-        return 2;
-    }
+    if (optind + 1 != argc)
+        return cmd_usage_fail("run", "run takes one STUDY, got %d", argc - optind);
     char dir[PATH_MAX];
     struct rf_error err = {0};
     struct rf_lua *L = NULL;
-    struct rf_store st = {0};
+    /* Opened by the first run the study stores: a study that fails before that leaves no
+     * file; runs stored before a later failure stay (each is one transaction). */
+    struct lazy_store ls = {.path = db};
     struct rf_sim_options sim;
     int rc = 1;
     if (cmd_sim_options(&sim) != 0)
         return 1;
     cmd_models_dir(dir, sizeof(dir));
-    if (rf_lua_open(&L, dir, &err) < 0 || rf_store_open(&st, db, &err) < 0) {
+    if (rf_lua_open(&L, dir, &err) < 0) {
         rc = cmd_fail(&err);
         goto out;
     }
-    struct study_ctx ctx = {.L = L, .st = &st, .sim = &sim, .tty = isatty(STDERR_FILENO) != 0};
+    struct study_ctx ctx = {.L = L, .ls = &ls, .sim = &sim, .tty = isatty(STDERR_FILENO) != 0};
     fflush(stdout);
     if (rf_lua_run_study(L, argv[optind], study_run_one, &ctx, &err) < 0) {
         fflush(stdout);
@@ -653,8 +792,20 @@ static int cmd_run(int argc, char **argv)
     }
     rc = 0;
 out:
-    rf_store_close(&st);
+    lazy_store_close(&ls);
     rf_lua_close(L);
+    return rc;
+}
+
+/* A command that succeeded but whose output did not all reach stdout (a full disk, a closed
+ * pipe) has failed: exit 0 would claim a result the user never got. */
+static int finish(int rc)
+{
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        if (rc == 0)
+            fprintf(stderr, "refit: stdout: %s\n", strerror(errno ? errno : EIO));
+        return rc ? rc : 1;
+    }
     return rc;
 }
 
@@ -669,17 +820,17 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(argv[1], "plan") == 0)
-        return cmd_plan(argc - 1, argv + 1);
+        return finish(cmd_plan(argc - 1, argv + 1));
     if (strcmp(argv[1], "sim") == 0)
-        return cmd_sim(argc - 1, argv + 1);
+        return finish(cmd_sim(argc - 1, argv + 1));
     if (strcmp(argv[1], "run") == 0)
-        return cmd_run(argc - 1, argv + 1);
+        return finish(cmd_run(argc - 1, argv + 1));
     if (strcmp(argv[1], "calibrate") == 0)
-        return cmd_calibrate(argc - 1, argv + 1);
+        return finish(cmd_calibrate(argc - 1, argv + 1));
     if (strcmp(argv[1], "report") == 0)
-        return cmd_report(argc - 1, argv + 1);
+        return finish(cmd_report(argc - 1, argv + 1));
     if (strcmp(argv[1], "models") == 0)
-        return cmd_models(argc - 1, argv + 1);
+        return finish(cmd_models(argc - 1, argv + 1));
     fprintf(stderr, "refit: '%s' is not a command; see refit --help\n", argv[1]);
     return 2;
 }

@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fileio.h"
+#include "json.h"
 #include "report.h"
 #include "report_int.h"
 #include "store.h"
@@ -32,6 +34,17 @@ static const char css[] =
 void report_put_esc(FILE *f, const char *s)
 {
     for (; s && *s; s++) {
+        /* The page says it is UTF-8: a byte that is not part of a valid sequence (a path in
+         * another encoding) is shown as U+FFFD, so the page stays valid. */
+        if ((unsigned char)*s >= 0x80) {
+            size_t n = rf_utf8_seq((const unsigned char *)s, strlen(s));
+            if (n == 0)
+                fputs("\xEF\xBF\xBD", f);
+            else
+                fwrite(s, 1, n, f);
+            s += n ? n - 1 : 0;
+            continue;
+        }
         switch (*s) {
         case '&': fputs("&amp;", f); break;
         case '<': fputs("&lt;", f); break;
@@ -395,8 +408,8 @@ int rf_report_html(const char *db_path, const int64_t *run_ids, size_t n_runs, c
 {
     struct report rp = {.db_path = db_path};
     struct rf_store st = {0};
-    char partial[PATH_MAX];
-    bool have_tmp = false, have_partial = false;
+    struct rf_atomic_file page = {0};
+    bool have_tmp = false;
     int rc = 0;
 
     const char *gp = getenv("REFIT_GNUPLOT");
@@ -405,6 +418,9 @@ int rf_report_html(const char *db_path, const int64_t *run_ids, size_t n_runs, c
         rc = rf_error_set(err, RF_EIO, "%s: %s", db_path, strerror(errno));
         goto out;
     }
+    /* The page replaces OUT: OUT must not be the database (nor its WAL or journal). */
+    if ((rc = rf_check_output(out_path, db_path, err)) < 0)
+        goto out;
     if ((rc = rf_store_open(&st, db_path, err)) < 0)
         goto out;
     rp.db = st.db;
@@ -429,34 +445,18 @@ int rf_report_html(const char *db_path, const int64_t *run_ids, size_t n_runs, c
     if ((rc = report_run_gnuplot(&rp, check, err)) < 0)
         goto out;
 
-    if (snprintf(partial, sizeof(partial), "%s.partial", out_path) >= (int)sizeof(partial)) {
-        rc = rf_error_set(err, RF_EINVAL, "%s: path too long", out_path);
+    /* Written beside OUT and renamed over it once complete: a failure leaves OUT as it
+     * was and no temporary file. */
+    if ((rc = rf_atomic_write_begin(&page, out_path, err)) < 0)
         goto out;
-    }
-    if (!(rp.out = fopen(partial, "w"))) {
-        rc = rf_error_set(err, RF_EIO, "%s: %s", partial, strerror(errno));
-        goto out;
-    }
-    have_partial = true;
+    rp.out = page.f;
     if ((rc = write_page(&rp, err)) < 0)
         goto out;
-    bool bad = ferror(rp.out) != 0;
-    int closed = fclose(rp.out);
     rp.out = NULL;
-    if (bad || closed != 0) {
-        rc = rf_error_set(err, RF_EIO, "%s: cannot write", partial);
+    if ((rc = rf_atomic_write_commit(&page, err)) < 0)
         goto out;
-    }
-    if (rename(partial, out_path) != 0) {
-        rc = rf_error_set(err, RF_EIO, "%s: %s", out_path, strerror(errno));
-        goto out;
-    }
-    have_partial = false;
 out:
-    if (rp.out)
-        fclose(rp.out);
-    if (have_partial)
-        unlink(partial);
+    rf_atomic_write_abort(&page);
     if (have_tmp)
         remove_tmp(rp.tmp);
     for (size_t i = 0; i < rp.n_runs; i++)

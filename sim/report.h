@@ -9,8 +9,9 @@
 #include "error.h"
 
 /* Writes the report of runs run_ids[0..n_runs) of the database at db_path (every run when
- * n_runs is 0) to out_path. The page is written beside out_path and renamed into place, so a
- * failure leaves no half-written page. Plots are drawn by running gnuplot ($REFIT_GNUPLOT,
+ * n_runs is 0) to out_path, which may not be the database or its WAL or journal. The page is
+ * written beside out_path and renamed into place (rf_atomic_write_*), so a failure leaves no
+ * half-written page. Plots are drawn by running gnuplot ($REFIT_GNUPLOT,
  * else `gnuplot` on the PATH) in a temporary directory; without it the call fails and says
  * which package to install. */
 int rf_report_html(const char *db_path, const int64_t *run_ids, size_t n_runs, const char *out_path,

@@ -161,6 +161,10 @@ static int draw(struct report *rp, FILE *script, const char *id, const char *cap
         got = fread(svg + len, 1, cap - len - 1, f);
         len += got;
     } while (got > 0);
+    if (ferror(f)) {
+        rc = rf_error_set(err, RF_EIO, "%s: cannot read", path);
+        goto out;
+    }
     svg[len] = '\0';
     const char *p = strstr(svg, "<svg");
     if (!p) {

@@ -4,6 +4,8 @@
  * invariants the planner relies on. */
 #include "scenario.h"
 
+#include "json.h"
+
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
@@ -602,8 +604,17 @@ static int l_study_call(lua_State *L)
     char msg[sizeof(err.msg)];
     luaL_checktype(L, 1, LUA_TTABLE);
     const char *strategy = luaL_optstring(L, 2, NULL);
-    const char *label = luaL_optstring(L, 3, NULL);
+    size_t label_len = 0;
+    const char *label = luaL_optlstring(L, 3, NULL, &label_len);
     bool simulate = lua_toboolean(L, 4);
+    /* Checked here, before anything is held, so the error names the study's line: level 1
+     * is refit.plan / refit.sim in study.lua, level 2 the study that called it. */
+    if (label && !rf_utf8_valid(label, label_len)) {
+        luaL_where(L, 2);
+        lua_pushstring(L, "label: not valid UTF-8 (a label is stored as text)");
+        lua_concat(L, 2);
+        return lua_error(L);
+    }
     lua_getfield(L, 1, "path");
     src.path = lua_tostring(L, -1); /* stays valid: the spec table holds it */
     lua_pop(L, 1);

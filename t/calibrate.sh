@@ -80,7 +80,7 @@ is "$(sql "$edb" "SELECT count(*) FROM run")" "$before" "and the database is int
 mkdir "$tmp/adir"
 "$REFIT" calibrate --db "$edb" --cluster "$tmp/evil.lua" --out "$tmp/adir" >/dev/null \
     2>"$tmp/err"
-is "$? $(cat "$tmp/err")" "1 refit: $tmp/adir: not a regular file (it is replaced whole)" \
+is "$? $(cat "$tmp/err")" "1 refit: $tmp/adir: not a regular file (an output is replaced whole)" \
     "--out a folder: refused"
 is "$(ls -a "$tmp/adir" "$tmp" | grep -c '\.tmp')" 0 "no temp file is left"
 for spec in .. . .lua "$tmp/"; do

@@ -95,4 +95,79 @@ ok "$(test $? -ne 0 && test ! -e "$tmp/new.db" && test ! -e "$tmp/new.db-wal"; e
     "and a database it would have created is not left behind"
 "$REFIT" sim "$tmp/bad.lua" --db "$tmp/new.db" 2>/dev/null >/dev/null
 ok "$(test $? -ne 0 && test ! -e "$tmp/new.db"; echo $?)" "nor by refit sim"
+# A failing plan never removes a database: here another process stores run 1 in race.db
+# while the bad plan is running. The bad scenario is a FIFO, so the bad plan is held inside
+# its scenario load (where an old build had already created race.db, which it then deleted)
+# until the good plan has finished; no timing is involved.
+race=$tmp/race.db
+small=$SRCDIR/t/data/sim/qwen3-30b.lua
+mkfifo "$tmp/held.lua"
+"$REFIT" plan "$tmp/held.lua" --db "$race" >"$tmp/held.out" 2>"$tmp/held.err" &
+held=$!
+# Should the held plan never open its scenario, this reader releases the open below.
+(sleep 120; cat "$tmp/held.lua" >/dev/null) &
+guard=$!
+exec 3>"$tmp/held.lua"
+"$REFIT" plan "$small" --db "$race" --json >"$tmp/race.json"
+ok $? "a plan stores run 1 while another plan of the same database is loading"
+printf 'return {\n' >&3
+exec 3>&-
+wait "$held"
+ok "$(test $? -eq 1; echo $?)" "the plan of a scenario with a syntax error fails"
+is "$(cat "$tmp/held.err")" "refit: $tmp/held.lua:2: unexpected symbol near <eof>" \
+    "with one line naming the scenario and line"
+is "$(cat "$tmp/held.out")" "" "and prints nothing on stdout"
+is "$(sql "$race" 'SELECT count(*) FROM run')" 1 "run 1 of the other process is still there"
+kill "$guard" 2>/dev/null
+wait "$guard" 2>/dev/null
+sed 's/tp = 32/tp = 30/' "$scen" >"$tmp/bad2.lua"
+"$REFIT" plan "$tmp/bad2.lua" --db "$race" 2>/dev/null >/dev/null
+ok "$(test $? -ne 0 && test "$(sql "$race" 'SELECT count(*) FROM run')" = 1; echo $?)" \
+    "a bad plan on an existing database leaves it as it was"
+
+# Options: an unknown one is named as unknown; a known one without its value says so.
+for cmd in plan sim run report models; do
+    "$REFIT" $cmd "$small" --jsn >"$tmp/opt.out" 2>"$tmp/opt.err"
+    rc=$?
+    is "$rc $(cat "$tmp/opt.err")" "2 refit: unknown option --jsn (see refit $cmd --help)" \
+        "refit $cmd: an unknown trailing option is unknown, exit 2"
+    is "$(cat "$tmp/opt.out")" "" "refit $cmd: and nothing on stdout"
+done
+"$REFIT" plan "$small" --db 2>"$tmp/opt.err"
+is "$? $(cat "$tmp/opt.err")" "2 refit: --db needs a value (see refit plan --help)" \
+    "a trailing --db needs a value"
+"$REFIT" plan "$small" --db --json 2>"$tmp/opt.err"
+is "$? $(cat "$tmp/opt.err")" "2 refit: --db needs a value (see refit plan --help)" \
+    "an option is not taken as --db's value"
+"$REFIT" plan "$small" --db '' 2>"$tmp/opt.err"
+is "$? $(cat "$tmp/opt.err")" "2 refit: --db needs a value (see refit plan --help)" \
+    "nor is an empty one"
+"$REFIT" plan "$small" --json=yes 2>"$tmp/opt.err"
+is "$? $(cat "$tmp/opt.err")" "2 refit: --json takes no value (see refit plan --help)" \
+    "a flag given a value says it takes none"
+"$REFIT" report --db "$race" --run 2>"$tmp/opt.err"
+is "$? $(cat "$tmp/opt.err")" "2 refit: --run needs a value (see refit report --help)" \
+    "refit report: a trailing --run needs a value"
+"$REFIT" plan 2>"$tmp/opt.err"
+is "$? $(cat "$tmp/opt.err")" "2 refit: plan takes one SCENARIO, got 0 (see refit plan --help)" \
+    "a missing scenario is one line"
+
+# Labels are stored as text: one that is not UTF-8 is refused before anything is made.
+"$REFIT" plan "$small" --db "$tmp/label.db" --label "$(printf 'a\377b')" >"$tmp/l.out" \
+    2>"$tmp/l.err"
+is "$? $(cat "$tmp/l.err")" "1 refit: --label: not valid UTF-8 (a label is stored as text)" \
+    "a label that is not UTF-8 is refused"
+ok "$(test ! -e "$tmp/label.db" && test ! -s "$tmp/l.out"; echo $?)" \
+    "and no database is created, nothing printed"
+
+# A path that is not UTF-8 is shown in JSON with U+FFFD for the bad byte.
+weird=$tmp/sc-$(printf '\377').lua
+cp "$small" "$weird"
+"$REFIT" plan "$weird" --db "$tmp/weird.db" --json >"$tmp/weird.json"
+ok $? "a scenario whose path is not UTF-8 plans, --json"
+is "$(json "$tmp/weird.json" '$.scenario')" "$tmp/sc-$(printf '\357\277\275').lua" \
+    "its JSON names the path with U+FFFD for the invalid byte"
+"$REFIT" plan "$small" --db "$tmp/full.db" --json >/dev/full 2>"$tmp/full.err"
+ok "$(test $? -ne 0 && grep -q '^refit: ' "$tmp/full.err"; echo $?)" \
+    "output that cannot be written is an error, not exit 0"
 done_testing

@@ -71,6 +71,54 @@ ok "$(test ! -e "$tmp/none.html" && test ! -e "$tmp/none.html.partial"; echo $?)
 ok "$(test $? -ne 0 && test ! -e "$tmp/absent.db"; echo $?)" \
     "a missing database is an error, not a new file"
 
+# The page never replaces the database, however OUT names it, nor its WAL or journal.
+ln -s "$db" "$tmp/link.db"
+runs=$(sql "$db" 'SELECT count(*) FROM run')
+for out in "$db" "$tmp/./report.db" "$tmp/link.db" "$db-wal" "$db-journal"; do
+    "$REFIT" report --db "$db" --html "$out" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    case $out in
+    *-wal | *-journal) what="$db's WAL, shared memory or journal" ;;
+    *) what=$db ;;
+    esac
+    is "$rc $(cat "$tmp/err")" "1 refit: $out: is the database $what; name another output" \
+        "--html $out is refused"
+done
+"$REFIT" report --db "$tmp/link.db" --html "$db" >/dev/null 2>&1
+ok "$(test $? -ne 0; echo $?)" "also when --db is a symlink to the file OUT names"
+is "$(sql "$db" 'SELECT count(*) FROM run')" "$runs" "the database is intact"
+
+# OUT is replaced atomically: it keeps its mode, and a failure midway leaves it as it was
+# and no temporary file beside it.
+mkdir "$tmp/pages"
+echo old >"$tmp/pages/p.html"
+chmod 600 "$tmp/pages/p.html"
+"$REFIT" report --db "$db" --run 1 --html "$tmp/pages/p.html" >/dev/null
+ok $? "a report replaces an existing page"
+is "$(stat -c %a "$tmp/pages/p.html")" 600 "which keeps its mode"
+printf '#!/bin/sh\ncase "$1" in */check.gp) exec gnuplot "$1" ;; esac\necho "plot failed" >&2\nexit 1\n' \
+    >"$tmp/failing-gnuplot"
+chmod +x "$tmp/failing-gnuplot"
+echo old >"$tmp/pages/p.html"
+REFIT_GNUPLOT=$tmp/failing-gnuplot "$REFIT" report --db "$db" --html "$tmp/pages/p.html" \
+    >"$tmp/out" 2>"$tmp/err"
+ok "$(test $? -ne 0 && test ! -s "$tmp/out"; echo $?)" "a plot that fails midway is an error"
+is "$(cat "$tmp/pages/p.html") $(ls -A "$tmp/pages" | tr '\n' ' ')" "old p.html " \
+    "the old page stays and no temporary file is left"
+"$REFIT" report --db "$db" --html "$tmp/no/such/dir/p.html" >/dev/null 2>"$tmp/err"
+ok "$(test $? -ne 0 && grep -q "^refit: $tmp/no/such/dir/p.html: " "$tmp/err"; echo $?)" \
+    "an output in a missing folder is an error naming it"
+
+# A label that is not UTF-8 (stored by another tool) is shown with U+FFFD: the page stays
+# valid UTF-8.
+sql "$db" "UPDATE run SET label = CAST(X'61FF3C62' AS TEXT) WHERE id = 1"
+"$REFIT" report --db "$db" --run 1 --html "$tmp/bytes.html" >/dev/null
+ok $? "a report of a label that is not UTF-8"
+ok "$(iconv -f UTF-8 -t UTF-8 "$tmp/bytes.html" >/dev/null 2>&1; echo $?)" \
+    "the page is valid UTF-8"
+ok "$(grep -q "a$(printf '\357\277\275')&lt;b" "$tmp/bytes.html"; echo $?)" \
+    "the bad byte is U+FFFD and the rest escaped"
+
 # Rendered by a real browser: the DOM after loading holds every plot, and nothing failed.
 chromium=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$chromium" ]; then

@@ -111,4 +111,20 @@ is "$(qt "count(*)" "WHERE abs(value->>'predicted_s' -
        WHERE d.value->>'strategy' = json_each.value->>'strategy'))
       > 0.02 * (value->>'predicted_s')")" 0 "and each prediction within 2% of the default's"
 # ---- end tolerance block ----
+# Nothing on stdout unless the command succeeds: no table header before an error.
+sed 's/tp = 2 }/tp = 3 }/' "$scen" >"$tmp/bad.lua"
+"$REFIT" sim "$tmp/bad.lua" --db "$tmp/bad.db" >"$tmp/out" 2>"$tmp/err"
+ok "$(test $? -eq 1; echo $?)" "a bad scenario fails refit sim"
+is "$(cat "$tmp/out")" "" "and prints no table header"
+ok "$(test ! -e "$tmp/bad.db"; echo $?)" "and creates no database"
+is "$(wc -l <"$tmp/err" | tr -d ' ')" 1 "its error is one line"
+mkdir "$tmp/models"
+ln -s "$REFIT_MODELS/lib" "$REFIT_MODELS/clusters" "$REFIT_MODELS/qwen3-8b.lua" "$tmp/models/"
+printf 'return {\n' >"$tmp/models/zz-broken.lua"
+REFIT_MODELS=$tmp/models "$REFIT" models >"$tmp/out" 2>"$tmp/err"
+ok "$(test $? -eq 1 && grep -q '^refit: .*zz-broken.lua:2:' "$tmp/err"; echo $?)" \
+    "refit models fails on a broken model file, naming it"
+is "$(cat "$tmp/out")" "" "and prints no part of its table"
+"$REFIT" sim "$scen" --db "$tmp/full.db" >/dev/full 2>/dev/null
+ok "$(test $? -ne 0; echo $?)" "a table that cannot be written is an error"
 done_testing

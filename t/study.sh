@@ -22,4 +22,16 @@ is "$(cat "$tmp/err")" \
     "refit: $SRCDIR/t/data/study/bad.lua:4: infer.gpus: 16 is not a multiple of tp*pp*dp = 3" \
     "its error names the study line and the field"
 is "$(sql "$db" "SELECT count(*) FROM run")" 5 "and nothing more is stored"
+# The database is created by the first run a study stores: a study that fails before that
+# leaves no file; the runs stored before a later failure stay.
+"$REFIT" run "$SRCDIR/t/data/study/bad.lua" --db "$tmp/new.db" >"$tmp/out" 2>/dev/null
+ok "$(test $? -ne 0 && test ! -e "$tmp/new.db" && test ! -e "$tmp/new.db-wal"; echo $?)" \
+    "a study that stores nothing before failing leaves no database"
+"$REFIT" run "$SRCDIR/t/data/study/badlabel.lua" --db "$tmp/label.db" >/dev/null 2>"$tmp/err"
+ok "$(test $? -ne 0; echo $?)" "a study label that is not UTF-8 is an error"
+is "$(cat "$tmp/err")" \
+    "refit: $SRCDIR/t/data/study/badlabel.lua:5: label: not valid UTF-8 (a label is stored as text)" \
+    "naming the study line and the field"
+is "$(sql "$tmp/label.db" "SELECT group_concat(label) FROM run")" "first" \
+    "the run stored before it stays, the bad one is not stored"
 done_testing
