@@ -201,7 +201,7 @@ static int load(struct exec *x, struct rf_error *err)
 {
     struct rf_stored_run run;
     int rc;
-    if ((rc = rf_store_open(&x->st, x->o.db, err)) < 0)
+    if ((rc = rf_store_open(&x->st, x->o.db, RF_STORE_EXISTING, err)) < 0)
         return rc;
     x->have_store = true;
     if ((rc = rf_store_load_run(&x->st, x->o.run, &run, err)) < 0)

@@ -100,7 +100,7 @@ int cmd_calibrate(int argc, char **argv)
         fprintf(stderr, "refit: %s: no such database\n", db);
         return 1;
     }
-    if (rf_lua_open(&L, dir, &err) < 0 || rf_store_open(&st, db, &err) < 0 ||
+    if (rf_lua_open(&L, dir, &err) < 0 || rf_store_open(&st, db, RF_STORE_READONLY, &err) < 0 ||
         rf_lua_load_cluster(L, spec, &cluster, &err) < 0 ||
         rf_calibrate(&st, &cluster, &cal, &err) < 0) {
         rc = cmd_fail(&err);

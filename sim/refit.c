@@ -339,7 +339,7 @@ static int cmd_plan(int argc, char **argv)
     }
     cmd_models_dir(dir, sizeof(dir));
     existed = db_exists(db);
-    if (rf_lua_open(&L, dir, &err) < 0 || rf_store_open(&st, db, &err) < 0 ||
+    if (rf_lua_open(&L, dir, &err) < 0 || rf_store_open(&st, db, RF_STORE_CREATE, &err) < 0 ||
         run_scenario(L, &st, &(struct rf_scenario_src){.path = argv[optind]}, strategy, label,
                      false, &r, &err) < 0) {
         rc = cmd_fail(&err);
@@ -445,7 +445,7 @@ static int cmd_sim(int argc, char **argv)
 
     cmd_models_dir(dir, sizeof(dir));
     existed = db_exists(db);
-    if (rf_lua_open(&L, dir, &err) < 0 || rf_store_open(&st, db, &err) < 0) {
+    if (rf_lua_open(&L, dir, &err) < 0 || rf_store_open(&st, db, RF_STORE_CREATE, &err) < 0) {
         rc = cmd_fail(&err);
         goto out;
     }
@@ -597,7 +597,7 @@ static int cmd_run(int argc, char **argv)
     struct rf_store st = {0};
     int rc = 1;
     cmd_models_dir(dir, sizeof(dir));
-    if (rf_lua_open(&L, dir, &err) < 0 || rf_store_open(&st, db, &err) < 0) {
+    if (rf_lua_open(&L, dir, &err) < 0 || rf_store_open(&st, db, RF_STORE_CREATE, &err) < 0) {
         rc = cmd_fail(&err);
         goto out;
     }

@@ -405,7 +405,7 @@ int rf_report_html(const char *db_path, const int64_t *run_ids, size_t n_runs, c
         rc = rf_error_set(err, RF_EIO, "%s: %s", db_path, strerror(errno));
         goto out;
     }
-    if ((rc = rf_store_open(&st, db_path, err)) < 0)
+    if ((rc = rf_store_open(&st, db_path, RF_STORE_READONLY, err)) < 0)
         goto out;
     rp.db = st.db;
     if ((rc = load_runs(&rp, run_ids, n_runs, err)) < 0)
