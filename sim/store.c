@@ -234,9 +234,14 @@ static int cannot_open(struct rf_store *st, struct rf_error *err, const char *ms
     }
     snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash > st->path ? slash - st->path : 1) : 1,
              slash ? st->path : ".");
-    if (access(dir, W_OK | X_OK) != 0)
+    struct stat sb;
+    int e = stat(dir, &sb) != 0             ? errno
+            : !S_ISDIR(sb.st_mode)          ? ENOTDIR
+            : access(dir, W_OK | X_OK) != 0 ? errno
+                                            : 0;
+    if (e)
         return rf_error_set(err, RF_EIO, "%s: cannot create it: %s: %s", st->path, dir,
-                            strerror(errno));
+                            strerror(e));
     return rf_error_set(err, RF_EDB, "%s: cannot create it (%s)", st->path, msg);
 }
 
