@@ -419,11 +419,13 @@ int rf_store_open(struct rf_store *st, const char *path, int flags, struct rf_er
         (sqlite3_errcode(st->db) == SQLITE_READONLY ||
          sqlite3_errcode(st->db) == SQLITE_CANTOPEN)) {
         /* A WAL file in a folder we cannot write: SQLite cannot create its -shm file. With no
-         * -wal file beside it every commit is in the file itself, so it is read as immutable;
-         * with one, a writer is active (or died) and the file alone would be stale. */
+         * -wal file beside it (or an empty one) every commit is in the file itself, so it is
+         * read as immutable; with one, a writer is active (or died) and the file alone would
+         * be stale. */
         char wal[4096 + 8], uri[3 * 4096 + 32];
+        struct stat ws;
         snprintf(wal, sizeof(wal), "%s-wal", path);
-        if (access(wal, F_OK) == 0) {
+        if (stat(wal, &ws) == 0 && ws.st_size > 0) {
             rc = rf_error_set(err, RF_EDB,
                               "%s: cannot read it: %s exists (a writer is active or died) and "
                               "the folder is not writable",
