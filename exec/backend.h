@@ -63,6 +63,11 @@ struct rf_backend {
     double (*elapsed)(struct rf_backend *b, int from, int to);
     /* After a failure: stop in-flight communication so no call blocks (NCCL abort). */
     void (*abort)(struct rf_backend *b);
+    /* Memory the replay's buffers can take, and the pool it comes from: ranks whose pools
+     * have the same name share it (MPI: the host's MemAvailable, pool "host NAME"; NCCL:
+     * the GPU's free memory, pool "GPU <bus id> on NAME"). *bytes < 0 when unknown. */
+    int (*memory)(struct rf_backend *b, int64_t *bytes, char *pool, size_t pool_size,
+                  struct rf_error *err);
     /* What the measurement records (NULL when not applicable); valid until release. */
     const char *(*device_name)(struct rf_backend *b);
     const char *(*library_version)(struct rf_backend *b);

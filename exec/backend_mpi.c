@@ -4,6 +4,7 @@
  * nothing left to wait for. It runs the replay where no GPU is (make check). */
 #include "backend.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,6 +70,27 @@ static int m_narrow(struct rf_backend *b, uint8_t *dst, const uint8_t *src, int6
                     struct rf_error *err)
 {
     rf_fp8_narrow(dst, src, n);
+    return 0;
+}
+
+/* The host's MemAvailable (what the kernel can give without swapping), from /proc/meminfo. */
+static int m_memory(struct rf_backend *b, int64_t *bytes, char *pool, size_t pool_size,
+                    struct rf_error *err)
+{
+    char host[MPI_MAX_PROCESSOR_NAME] = "", line[256];
+    int len = 0;
+    long long kb;
+    FILE *f = fopen("/proc/meminfo", "r");
+    MPI_Get_processor_name(host, &len);
+    snprintf(pool, pool_size, "host %s", host);
+    *bytes = -1;
+    while (f && fgets(line, sizeof(line), f))
+        if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1) {
+            *bytes = (int64_t)kb * 1024;
+            break;
+        }
+    if (f)
+        fclose(f);
     return 0;
 }
 
@@ -259,6 +281,7 @@ int rf_backend_mpi_new(struct rf_backend **out, struct rf_ctl *ctl, struct rf_er
                              .mark = m_mark,
                              .elapsed = m_elapsed,
                              .abort = m_abort,
+                             .memory = m_memory,
                              .device_name = m_device_name,
                              .library_version = m_library_version,
                              .release = m_release};

@@ -30,6 +30,7 @@ struct nccl_impl {
     bool aborted;
     char device_name[256];
     char version[32];
+    char pool[MPI_MAX_PROCESSOR_NAME + 64]; /* "GPU <bus id> on <host>": ranks sharing it */
 };
 
 static struct nccl_impl *impl(struct rf_backend *b)
@@ -341,6 +342,17 @@ static void g_abort(struct rf_backend *b)
         ncclCommAbort(n->world);
 }
 
+/* The GPU's free memory now (after NCCL's own buffers); ranks on one GPU share it. */
+static int g_memory(struct rf_backend *b, int64_t *bytes, char *pool, size_t pool_size,
+                    struct rf_error *err)
+{
+    size_t free_bytes = 0, total = 0;
+    snprintf(pool, pool_size, "%s", impl(b)->pool);
+    CUDA_TRY(cudaMemGetInfo(&free_bytes, &total), "cudaMemGetInfo");
+    *bytes = (int64_t)free_bytes;
+    return 0;
+}
+
 static const char *g_device_name(struct rf_backend *b)
 {
     return impl(b)->device_name;
@@ -463,6 +475,7 @@ static int pick_device(struct nccl_impl *n, struct rf_ctl *ctl, struct rf_error 
         goto out;
     }
     snprintf(n->device_name, sizeof(n->device_name), "%s", prop.name);
+    snprintf(n->pool, sizeof(n->pool), "GPU %s on %s", bus, host);
 out:
     free(all);
     if (local != MPI_COMM_NULL)
@@ -498,6 +511,7 @@ int rf_backend_nccl_new(struct rf_backend **out, struct rf_ctl *ctl, struct rf_e
                              .mark = g_mark,
                              .elapsed = g_elapsed,
                              .abort = g_abort,
+                             .memory = g_memory,
                              .device_name = g_device_name,
                              .library_version = g_library_version,
                              .release = g_release};

@@ -24,6 +24,11 @@ struct rf_fault {
 
 /* Parses REFIT_EXEC_FAULT's value (NULL or empty: no fault). */
 int rf_fault_parse(const char *text, struct rf_fault *f, struct rf_error *err);
+/* Refuses a fault that cannot fire as asked in this job: a rank beyond the world, a round
+ * beyond the run's rounds, corruption on a rank that plays no GPU (text: the variable's
+ * value, for the message). */
+int rf_fault_check(const struct rf_fault *f, const char *text, int world, int gpus, int32_t rounds,
+                   int64_t run, struct rf_error *err);
 /* Crashes or hangs this rank now, saying so on stderr first (never returns). */
 _Noreturn void rf_fault_fire(const struct rf_fault *f, int rank, int32_t round);
 

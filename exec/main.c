@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -26,11 +27,16 @@ static const char usage_text[] =
     "  --check          verify every destination element after the last iteration; without\n"
     "                   it the measurement is stored as unverified\n"
     "  --timeout S      seconds any one wait may take before the job is ended (default 120)\n"
+    "  --db-timeout S   seconds rank 0 keeps trying to store the result while another process\n"
+    "                   holds the database's lock (default 300); if it still cannot, it prints\n"
+    "                   the result as JSON, the row stays failed and the exit status is 1\n"
     "  --json           print the result as one JSON object\n"
     "  --help           this text\n"
     "\n"
     "Testing only: REFIT_EXEC_FAULT=RANK:KIND[:ROUND] (KIND crash, hang or corrupt) makes a\n"
-    "rank fail on purpose in the given round (default: the middle one).\n";
+    "rank fail on purpose in the given round (default: the middle one).\n"
+    "REFIT_EXEC_TEST_STORE_GATE=PATH makes rank 0 create PATH.ready before it stores the\n"
+    "result and wait (up to --timeout) for PATH.go to exist.\n";
 
 struct opts {
     const char *db;
@@ -38,8 +44,9 @@ struct opts {
     const char *backend;
     int64_t iters, warmup;
     bool check, json;
-    double timeout;
+    double timeout, db_timeout;
     struct rf_fault fault;
+    const char *fault_text;
 };
 
 /* The environment variables launchers set; only rank 0 prints usage errors. */
@@ -88,6 +95,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
     o->iters = 5;
     o->warmup = 1;
     o->timeout = 120;
+    o->db_timeout = 300;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -118,11 +126,15 @@ static int parse_args(int argc, char **argv, struct opts *o)
             if (!parse_int(v, 0, &o->warmup))
                 return usage_error("--warmup %s: expected a number >= 0", v);
             i++;
-        } else if (strcmp(a, "--timeout") == 0) {
+        } else if (strcmp(a, "--timeout") == 0 || strcmp(a, "--db-timeout") == 0) {
+            bool db = strcmp(a, "--db-timeout") == 0;
             char *end;
-            o->timeout = strtod(v, &end);
-            if (*end || !(o->timeout > 0))
-                return usage_error("--timeout %s: expected seconds > 0", v);
+            double t = strtod(v, &end);
+            if (*end || !(t > 0) || t > 1e6)
+                return usage_error(db ? "--db-timeout %s: expected seconds > 0"
+                                      : "--timeout %s: expected seconds > 0",
+                                   v);
+            *(db ? &o->db_timeout : &o->timeout) = t;
             i++;
         } else {
             return usage_error("unknown option %s", a);
@@ -130,7 +142,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
     }
     if (o->run < 0)
         return usage_error("%s", "--run ID is required");
-    if (rf_fault_parse(getenv("REFIT_EXEC_FAULT"), &o->fault, &err) < 0)
+    o->fault_text = getenv("REFIT_EXEC_FAULT");
+    if (rf_fault_parse(o->fault_text, &o->fault, &err) < 0)
         return usage_error("%s", err.msg);
     return -1;
 }
@@ -156,6 +169,9 @@ struct exec {
     bool have_store;
     int64_t measurement;
     struct rf_measurement m;
+    int64_t wrong_ranks;
+    bool refused;   /* the replay was refused before it allocated anything (memory) */
+    char why[1024]; /* the measurement's error_text, when rank 0 writes one */
     char *model;
     char hosts[4096], gpus[4096], nccl[64], mpi[256];
 };
@@ -201,7 +217,7 @@ static int load(struct exec *x, struct rf_error *err)
 {
     struct rf_stored_run run;
     int rc;
-    if ((rc = rf_store_open(&x->st, x->o.db, err)) < 0)
+    if ((rc = rf_store_open(&x->st, x->o.db, RF_STORE_EXISTING, err)) < 0)
         return rc;
     x->have_store = true;
     if ((rc = rf_store_load_run(&x->st, x->o.run, &run, err)) < 0)
@@ -212,9 +228,10 @@ static int load(struct exec *x, struct rf_error *err)
                           "run %lld needs %d GPUs, this world has %d: plan a scaled-down "
                           "scenario; the simulator predicts the large one",
                           (long long)x->o.run, gpus, x->ctl.size);
-    } else {
-        rc = rf_part_derive(&x->part, &run, err);
+    } else if ((rc = rf_part_derive(&x->part, &run, err)) == 0) {
         x->model = strdup(run.model);
+        rc = rf_fault_check(&x->o.fault, x->o.fault_text, x->ctl.size, gpus, x->part.n_rounds,
+                            x->o.run, err);
     }
     rf_stored_run_release(&run);
     if (rc == 0 && gpus < x->ctl.size)
@@ -270,12 +287,18 @@ static double median(double *v, int64_t n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-static void print_result(struct exec *x, int64_t wrong_ranks)
+/* The result on stdout: the text form, or with json (also when it could not be stored,
+ * then with every round, so nothing measured is lost) one JSON object. */
+static void print_result(struct exec *x, bool json, bool stored)
 {
     const struct rf_measurement *m = &x->m;
-    if (x->o.json) {
+    int64_t wrong_ranks = x->wrong_ranks;
+    if (json) {
+        json_t *rounds = json_array();
+        for (int32_t r = 0; rounds && m->round_seconds && r < m->n_rounds; r++)
+            json_array_append_new(rounds, json_real(m->round_seconds[r]));
         json_t *j = json_pack(
-            "{sI sI ss ss ss sI sI sI sI sf sf sf sI sI sI sI sI}", "measurement_id",
+            "{sI sI ss ss ss sI sI sI sI sf sf sf sI sI sI sI sI so sb}", "measurement_id",
             (json_int_t)x->measurement, "run_id", (json_int_t)x->o.run, "model", x->model,
             "backend", m->backend, "status", m->status, "world_size", (json_int_t)m->world_size,
             "rounds", (json_int_t)x->part.n_rounds, "iters", (json_int_t)m->iters, "warmup",
@@ -283,7 +306,8 @@ static void print_result(struct exec *x, int64_t wrong_ranks)
             "seconds_max", m->seconds_max, "payload_bytes", (json_int_t)x->part.payload_bytes,
             "moved_bytes", (json_int_t)x->part.moved_bytes, "bytes_verified",
             (json_int_t)m->bytes_verified, "errors", (json_int_t)m->errors, "wrong_ranks",
-            (json_int_t)wrong_ranks);
+            (json_int_t)wrong_ranks, "round_seconds", rounds ? rounds : json_null(), "stored",
+            (int)stored);
         char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
         if (s)
             puts(s);
@@ -309,6 +333,98 @@ static void print_result(struct exec *x, int64_t wrong_ranks)
                (long long)m->bytes_verified, (long long)m->errors);
     printf("  measurement %lld of run %lld: %s\n", (long long)x->measurement, (long long)x->o.run,
            m->status);
+}
+
+/* What one rank's buffers need, and what its pool (a host, a GPU) has available. */
+struct mem_report {
+    int64_t train, infer, root, staging, available;
+    char pool[192];
+};
+
+static int64_t mem_need(const struct mem_report *r)
+{
+    return r->train + r->infer + r->root + r->staging;
+}
+
+/* Rank 0: the first pool whose ranks need more than it has, said with the figures of its
+ * neediest rank; false when every pool fits (or its size is unknown). */
+static bool mem_refusal(const struct mem_report *all, int n, char *why, size_t size)
+{
+    for (int i = 0; i < n; i++) {
+        int64_t total = 0, avail = -1;
+        int count = 0, worst = i;
+        bool seen = false;
+        for (int j = 0; j < i && !seen; j++)
+            seen = strcmp(all[j].pool, all[i].pool) == 0;
+        if (seen)
+            continue;
+        /* Ranks of a pool read its free memory at about the same moment; the largest
+         * reading is used, so the replay is refused only when it surely does not fit. */
+        for (int j = i; j < n; j++) {
+            if (strcmp(all[j].pool, all[i].pool) != 0)
+                continue;
+            total += mem_need(&all[j]);
+            count++;
+            avail = all[j].available > avail ? all[j].available : avail;
+            if (mem_need(&all[j]) > mem_need(&all[worst]))
+                worst = j;
+        }
+        if (avail < 0 || total <= avail)
+            continue;
+        const struct mem_report *w = &all[worst];
+        char root[64] = "";
+        if (w->root > 0)
+            snprintf(root, sizeof(root), ", broadcast roots %.1f", w->root / 1e9);
+        snprintf(why, size,
+                 "rank %d needs %.1f GB (training shards %.1f, inference %.1f%s, staging %.1f), "
+                 "%s has %.1f GB available for %d rank%s needing %.1f GB: not replayed, nothing "
+                 "allocated",
+                 worst, mem_need(w) / 1e9, w->train / 1e9, w->infer / 1e9, root, w->staging / 1e9,
+                 w->pool, avail / 1e9, count, count == 1 ? "" : "s", total / 1e9);
+        return true;
+    }
+    return false;
+}
+
+/* Every rank's buffers are sized before any is allocated. Rank 0 adds up the ranks that
+ * draw on one pool (a host's memory for MPI, a GPU for NCCL) and refuses the replay within
+ * seconds when they do not fit, rather than letting the kernel kill a rank minutes into
+ * filling its shards (a Qwen3-8B replay on 4 host ranks did). Pools are told apart by name
+ * (host, GPU bus id), gathered with a deadline like every other wait. */
+static int check_memory(struct exec *x, int64_t *refused, struct rf_error *err)
+{
+    struct mem_report mine = {0}, *all = NULL;
+    struct rf_replay_need need;
+    MPI_Request r;
+    int rc;
+    rf_replay_memory(x->replay, &need);
+    mine.train = need.train;
+    mine.infer = need.infer;
+    mine.root = need.root;
+    mine.staging = need.staging;
+    if ((rc = x->be->memory(x->be, &mine.available, mine.pool, sizeof(mine.pool), err)) < 0)
+        return rc;
+    if (x->ctl.rank == 0 && !(all = calloc((size_t)x->ctl.size, sizeof(*all))))
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    if (MPI_Igather(&mine, (int)sizeof(mine), MPI_BYTE, all, (int)sizeof(mine), MPI_BYTE, 0,
+                    x->ctl.comm, &r) != MPI_SUCCESS) {
+        free(all);
+        return rf_error_set(err, RF_ECOMM, "MPI_Igather failed");
+    }
+    if ((rc = rf_ctl_waitall(&x->ctl, 1, &r, "every rank's memory need", err)) < 0) {
+        free(all);
+        return rc;
+    }
+    *refused = x->ctl.rank == 0 && mem_refusal(all, x->ctl.size, x->why, sizeof(x->why));
+    free(all);
+    if ((rc = bcast_int(x, refused, err)) < 0)
+        return rc;
+    if (*refused && x->ctl.rank == 0) {
+        x->refused = true;
+        x->m.error_text = x->why;
+        fprintf(stderr, "refit-exec: %s\n", x->why);
+    }
+    return 0;
 }
 
 /* The replay proper: every rank, after the part has arrived. */
@@ -358,8 +474,16 @@ static int replay(struct exec *x, struct rf_error *err)
                                       x->part.groups[g].count, x->part.groups[g].stride};
     rc = x->be->groups(x->be, groups, x->part.n_groups, err);
     free(groups);
-    if (rc < 0 || (rc = rf_replay_new(&x->replay, &x->part, x->ctl.rank, x->be, err)) < 0 ||
-        (rc = rf_replay_fill(x->replay, err)) < 0)
+    if (rc < 0 || (rc = rf_replay_new(&x->replay, &x->part, x->ctl.rank, x->be, err)) < 0)
+        goto out;
+    int64_t refused = 0;
+    if ((rc = check_memory(x, &refused, err)) < 0)
+        goto out;
+    if (refused) {
+        rc = 1;
+        goto out;
+    }
+    if ((rc = rf_replay_alloc(x->replay, err)) < 0 || (rc = rf_replay_fill(x->replay, err)) < 0)
         goto out;
 
     for (int64_t it = 0; it < total_iters; it++) {
@@ -414,25 +538,20 @@ static int replay(struct exec *x, struct rf_error *err)
         m->n_rounds = nr;
         m->bytes_verified = tot[0];
         m->errors = tot[1];
-        char why[256];
+        x->wrong_ranks = tot[2];
+        rounds = NULL; /* m keeps them until the end */
         if (!x->o.check) {
             m->status = "unverified";
             m->error_text = "not verified (run without --check)";
         } else if (tot[1] > 0) {
             m->status = "failed";
-            snprintf(why, sizeof(why), "verification found %lld wrong elements on %lld ranks",
+            snprintf(x->why, sizeof(x->why), "verification found %lld wrong elements on %lld ranks",
                      (long long)tot[1], (long long)tot[2]);
-            m->error_text = why;
+            m->error_text = x->why;
         } else {
             m->status = "ok";
             m->error_text = NULL;
         }
-        if ((rc = rf_store_measurement_finish(&x->st, x->measurement, m, err)) < 0)
-            goto out;
-        print_result(x, tot[2]);
-        if (tot[1] > 0)
-            fprintf(stderr, "refit-exec: rank 0: %s; measurement %lld stored as failed\n",
-                    m->error_text, (long long)x->measurement);
         rc = tot[1] > 0 ? 1 : 0;
     }
 out:
@@ -441,6 +560,88 @@ out:
     free(col);
     free(rounds);
     return rc;
+}
+
+static void sleep_seconds(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+/* Testing only (REFIT_EXEC_TEST_STORE_GATE=PATH): rank 0 creates PATH.ready and waits for
+ * PATH.go before it stores the result, so a test can take the database's lock at exactly
+ * that point. */
+static void store_gate(struct exec *x)
+{
+    const char *gate = getenv("REFIT_EXEC_TEST_STORE_GATE");
+    char p[4096];
+    if (!gate || !*gate)
+        return;
+    fprintf(stderr, "refit-exec: REFIT_EXEC_TEST_STORE_GATE=%s is set (testing only)\n", gate);
+    snprintf(p, sizeof(p), "%s.ready", gate);
+    FILE *f = fopen(p, "w");
+    if (f)
+        fclose(f);
+    snprintf(p, sizeof(p), "%s.go", gate);
+    for (double t0 = MPI_Wtime(); access(p, F_OK) != 0 && MPI_Wtime() - t0 < x->o.timeout;)
+        sleep_seconds(0.01);
+}
+
+/* Rank 0, after every rank has the verdict: stores the result. Another process may hold
+ * the database's lock (a long refit sim, a reader in DELETE mode): a measurement that took
+ * minutes of GPU time is worth waiting for, so the write is retried with backoff for
+ * --db-timeout seconds in all. If it still fails, the result goes to stdout as JSON with
+ * every round, stderr says why, and the row stays failed ("did not finish"). */
+static int store_result(struct exec *x, int verdict)
+{
+    struct rf_error err;
+    double t0, left, delay = 0.1;
+    bool said = false;
+    int rc;
+    store_gate(x);
+    t0 = MPI_Wtime();
+    for (;;) {
+        left = x->o.db_timeout - (MPI_Wtime() - t0);
+        /* The first try waits a second, so a lock is reported while we wait for it. */
+        rf_store_set_busy_timeout(&x->st, left < 0.01 ? 0.01 : !said && left > 1 ? 1 : left);
+        rc = rf_store_measurement_finish(&x->st, x->measurement, &x->m, &err);
+        left = x->o.db_timeout - (MPI_Wtime() - t0);
+        if (rc != RF_EBUSY || left <= 0)
+            break;
+        if (!said)
+            fprintf(stderr,
+                    "refit-exec: rank 0: %s is locked by another process; retrying for up to "
+                    "%g s (--db-timeout)\n",
+                    x->o.db, x->o.db_timeout);
+        said = true;
+        sleep_seconds(delay < left ? delay : left);
+        delay = delay * 2 < 5 ? delay * 2 : 5;
+    }
+    if (rc < 0) {
+        if (rc == RF_EBUSY)
+            rf_error_set(&err, RF_EBUSY,
+                         "%s: database is locked (another refit is writing it; waited %g s, "
+                         "--db-timeout)",
+                         x->o.db, x->o.db_timeout);
+        if (!x->refused)
+            print_result(x, true, false);
+        fprintf(stderr,
+                "refit-exec: rank 0: the result was not stored: %s; measurement %lld of run "
+                "%lld stays failed (\"did not finish\")%s\n",
+                err.msg, (long long)x->measurement, (long long)x->o.run,
+                x->refused ? "" : "; the result is on stdout as JSON");
+        return 1;
+    }
+    if (x->refused) {
+        fprintf(stderr, "refit-exec: rank 0: measurement %lld of run %lld stored as failed\n",
+                (long long)x->measurement, (long long)x->o.run);
+        return 1;
+    }
+    print_result(x, x->o.json, true);
+    if (x->m.errors > 0)
+        fprintf(stderr, "refit-exec: rank 0: %s; measurement %lld stored as failed\n",
+                x->m.error_text, (long long)x->measurement);
+    return verdict;
 }
 
 int main(int argc, char **argv)
@@ -495,16 +696,20 @@ int main(int argc, char **argv)
     }
     if ((rc = rf_part_share(&x.part, &x.ctl, &err)) < 0 || (rc = replay(&x, &err)) < 0)
         fail(&x, rc, &err);
-    /* Every rank exits with rank 0's verdict. */
+    /* Every rank exits with rank 0's verdict, given before rank 0 stores the result: the
+     * others need not wait (past their deadline) while it waits for the database. */
     status = rc;
     if ((rc = bcast_int(&x, &status, &err)) < 0)
         fail(&x, rc, &err);
     rc = (int)status;
+    if (x.ctl.rank == 0)
+        rc = store_result(&x, rc);
 out:
     rf_replay_free(x.replay);
     if (x.be)
         x.be->release(x.be);
     rf_part_release(&x.part);
+    free((void *)x.m.round_seconds);
     if (x.have_store)
         rf_store_close(&x.st);
     free(x.model);

@@ -76,7 +76,7 @@ struct rf_replay {
     int64_t send_stage_bytes, recv_stage_bytes;
     int64_t piece;
     struct rf_xfer *sends, *recvs;
-    int64_t memory;
+    struct rf_replay_need need;
     bool corrupted;
 };
 
@@ -139,15 +139,15 @@ static bool box_inside(const struct rf_box *in, const struct rf_box *out, int nd
     return true;
 }
 
-static int alloc_buf(struct rf_replay *r, struct rbuf *b, const struct rf_box *box, int ndim,
-                     int32_t elem, struct rf_error *err)
+/* Sizes a buffer and counts it in *need; rf_replay_alloc allocates it. */
+static void plan_buf(struct rbuf *b, const struct rf_box *box, int ndim, int32_t elem,
+                     int64_t *need)
 {
     b->box = *box;
     b->numel = rf_box_numel(box, ndim);
     b->elem = elem;
     b->owned = true;
-    r->memory += b->numel * elem;
-    return r->be->alloc(r->be, &b->ptr, (size_t)(b->numel * elem), err);
+    *need += b->numel * elem;
 }
 
 static void whole_box(const struct rf_part_tensor *pt, struct rf_box *b)
@@ -159,8 +159,9 @@ static void whole_box(const struct rf_part_tensor *pt, struct rf_box *b)
 }
 
 /* Which buffers this GPU needs: its shards on both sides, and as a broadcast root (or a
- * gather destination) the whole tensor. */
-static int alloc_buffers(struct rf_replay *r, struct rf_error *err)
+ * gather destination) the whole tensor. Sized only: nothing is allocated before the whole
+ * job's need has been checked against the memory it has. */
+static int plan_buffers(struct rf_replay *r, struct rf_error *err)
 {
     const struct rf_part *p = r->part;
     int rc;
@@ -186,25 +187,21 @@ static int alloc_buffers(struct rf_replay *r, struct rf_error *err)
     for (size_t i = 0; i < p->n_tensors; i++) {
         const struct rf_part_tensor *pt = &p->tensors[i];
         struct rf_box box;
-        if (held_box(&p->train, pt, r->rank, &box) &&
-            (rc = alloc_buf(r, &r->buf[RF_BUF_TRAIN][i], &box, pt->ndim, pt->train_elem, err)) < 0)
-            goto out;
-        if (held_box(&p->infer, pt, r->rank, &box) &&
-            (rc = alloc_buf(r, &r->buf[RF_BUF_INFER][i], &box, pt->ndim, pt->wire_elem, err)) < 0)
-            goto out;
+        if (held_box(&p->train, pt, r->rank, &box))
+            plan_buf(&r->buf[RF_BUF_TRAIN][i], &box, pt->ndim, pt->train_elem, &r->need.train);
+        if (held_box(&p->infer, pt, r->rank, &box))
+            plan_buf(&r->buf[RF_BUF_INFER][i], &box, pt->ndim, pt->wire_elem, &r->need.infer);
         whole_box(pt, &box);
-        if ((gather[i] || (root[i] && pt->gather_elem)) &&
-            (rc = alloc_buf(r, &r->buf[RF_BUF_GATHER][i], &box, pt->ndim, pt->gather_elem, err)) <
-                0)
-            goto out;
+        if (gather[i] || (root[i] && pt->gather_elem))
+            plan_buf(&r->buf[RF_BUF_GATHER][i], &box, pt->ndim, pt->gather_elem, &r->need.root);
         if (!root[i])
             continue;
         if (pt->gather_elem == pt->wire_elem) {
+            /* The gather buffer itself; its pointer is copied once it is allocated. */
             r->buf[RF_BUF_WIRE][i] = r->buf[RF_BUF_GATHER][i];
             r->buf[RF_BUF_WIRE][i].owned = false;
-        } else if ((rc = alloc_buf(r, &r->buf[RF_BUF_WIRE][i], &box, pt->ndim, pt->wire_elem,
-                                   err)) < 0) {
-            goto out;
+        } else {
+            plan_buf(&r->buf[RF_BUF_WIRE][i], &box, pt->ndim, pt->wire_elem, &r->need.root);
         }
     }
     rc = 0;
@@ -242,7 +239,7 @@ static int check_buffer(struct rf_replay *r, const struct item *it, int which, s
     const struct rf_part *p = r->part;
     const struct rbuf *b = &r->buf[which][it->tensor];
     int ndim = p->tensors[it->tensor].ndim;
-    if (!b->ptr || !box_inside(&p->boxes[it->box].box, &b->box, ndim) || b->elem != it->elem)
+    if (!b->numel || !box_inside(&p->boxes[it->box].box, &b->box, ndim) || b->elem != it->elem)
         return rf_error_set(err, RF_EINVAL,
                             "transfer %d: GPU %d's %s of %s does not hold box %d (%d-byte "
                             "elements)",
@@ -430,14 +427,7 @@ static int build_rounds(struct rf_replay *r, struct rf_error *err)
     r->recvs = malloc((most + 1) * sizeof(*r->recvs));
     if (!r->sends || !r->recvs)
         return rf_error_set(err, RF_ENOMEM, "out of memory");
-    int rc;
-    r->memory += r->send_stage_bytes + r->recv_stage_bytes;
-    if (r->send_stage_bytes &&
-        (rc = r->be->alloc(r->be, (void **)&r->send_stage, (size_t)r->send_stage_bytes, err)) < 0)
-        return rc;
-    if (r->recv_stage_bytes &&
-        (rc = r->be->alloc(r->be, (void **)&r->recv_stage, (size_t)r->recv_stage_bytes, err)) < 0)
-        return rc;
+    r->need.staging = r->send_stage_bytes + r->recv_stage_bytes;
     return 0;
 }
 
@@ -455,13 +445,36 @@ int rf_replay_new(struct rf_replay **out, const struct rf_part *part, int rank,
     r->piece = part->staging_bytes / 8 * 8;
     if (r->piece < 8)
         r->piece = 8;
-    if ((rc = alloc_buffers(r, err)) < 0 || (rc = build_messages(r, err)) < 0 ||
-        (rc = build_rounds(r, err)) < 0 || (rc = be->timers(be, part->n_rounds + 1, err)) < 0) {
+    if ((rc = plan_buffers(r, err)) < 0 || (rc = build_messages(r, err)) < 0 ||
+        (rc = build_rounds(r, err)) < 0) {
         rf_replay_free(r);
         return rc;
     }
     *out = r;
     return 0;
+}
+
+int rf_replay_alloc(struct rf_replay *r, struct rf_error *err)
+{
+    const struct rf_part *p = r->part;
+    int rc;
+    for (int k = 0; k < RF_BUF_COUNT; k++)
+        for (size_t i = 0; i < p->n_tensors; i++) {
+            struct rbuf *b = &r->buf[k][i];
+            if (b->numel && b->owned &&
+                (rc = r->be->alloc(r->be, &b->ptr, (size_t)(b->numel * b->elem), err)) < 0)
+                return rc;
+        }
+    for (size_t i = 0; i < p->n_tensors; i++)
+        if (r->buf[RF_BUF_WIRE][i].numel && !r->buf[RF_BUF_WIRE][i].owned)
+            r->buf[RF_BUF_WIRE][i].ptr = r->buf[RF_BUF_GATHER][i].ptr;
+    if (r->send_stage_bytes &&
+        (rc = r->be->alloc(r->be, (void **)&r->send_stage, (size_t)r->send_stage_bytes, err)) < 0)
+        return rc;
+    if (r->recv_stage_bytes &&
+        (rc = r->be->alloc(r->be, (void **)&r->recv_stage, (size_t)r->recv_stage_bytes, err)) < 0)
+        return rc;
+    return r->be->timers(r->be, p->n_rounds + 1, err);
 }
 
 void rf_replay_free(struct rf_replay *r)
@@ -487,9 +500,9 @@ void rf_replay_free(struct rf_replay *r)
     free(r);
 }
 
-int64_t rf_replay_memory(const struct rf_replay *r)
+void rf_replay_memory(const struct rf_replay *r, struct rf_replay_need *need)
 {
-    return r->memory;
+    *need = r->need;
 }
 
 /* Copies `region` between two views of this GPU's memory. */

@@ -10,10 +10,13 @@
 
 struct rf_replay;
 
-/* Builds this rank's program from its part and allocates its buffers (shards of both
- * sides, the root's whole tensors, send and receive staging) on the backend. */
+/* Builds this rank's program from its part and sizes its buffers (shards of both sides,
+ * the root's whole tensors, send and receive staging) without allocating them, so the
+ * job can refuse a replay that does not fit (rf_replay_memory) before it fills memory. */
 int rf_replay_new(struct rf_replay **out, const struct rf_part *part, int rank,
                   struct rf_backend *be, struct rf_error *err);
+/* Allocates the buffers on the backend (and its timers); before fill, poison or run. */
+int rf_replay_alloc(struct rf_replay *r, struct rf_error *err);
 void rf_replay_free(struct rf_replay *r);
 
 /* Writes the pattern into every source (training shards, the scales a root broadcasts). */
@@ -35,7 +38,13 @@ struct rf_check {
 };
 int rf_replay_check(struct rf_replay *r, struct rf_check *out, struct rf_error *err);
 
-/* Bytes this rank allocated: shards, root buffers, staging. */
-int64_t rf_replay_memory(const struct rf_replay *r);
+/* Bytes this rank's buffers take on its backend (known before rf_replay_alloc). */
+struct rf_replay_need {
+    int64_t train;   /* its training shards */
+    int64_t infer;   /* its inference shards */
+    int64_t root;    /* whole tensors it gathers or broadcasts as a root */
+    int64_t staging; /* send and receive staging */
+};
+void rf_replay_memory(const struct rf_replay *r, struct rf_replay_need *need);
 
 #endif

@@ -150,8 +150,7 @@ int cmd_calibrate(int argc, char **argv)
     if (cmd_sim_options(&sim) != 0)
         return 1;
     cmd_models_dir(dir, sizeof(dir));
-    /* TODO(merge): open with RF_STORE_READONLY once the store has it: calibrate only reads. */
-    if (rf_lua_open(&L, dir, &err) < 0 || rf_store_open(&st, db, &err) < 0 ||
+    if (rf_lua_open(&L, dir, &err) < 0 || rf_store_open(&st, db, RF_STORE_READONLY, &err) < 0 ||
         rf_lua_load_cluster(L, spec, &cluster, &err) < 0 ||
         rf_calibrate(&st, &cluster, &sim, &cal, &err) < 0) {
         rc = cmd_fail(&err);

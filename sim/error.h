@@ -7,9 +7,10 @@ enum {
     RF_OK = 0,
     RF_EINVAL = -1, /* bad input: scenario, model, layout, command line */
     RF_ENOMEM = -2,
-    RF_EIO = -3,  /* file system */
-    RF_EDB = -4,  /* SQLite */
-    RF_ELUA = -5, /* error raised inside a Lua description */
+    RF_EIO = -3,   /* file system */
+    RF_EDB = -4,   /* SQLite */
+    RF_ELUA = -5,  /* error raised inside a Lua description */
+    RF_EBUSY = -6, /* SQLite: another process holds the lock past our busy timeout */
 };
 
 struct rf_error {
@@ -18,7 +19,8 @@ struct rf_error {
 };
 
 /* Records the error (printf-style message) and returns code, so callers can write
- * `return rf_error_set(err, RF_EINVAL, "...")`. err may be NULL. */
+ * `return rf_error_set(err, RF_EINVAL, "...")`. err may be NULL. An argument may be
+ * err->msg itself (wrapping an earlier message): the text is formatted aside first. */
 int rf_error_set(struct rf_error *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

@@ -351,7 +351,7 @@ static int lazy_store_get(struct lazy_store *ls, struct rf_error *err)
 {
     if (ls->open)
         return 0;
-    int rc = rf_store_open(&ls->st, ls->path, err);
+    int rc = rf_store_open(&ls->st, ls->path, RF_STORE_CREATE, err);
     if (rc < 0) {
         rf_store_close(&ls->st);
         return rc;

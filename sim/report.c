@@ -421,7 +421,7 @@ int rf_report_html(const char *db_path, const int64_t *run_ids, size_t n_runs, c
     /* The page replaces OUT: OUT must not be the database (nor its WAL or journal). */
     if ((rc = rf_check_output(out_path, db_path, err)) < 0)
         goto out;
-    if ((rc = rf_store_open(&st, db_path, err)) < 0)
+    if ((rc = rf_store_open(&st, db_path, RF_STORE_READONLY, err)) < 0)
         goto out;
     rp.db = st.db;
     if ((rc = load_runs(&rp, run_ids, n_runs, err)) < 0)

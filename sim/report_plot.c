@@ -256,8 +256,15 @@ int report_plot_links(struct report *rp, const struct run *r, struct rf_error *e
     FILE *d = NULL, *s = NULL;
     int rc = 0;
     if (sqlite3_prepare_v2(rp->db,
-                           "SELECT kind, row_number() OVER (PARTITION BY kind ORDER BY link_id)"
-                           " - 1, utilization FROM link_load WHERE run_id = ? ORDER BY link_id",
+                           /* Idle links have no row: the column comes from the endpoints
+                            * (GPU; node and NIC; rail and leaf group), not the row's rank. */
+                           "SELECT kind, CASE WHEN kind IN ('nic_out', 'nic_in') THEN endpoint_a"
+                           " * (SELECT max(endpoint_b) + 1 FROM link_load WHERE run_id = ?1 AND"
+                           " kind IN ('nic_out', 'nic_in')) + endpoint_b"
+                           " WHEN kind IN ('leaf_up', 'leaf_down') THEN endpoint_b"
+                           " * (SELECT max(endpoint_a) + 1 FROM link_load WHERE run_id = ?1 AND"
+                           " kind IN ('leaf_up', 'leaf_down')) + endpoint_a ELSE endpoint_a END,"
+                           " utilization FROM link_load WHERE run_id = ?1 ORDER BY link_id",
                            -1, &q, NULL) != SQLITE_OK) {
         rc = report_db_fail(rp, err);
         goto out;

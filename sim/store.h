@@ -16,7 +16,23 @@ struct sqlite3;
 
 struct rf_store {
     struct sqlite3 *db;
+    char *path;          /* as given to rf_store_open: every error names it */
+    double busy_seconds; /* how long a statement waits for another writer's lock */
 };
+
+/* How rf_store_open treats the file. */
+enum {
+    RF_STORE_CREATE = 1,   /* create it if missing (refit plan, sim, run); migrate it */
+    RF_STORE_EXISTING = 2, /* it must exist and be a refit database (refit-exec); migrate it */
+    /* Implies EXISTING: opened with SQLITE_OPEN_READONLY, no journal mode set, no migration,
+     * nothing written (refit report, calibrate); works in a read-only folder. */
+    RF_STORE_READONLY = 4,
+};
+
+/* Seconds a statement waits for a lock another process holds before it fails with
+ * RF_EBUSY, unless rf_store_set_busy_timeout says otherwise. Long enough for another refit
+ * to store a large plan (Kimi K3: 10 s). */
+#define RF_STORE_BUSY_SECONDS 30.0
 
 /* What a run records besides the plan itself. */
 struct rf_run_info {
@@ -33,9 +49,13 @@ struct rf_run_info {
     const struct rf_topology *topo;
 };
 
-/* Opens (creating or migrating) a refit database. A file that is not a refit database, or
- * one written by a newer refit, is refused. */
-int rf_store_open(struct rf_store *st, const char *path, struct rf_error *err);
+/* Opens a refit database as flags say (one of RF_STORE_CREATE, _EXISTING, _READONLY); a
+ * writable open migrates an older file. A file that is not a refit database, one with
+ * tables but no refit schema version, or one written by a newer refit is refused before
+ * anything is written. Every error names path. */
+int rf_store_open(struct rf_store *st, const char *path, int flags, struct rf_error *err);
+/* Changes how long statements wait for another process's lock (RF_EBUSY after that). */
+void rf_store_set_busy_timeout(struct rf_store *st, double seconds);
 void rf_store_close(struct rf_store *st);
 /* Stores a run and its plan in one transaction; on any error nothing is left behind. */
 int rf_store_save_plan(struct rf_store *st, const struct rf_run_info *info,

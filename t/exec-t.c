@@ -1,6 +1,7 @@
 /* Executor pieces that need no MPI world: box copies and linear ranges (pack and unpack in
- * pieces), the pattern and its FP8 emulation, fault parsing, and each rank's part of a plan.
- * Property tests print their seed; REFIT_SEED=N repeats one. */
+ * pieces), the pattern and its FP8 emulation, fault parsing and checking, each rank's part of a
+ * plan and its memory need, known before anything is allocated. Property tests print their
+ * seed; REFIT_SEED=N repeats one. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -305,6 +306,44 @@ static void fault_injection_is_parsed(void **state)
     assert_int_equal(rf_fault_parse("1:melt", &f, &err), RF_EINVAL);
     assert_string_equal(err.msg, "REFIT_EXEC_FAULT=1:melt: unknown kind 'melt' (crash, hang or "
                                  "corrupt)");
+    /* Nothing before, between or after the fields: a typo never injects nothing. */
+    const char *garbage[] = {"1:crash:2x", "1:crash:1:2",      " 1:crash", "1:crash ",
+                             "-1:crash",   "99999999999:hang", "1:",       ":crash",
+                             "1:Crash",    "1:crash:-1"};
+    for (size_t i = 0; i < sizeof(garbage) / sizeof(garbage[0]); i++) {
+        char want[160];
+        assert_int_equal(rf_fault_parse(garbage[i], &f, &err), RF_EINVAL);
+        assert_int_equal(f.kind, RF_FAULT_NONE);
+        snprintf(want, sizeof(want),
+                 "REFIT_EXEC_FAULT=%s: expected RANK:KIND[:ROUND], KIND one of crash, hang, "
+                 "corrupt",
+                 garbage[i]);
+        assert_string_equal(err.msg, want);
+    }
+}
+
+/* A fault that cannot fire as asked in this job is refused. */
+static void impossible_faults_are_refused(void **state)
+{
+    (void)state;
+    struct rf_fault f;
+    struct rf_error err;
+    assert_int_equal(rf_fault_parse("3:crash", &f, &err), 0);
+    assert_int_equal(rf_fault_check(&f, "3:crash", 4, 4, 5, 7, &err), 0);
+    assert_int_equal(rf_fault_check(&f, "3:crash", 3, 3, 5, 7, &err), RF_EINVAL);
+    assert_string_equal(err.msg, "REFIT_EXEC_FAULT=3:crash: rank 3 is not in this world of 3 "
+                                 "ranks (0 to 2)");
+    assert_int_equal(rf_fault_parse("1:hang:5", &f, &err), 0);
+    assert_int_equal(rf_fault_check(&f, "1:hang:5", 2, 2, 5, 7, &err), RF_EINVAL);
+    assert_string_equal(err.msg, "REFIT_EXEC_FAULT=1:hang:5: run 7 has 5 rounds (0 to 4), not "
+                                 "round 5");
+    assert_int_equal(rf_fault_check(&f, "1:hang:5", 2, 2, 6, 7, &err), 0);
+    assert_int_equal(rf_fault_parse("2:corrupt", &f, &err), 0);
+    assert_int_equal(rf_fault_check(&f, "2:corrupt", 3, 2, 6, 7, &err), RF_EINVAL);
+    assert_string_equal(err.msg, "REFIT_EXEC_FAULT=2:corrupt: rank 2 plays no GPU of run 7 (it "
+                                 "spans 2): it has nothing to corrupt");
+    assert_int_equal(rf_fault_parse(NULL, &f, &err), 0);
+    assert_int_equal(rf_fault_check(&f, NULL, 1, 1, 0, 7, &err), 0);
 }
 
 /* A planned and scheduled run, kept as rf_store_load_run would return it. */
@@ -435,6 +474,68 @@ static void a_relay_reads_what_landed_earlier(void **state)
     plan_fixture_release(&f);
 }
 
+/* A backend that only counts what is allocated. */
+static int64_t fake_allocs, fake_bytes;
+
+static int fake_alloc(struct rf_backend *b, void **ptr, size_t bytes, struct rf_error *err)
+{
+    fake_allocs++;
+    fake_bytes += (int64_t)bytes;
+    *ptr = calloc(1, bytes ? bytes : 1);
+    return *ptr ? 0 : rf_error_set(err, RF_ENOMEM, "out of memory");
+}
+
+static void fake_free(struct rf_backend *b, void *ptr)
+{
+    free(ptr);
+}
+
+static int fake_timers(struct rf_backend *b, int n, struct rf_error *err)
+{
+    return 0;
+}
+
+/* The replay sizes every buffer before it allocates any, so refit-exec can refuse a
+ * replay that does not fit: rf_replay_new allocates nothing, rf_replay_memory says what
+ * rf_replay_alloc then takes, and over all ranks the inference shards hold every replica. */
+static void memory_is_known_before_it_is_allocated(void **state)
+{
+    (void)state;
+    struct planned f;
+    struct rf_part p;
+    struct rf_error err;
+    struct rf_backend be = {
+        .name = "fake", .alloc = fake_alloc, .free = fake_free, .timers = fake_timers};
+    plan_fixture(&f, RF_STRAT_BROADCAST, RF_DT_BF16, 4096);
+    assert_int_equal(rf_part_derive(&p, &f.run, &err), 0);
+    int64_t infer = 0, root = 0;
+    for (int r = 0; r < p.n_gpus; r++) {
+        struct rf_replay *rp;
+        struct rf_replay_need need;
+        fake_allocs = fake_bytes = 0;
+        if (rf_replay_new(&rp, &p, r, &be, &err) < 0)
+            fail_msg("rank %d: %s", r, err.msg);
+        assert_int_equal(fake_allocs, 0);
+        rf_replay_memory(rp, &need);
+        assert_int_equal(rf_replay_alloc(rp, &err), 0);
+        assert_int_equal(fake_bytes, need.train + need.infer + need.root + need.staging);
+        assert_true(need.staging <= 2 * 4096 + 256);
+        infer += need.infer;
+        root += need.root;
+        rf_replay_free(rp);
+    }
+    int64_t want = 0;
+    for (size_t i = 0; i < f.run.plan.n_tensors; i++)
+        want += rf_tensor_numel(&f.run.plan.tensors[i]) *
+                (int64_t)rf_dtype_size(f.run.plan.wire_dtype[i]);
+    /* Each replica holds every element at least once (replicated tensors once per rank). */
+    assert_true(infer >= want * f.run.infer.replicas);
+    assert_true(infer < 2 * want * f.run.infer.replicas);
+    assert_true(root > 0);
+    rf_part_release(&p);
+    plan_fixture_release(&f);
+}
+
 int main(void)
 {
     const char *s = getenv("REFIT_SEED");
@@ -448,6 +549,8 @@ int main(void)
         cmocka_unit_test(broadcast_pieces_fill_a_shard),
         cmocka_unit_test(pattern_checks_every_element),
         cmocka_unit_test(fault_injection_is_parsed),
+        cmocka_unit_test(impossible_faults_are_refused),
+        cmocka_unit_test(memory_is_known_before_it_is_allocated),
         cmocka_unit_test(parts_agree_with_the_plan),
         cmocka_unit_test(a_relay_reads_what_landed_earlier),
     };

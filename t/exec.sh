@@ -122,6 +122,105 @@ scaled-down scenario; the simulator predicts the large one" "with one line sayin
 is "$(sql "$db" "SELECT count(*) FROM measurement")" "$before" "and stores nothing"
 run 2 --run 999 --backend mpi
 is "$rc $(grep "^refit-exec" "$tmp/err")" "1 refit-exec: no run 999 in this database" "an unknown run is refused"
+# A mistyped --db is refused, naming it, and no empty database is left in its place.
+"$MPIRUN" $over -np 2 "$REFIT_EXEC" --db "$tmp/typo.db" --run 1 --backend mpi >"$tmp/out" \
+    2>"$tmp/err"
+is "$? $(grep "^refit-exec" "$tmp/err")" "1 refit-exec: $tmp/typo.db: no such file" \
+    "a database that does not exist is refused, naming it"
+ok "$(test ! -e "$tmp/typo.db"; echo $?)" "and is not created"
+
+# A replay that cannot fit is refused before anything is allocated: every rank's need is
+# computed from the plan and compared with what the host has (MemAvailable), and the row
+# says why. Llama 3 405B (812 GB in BF16) on 2 host ranks fits no CI machine.
+cat >"$tmp/huge.lua" <<'EOF'
+return { model = "llama3-405b", cluster = { system = "localhost" },
+         train = { gpus = 2, tp = 2 }, infer = { gpus = 2, tp = 2 }, strategy = "reshard" }
+EOF
+"$REFIT" plan "$tmp/huge.lua" --db "$db" --json >"$tmp/plan.json"
+ok $? "refit plan llama3-405b onto 2 GPUs of localhost"
+huge=$(json "$tmp/plan.json" '$.run_id')
+start=$(date +%s)
+run 2 --run "$huge" --backend mpi --check
+took=$(($(date +%s) - start))
+ok "$(test $rc -eq 1; echo $?)" "a replay that does not fit in memory exits 1"
+need="rank 0 needs 811.7 GB (training shards 405.9, inference 405.9, staging 0.0), host "
+ok "$(grep "^refit-exec: " "$tmp/err" | head -1 | grep -q -F "refit-exec: $need"; echo $?)" \
+    "with the figures of the neediest rank"
+ok "$(grep -q -E 'GB available for 2 ranks needing 1623\.4 GB: not replayed, nothing allocated$' \
+    "$tmp/err"; echo $?)" "and of the host's ranks together"
+[ $rc -eq 1 ] || sed 's/^/# /' "$tmp/err"
+ok "$(test "$took" -le 120; echo $?)" "within seconds ($took s), allocating nothing"
+is "$(last_measurement "status, run_id, error_text LIKE '$need%'")" "failed|$huge|1" \
+    "the row is failed and says why"
+
+# The final write waits for another process's lock, retrying for --db-timeout seconds.
+# REFIT_EXEC_TEST_STORE_GATE (testing only) stops rank 0 just before it, so the lock is
+# taken at exactly that point; no step below depends on how long anything takes.
+wait_for() { # wait_for TEST...: until TEST succeeds (status 0), or 1 after 10 minutes
+    i=0
+    while ! "$@"; do
+        [ $i -lt 6000 ] || return 1
+        sleep 0.1
+        i=$((i + 1))
+    done
+}
+lock_db() { # takes the write lock on $db from another process, until unlock_db
+    rm -f "$tmp/lock.fifo"
+    mkfifo "$tmp/lock.fifo"
+    "$SQLITE3" "$db" <"$tmp/lock.fifo" >/dev/null 2>&1 &
+    lock_pid=$!
+    exec 3>"$tmp/lock.fifo"
+    echo "BEGIN IMMEDIATE;" >&3
+    wait_for eval '! "$SQLITE3" "$db" "BEGIN IMMEDIATE; ROLLBACK;" >/dev/null 2>&1'
+}
+unlock_db() {
+    echo "COMMIT;" >&3
+    exec 3>&-
+    wait "$lock_pid"
+}
+gated() { # gated NP ARGS...: refit-exec in the background, stopped before its final write
+    rm -f "$tmp/gate.ready" "$tmp/gate.go"
+    REFIT_EXEC_TEST_STORE_GATE=$tmp/gate "$MPIRUN" $over -np "$1" "$REFIT_EXEC" --db "$db" \
+        --run "$2" --backend mpi --check --iters 2 --warmup 0 "$3" "$4" ${5:+"$5"} \
+        >"$tmp/out" 2>"$tmp/err" &
+    exec_pid=$!
+    # Until rank 0 stands at the gate (or refit-exec ended without getting there).
+    wait_for eval 'test -e "$tmp/gate.ready" || ! kill -0 $exec_pid 2>/dev/null'
+    ok "$(test -e "$tmp/gate.ready"; echo $?)" "refit-exec stops before its final write"
+}
+id=$(plan llama-pair reshard)
+rounds=$(sql "$db" "SELECT rounds FROM run WHERE id = $id")
+gated 2 "$id" --db-timeout 120 --json
+lock_db
+touch "$tmp/gate.go"
+wait_for eval 'grep -q "is locked by another process" "$tmp/err" || ! kill -0 $exec_pid 2>/dev/null'
+unlock_db
+wait "$exec_pid"
+rc=$?
+is "$rc $(json "$tmp/out" '$.status') $(json "$tmp/out" '$.stored')" "0 ok 1" \
+    "a lock released within --db-timeout: the measurement lands"
+is "$(grep -c "^refit-exec: rank 0: $db is locked by another process; retrying for up to 120 s \
+(--db-timeout)$" "$tmp/err")" 1 "and rank 0 says what it waits for"
+is "$(last_measurement "status, id")" "ok|$(json "$tmp/out" '$.measurement_id')" "the row is ok"
+
+gated 2 "$id" --db-timeout 2
+lock_db
+touch "$tmp/gate.go"
+wait "$exec_pid"
+rc=$?
+unlock_db
+mid=$(last_measurement id)
+ok "$(test $rc -ne 0; echo $?)" "a lock held past --db-timeout: refit-exec exits non-zero"
+grep -q "^refit-exec: rank 0: the result" "$tmp/err" || sed 's/^/# /' "$tmp/err"
+is "$(grep "^refit-exec: rank 0: the result" "$tmp/err")" \
+    "refit-exec: rank 0: the result was not stored: $db: database is locked (another refit is \
+writing it; waited 2 s, --db-timeout); measurement $mid of run $id stays failed (\"did not \
+finish\"); the result is on stdout as JSON" "and says why on stderr"
+is "$(json "$tmp/out" '$.status') $(json "$tmp/out" '$.stored') $(json "$tmp/out" '$.errors') \
+$("$SQLITE3" :memory: "SELECT json_array_length(readfile('$tmp/out'), '$.round_seconds')")" \
+    "ok 0 0 $rounds" "the verified result is printed as JSON, every round"
+is "$(last_measurement "status, error_text LIKE 'did not finish%', seconds IS NULL")" "failed|1|1" \
+    "and the row stays failed"
 
 # Command line.
 "$REFIT_EXEC" --help >"$tmp/out" 2>&1
@@ -135,6 +234,30 @@ REFIT_EXEC_FAULT=1:explode "$REFIT_EXEC" --run 1 >/dev/null 2>"$tmp/err"
 is "$? $(head -1 "$tmp/err")" \
     "2 refit-exec: REFIT_EXEC_FAULT=1:explode: unknown kind 'explode' (crash, hang or corrupt)" \
     "a malformed fault injection is refused"
+# Garbage is refused; so is a fault that cannot fire as asked (a rank beyond the world, a
+# round beyond the plan, corruption on a rank that plays no GPU), before the replay and
+# with nothing stored.
+for f in 1:crash:2x 1:crash: one:crash 1:crash:1:2 "1:crash " 99999999999:hang -1:crash; do
+    REFIT_EXEC_FAULT=$f "$REFIT_EXEC" --run 1 >/dev/null 2>"$tmp/err"
+    is "$? $(head -1 "$tmp/err")" \
+        "2 refit-exec: REFIT_EXEC_FAULT=$f: expected RANK:KIND[:ROUND], KIND one of crash, hang, corrupt" \
+        "REFIT_EXEC_FAULT=$f is refused"
+done
+id=$(plan llama-pair reshard)
+rounds=$(sql "$db" "SELECT rounds FROM run WHERE id = $id")
+s=s; [ "$rounds" -eq 1 ] && s=
+before=$(sql "$db" "SELECT count(*) FROM measurement")
+for case in "2:crash|2|rank 2 is not in this world of 2 ranks (0 to 1)" \
+    "1:hang:$rounds|2|run $id has $rounds round$s (0 to $((rounds - 1))), not round $rounds" \
+    "2:corrupt|3|rank 2 plays no GPU of run $id (it spans 2): it has nothing to corrupt"; do
+    f=${case%%|*}
+    rest=${case#*|}
+    np=${rest%%|*}
+    REFIT_EXEC_FAULT=$f run "$np" --run "$id" --backend mpi --check --timeout 10
+    is "$rc $(grep "^refit-exec" "$tmp/err" | grep -v 'is set (testing only)')" \
+        "1 refit-exec: REFIT_EXEC_FAULT=$f: ${rest#*|}" "REFIT_EXEC_FAULT=$f is refused on $np ranks"
+done
+is "$(sql "$db" "SELECT count(*) FROM measurement")" "$before" "and nothing is stored"
 
 # The NCCL backend: on a machine without a GPU it fails cleanly and stores a failed row; with
 # GPUs it replays the one-GPU colocated plan for real.

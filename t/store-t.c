@@ -1,5 +1,6 @@
 /* Store: schema version and identity, one transaction per run, refusal of foreign or newer
- * files, and no partial run after a failure. */
+ * files, and no partial run after a failure; open modes (create, existing, read-only), and
+ * errors that name the file. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -121,7 +123,7 @@ static void new_file_gets_schema_v1(void **state)
     (void)state;
     struct rf_store st;
     struct rf_error err;
-    assert_int_equal(rf_store_open(&st, path, &err), 0);
+    assert_int_equal(rf_store_open(&st, path, RF_STORE_CREATE, &err), 0);
     rf_store_close(&st);
     assert_int_equal(query("PRAGMA application_id"), RF_STORE_APPLICATION_ID);
     assert_int_equal(query("PRAGMA user_version"), RF_STORE_SCHEMA_VERSION);
@@ -139,7 +141,7 @@ static void run_is_stored_whole(void **state)
     struct rf_error err;
     int64_t run = 0;
     fixture_init(&f);
-    assert_int_equal(rf_store_open(&st, path, &err), 0);
+    assert_int_equal(rf_store_open(&st, path, RF_STORE_CREATE, &err), 0);
     assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), 0);
     rf_store_close(&st);
     assert_int_equal(run, 1);
@@ -163,7 +165,7 @@ static void failure_leaves_no_partial_run(void **state)
     struct rf_error err;
     int64_t run = 0;
     fixture_init(&f);
-    assert_int_equal(rf_store_open(&st, path, &err), 0);
+    assert_int_equal(rf_store_open(&st, path, RF_STORE_CREATE, &err), 0);
     assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), 0);
     /* Break the last transfer: no destinations, so its CHECK fails after the run, tensors
      * and boxes were inserted. */
@@ -189,19 +191,19 @@ static void newer_or_foreign_files_are_refused(void **state)
     struct rf_store st;
     struct rf_error err;
     sqlite3 *db;
-    assert_int_equal(rf_store_open(&st, path, &err), 0);
+    assert_int_equal(rf_store_open(&st, path, RF_STORE_CREATE, &err), 0);
     rf_store_close(&st);
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL);
     sqlite3_close(db);
-    assert_int_equal(rf_store_open(&st, path, &err), RF_EDB);
+    assert_int_equal(rf_store_open(&st, path, RF_STORE_CREATE, &err), RF_EDB);
     assert_non_null(strstr(err.msg, "schema version 99 is newer than this refit"));
     teardown(NULL);
 
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     sqlite3_exec(db, "CREATE TABLE x(y)", NULL, NULL, NULL);
     sqlite3_close(db);
-    assert_int_equal(rf_store_open(&st, path, &err), RF_EDB);
+    assert_int_equal(rf_store_open(&st, path, RF_STORE_CREATE, &err), RF_EDB);
     assert_non_null(strstr(err.msg, "not a refit database"));
 }
 
@@ -215,7 +217,7 @@ static void saved_run_loads_back(void **state)
     struct rf_stored_run r;
     int64_t run = 0;
     fixture_init(&f);
-    assert_int_equal(rf_store_open(&st, path, &err), 0);
+    assert_int_equal(rf_store_open(&st, path, RF_STORE_CREATE, &err), 0);
     assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), 0);
     if (rf_store_load_run(&st, run, &r, &err) < 0)
         fail_msg("%s", err.msg);
@@ -275,7 +277,7 @@ static void version_1_file_is_migrated(void **state)
     struct rf_store st;
     struct rf_error err;
     int64_t run = 0;
-    assert_int_equal(rf_store_open(&st, path, &err), 0);
+    assert_int_equal(rf_store_open(&st, path, RF_STORE_CREATE, &err), 0);
     assert_int_equal(query("PRAGMA user_version"), RF_STORE_SCHEMA_VERSION);
     assert_int_equal(query("SELECT count(*) FROM run WHERE rounds IS NULL"), 1);
     assert_int_equal(query("SELECT count(*) FROM transfer_each WHERE run_id = 1"),
@@ -299,7 +301,7 @@ static void measurements_are_stored(void **state)
     int64_t run = 0, id = 0, id2 = 0;
     double rounds[] = {0.25, 0.5};
     fixture_init(&f);
-    assert_int_equal(rf_store_open(&st, path, &err), 0);
+    assert_int_equal(rf_store_open(&st, path, RF_STORE_CREATE, &err), 0);
     assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), 0);
     struct rf_measurement m = {.run_id = run,
                                .backend = "mpi",
@@ -350,6 +352,242 @@ static void measurements_are_stored(void **state)
     fixture_release(&f);
 }
 
+static void write_file(const char *p, const char *text)
+{
+    FILE *f = fopen(p, "wb");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static bool exists(const char *suffix)
+{
+    char p[96];
+    snprintf(p, sizeof(p), "%s%s", path, suffix);
+    return access(p, F_OK) == 0;
+}
+
+/* rf_error_set may wrap the message it overwrites (formatted aside, not into itself). */
+static void error_may_wrap_its_own_message(void **state)
+{
+    (void)state;
+    struct rf_error err;
+    rf_error_set(&err, RF_EDB, "file is not a database");
+    assert_int_equal(rf_error_set(&err, RF_EINVAL, "x.db: not a refit database (%s)", err.msg),
+                     RF_EINVAL);
+    assert_string_equal(err.msg, "x.db: not a refit database (file is not a database)");
+    assert_int_equal(err.code, RF_EINVAL);
+}
+
+/* A text file given as the database: one clear line naming it, and the file untouched. */
+static void text_file_is_not_a_refit_database(void **state)
+{
+    (void)state;
+    struct rf_store st;
+    struct rf_error err;
+    char want[160];
+    write_file(path, "name,value\nnot,sqlite\n");
+    snprintf(want, sizeof(want), "%s: not a refit database (file is not a database)", path);
+    for (int flags = RF_STORE_CREATE; flags <= RF_STORE_READONLY; flags <<= 1) {
+        assert_int_equal(rf_store_open(&st, path, flags, &err), RF_EDB);
+        assert_string_equal(err.msg, want);
+        assert_null(st.db);
+    }
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_size, (int64_t)strlen("name,value\nnot,sqlite\n"));
+    assert_false(exists("-wal"));
+}
+
+/* Tables but user_version 0: someone else's file (even with refit's application_id), never
+ * migrated into. An empty file is initialised. */
+static void foreign_tables_are_never_migrated_into(void **state)
+{
+    (void)state;
+    struct rf_store st;
+    struct rf_error err;
+    char want[160];
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "CREATE TABLE run(id, note); PRAGMA application_id = 1380271700;",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    snprintf(want, sizeof(want), "%s: has tables but is not a refit database", path);
+    assert_int_equal(rf_store_open(&st, path, RF_STORE_CREATE, &err), RF_EDB);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(rf_store_open(&st, path, RF_STORE_EXISTING, &err), RF_EDB);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(query("SELECT count(*) FROM sqlite_schema"), 1);
+    assert_int_equal(query("PRAGMA user_version"), 0);
+    teardown(NULL);
+
+    write_file(path, "");
+    assert_int_equal(rf_store_open(&st, path, RF_STORE_CREATE, &err), 0);
+    rf_store_close(&st);
+    assert_int_equal(query("PRAGMA user_version"), RF_STORE_SCHEMA_VERSION);
+}
+
+/* EXISTING and READONLY never create a file: a typo is an error naming it. */
+static void existing_file_is_required(void **state)
+{
+    (void)state;
+    struct rf_store st;
+    struct rf_error err;
+    char want[160];
+    snprintf(want, sizeof(want), "%s: no such file", path);
+    assert_int_equal(rf_store_open(&st, path, RF_STORE_EXISTING, &err), RF_EIO);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(rf_store_open(&st, path, RF_STORE_READONLY, &err), RF_EIO);
+    assert_string_equal(err.msg, want);
+    assert_false(exists(""));
+    write_file(path, "");
+    snprintf(want, sizeof(want), "%s: empty, not a refit database (refit plan or sim creates one)",
+             path);
+    assert_int_equal(rf_store_open(&st, path, RF_STORE_EXISTING, &err), RF_EDB);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(rf_store_open(&st, path, RF_STORE_CREATE | RF_STORE_READONLY, &err),
+                     RF_EINVAL);
+}
+
+/* A read-only open sets no journal mode and migrates nothing: a database in DELETE mode
+ * keeps its bytes and mtime and gets no -wal or -shm file; one that needs a migration says
+ * how to get it; nothing can be written through it. */
+static void readonly_open_changes_nothing(void **state)
+{
+    (void)state;
+    struct fixture f;
+    struct rf_store st;
+    struct rf_error err;
+    struct rf_stored_run r;
+    struct stat before, after;
+    int64_t run = 0;
+    char want[256];
+    sqlite3 *db;
+    static char bytes0[1 << 16], bytes1[1 << 16];
+    fixture_init(&f);
+    assert_int_equal(rf_store_open(&st, path, RF_STORE_CREATE, &err), 0);
+    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), 0);
+    rf_store_close(&st);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    assert_false(exists("-wal"));
+    assert_int_equal(stat(path, &before), 0);
+    FILE *fp = fopen(path, "rb");
+    size_t n0 = fread(bytes0, 1, sizeof(bytes0), fp);
+    fclose(fp);
+
+    assert_int_equal(rf_store_open(&st, path, RF_STORE_READONLY, &err), 0);
+    assert_int_equal(rf_store_load_run(&st, run, &r, &err), 0);
+    assert_int_equal(r.plan.n_transfers, f.plan.n_transfers);
+    rf_stored_run_release(&r);
+    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), RF_EDB);
+    snprintf(want, sizeof(want),
+             "%s: cannot write it (attempt to write a readonly database): the file or its "
+             "folder is read-only",
+             path);
+    assert_string_equal(err.msg, want);
+    rf_store_close(&st);
+    assert_false(exists("-wal"));
+    assert_false(exists("-shm"));
+    assert_false(exists("-journal"));
+    assert_int_equal(stat(path, &after), 0);
+    assert_int_equal(after.st_mtim.tv_sec, before.st_mtim.tv_sec);
+    assert_int_equal(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
+    fp = fopen(path, "rb");
+    size_t n1 = fread(bytes1, 1, sizeof(bytes1), fp);
+    fclose(fp);
+    assert_int_equal(n0, n1);
+    assert_memory_equal(bytes0, bytes1, n0);
+
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_exec(db, "PRAGMA user_version = 3", NULL, NULL, NULL);
+    sqlite3_close(db);
+    snprintf(want, sizeof(want),
+             "%s: schema version 3 is older than this refit (%d): run refit plan/sim on it once "
+             "to upgrade, or open it writable",
+             path, RF_STORE_SCHEMA_VERSION);
+    assert_int_equal(rf_store_open(&st, path, RF_STORE_READONLY, &err), RF_EDB);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(query("PRAGMA user_version"), 3);
+    fixture_release(&f);
+}
+
+/* Another process holding the write lock past the busy timeout: the error names the file,
+ * the cause and the wait, with its own code (refit-exec retries on it). */
+static void lock_error_names_the_file(void **state)
+{
+    (void)state;
+    struct fixture f;
+    struct rf_store st;
+    struct rf_error err;
+    int64_t run = 0, id = 0;
+    char want[256];
+    sqlite3 *db;
+    fixture_init(&f);
+    assert_int_equal(rf_store_open(&st, path, RF_STORE_CREATE, &err), 0);
+    assert_true(st.busy_seconds == RF_STORE_BUSY_SECONDS);
+    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), 0);
+    struct rf_measurement m = {.run_id = run,
+                               .backend = "mpi",
+                               .world_size = 2,
+                               .iters = 1,
+                               .status = "failed",
+                               .seconds = -1,
+                               .seconds_min = -1,
+                               .seconds_max = -1};
+    assert_int_equal(rf_store_measurement_begin(&st, &m, &id, &err), 0);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+    rf_store_set_busy_timeout(&st, 0.2);
+    snprintf(want, sizeof(want),
+             "%s: database is locked (another refit is writing it; waited 0.2 s)", path);
+    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), RF_EBUSY);
+    assert_string_equal(err.msg, want);
+    m.status = "ok";
+    assert_int_equal(rf_store_measurement_finish(&st, id, &m, &err), RF_EBUSY);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(rf_store_measurement_finish(&st, id, &m, &err), 0);
+    rf_store_close(&st);
+    assert_int_equal(query("SELECT count(*) FROM run"), 1);
+    fixture_release(&f);
+}
+
+/* link_load keeps only links that carried bytes or were busy: a missing row means zero. */
+static void idle_links_have_no_row(void **state)
+{
+    (void)state;
+    struct fixture f;
+    struct rf_store st;
+    struct rf_error err;
+    int64_t run = 0;
+    struct rf_cluster c = {.name = "t", .source = "t", .nodes = 1, .gpus_per_node = 4};
+    struct rf_link links[6] = {{RF_LINK_NVL_OUT, 0, 0, 1e9}, {RF_LINK_NVL_OUT, 1, 0, 1e9},
+                               {RF_LINK_NVL_IN, 2, 0, 1e9},  {RF_LINK_NVL_IN, 3, 0, 1e9},
+                               {RF_LINK_COPY, 0, 0, 1e9},    {RF_LINK_COPY, 1, 0, 1e9}};
+    struct rf_topology topo = {.cluster = &c, .links = links, .n_links = 6};
+    double bytes[6] = {100, 0, 100, 0.2, 0, 0}, busy[6] = {1e-7, 0, 1e-7, 0, 0, 3e-9};
+    struct rf_prediction p = {.predicted_s = 1e-6,
+                              .bottleneck = -1,
+                              .n_links = 6,
+                              .link_bytes = bytes,
+                              .link_busy = busy};
+    fixture_init(&f);
+    f.info.prediction = &p;
+    f.info.topo = &topo;
+    assert_int_equal(rf_store_open(&st, path, RF_STORE_CREATE, &err), 0);
+    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), 0);
+    rf_store_close(&st);
+    assert_int_equal(query("SELECT count(*) FROM link_load"), 3);
+    assert_int_equal(query("SELECT sum(link_id) FROM link_load"), 0 + 2 + 5);
+    assert_int_equal(query("SELECT sum(bytes) FROM link_load"), 200);
+    fixture_release(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -360,6 +598,13 @@ int main(void)
         cmocka_unit_test_setup_teardown(version_1_file_is_migrated, setup, teardown),
         cmocka_unit_test_setup_teardown(saved_run_loads_back, setup, teardown),
         cmocka_unit_test_setup_teardown(measurements_are_stored, setup, teardown),
+        cmocka_unit_test(error_may_wrap_its_own_message),
+        cmocka_unit_test_setup_teardown(text_file_is_not_a_refit_database, setup, teardown),
+        cmocka_unit_test_setup_teardown(foreign_tables_are_never_migrated_into, setup, teardown),
+        cmocka_unit_test_setup_teardown(existing_file_is_required, setup, teardown),
+        cmocka_unit_test_setup_teardown(readonly_open_changes_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(lock_error_names_the_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(idle_links_have_no_row, setup, teardown),
     };
     return cmocka_run_group_tests_name("store", tests, NULL, NULL);
 }

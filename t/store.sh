@@ -1,0 +1,119 @@
+#!/bin/sh
+# End to end: how the commands open the database. refit report and refit calibrate only
+# read it (no journal mode set, no -wal or -shm file, bytes and mtime unchanged) and work on
+# a database in a read-only folder; a file that is not a refit database, or a place where
+# none can be created, gets one line naming the file and nothing is written.
+. "${SRCDIR:-.}/t/lib.sh"
+db=$tmp/store.db
+scen=$SRCDIR/t/data/calib/llama-pair.lua
+
+# fingerprint FILE: bytes and nanosecond mtime.
+fingerprint() { echo "$(cksum <"$1") $(stat -c %y "$1")"; }
+
+"$REFIT" sim "$scen" --db "$db" --json >"$tmp/sim.json"
+ok $? "refit sim predicts a run on localhost"
+id=$(json "$tmp/sim.json" '$.run_id')
+# A measurement, as refit-exec would store it, so that calibrate has something to fit.
+sql "$db" "INSERT INTO measurement (run_id, backend, world_size, iters, warmup, seconds,
+           seconds_min, seconds_max, status) SELECT run_id, 'mpi', 2, 1, 0, seconds * 1.5,
+           seconds * 1.5, seconds * 1.5, 'ok' FROM prediction WHERE run_id = $id;
+           PRAGMA journal_mode = DELETE;" >/dev/null
+is "$(sql "$db" "PRAGMA journal_mode")" delete "the database is in rollback-journal mode"
+before=$(fingerprint "$db")
+
+have_gnuplot=0
+command -v "${REFIT_GNUPLOT:-gnuplot}" >/dev/null 2>&1 && have_gnuplot=1
+if [ $have_gnuplot -eq 1 ]; then
+    "$REFIT" report --db "$db" --html "$tmp/page.html" >/dev/null 2>"$tmp/err"
+    ok $? "refit report reads it"
+else
+    n=$((n + 1))
+    echo "ok $n # SKIP gnuplot is not installed (Debian package gnuplot-nox)"
+fi
+"$REFIT" calibrate --db "$db" --cluster localhost --out "$tmp/cal.lua" >/dev/null 2>"$tmp/err"
+ok $? "refit calibrate reads it"
+[ -s "$tmp/err" ] && sed 's/^/# /' "$tmp/err"
+ok "$(test ! -e "$db-wal" && test ! -e "$db-shm" && test ! -e "$db-journal"; echo $?)" \
+    "neither creates a -wal, -shm or -journal file"
+is "$(fingerprint "$db")" "$before" "and the file's bytes and mtime are unchanged"
+is "$(sql "$db" "PRAGMA journal_mode")" delete "its journal mode is still DELETE"
+
+# A database whose schema needs a migration is not migrated by a reader.
+cp "$db" "$tmp/old.db"
+sql "$tmp/old.db" "PRAGMA user_version = 3"
+"$REFIT" calibrate --db "$tmp/old.db" --cluster localhost --out "$tmp/cal.lua" 2>"$tmp/err"
+is "$? $(cat "$tmp/err")" "1 refit: $tmp/old.db: schema version 3 is older than this refit (4): \
+run refit plan/sim on it once to upgrade, or open it writable" "an old schema: readers say how to upgrade"
+is "$(sql "$tmp/old.db" "PRAGMA user_version")" 3 "and leave it as it is"
+
+# A text file given as the database: one line naming it, the file untouched.
+printf 'run,seconds\n1,2.5\n' >"$tmp/notes.db"
+before=$(fingerprint "$tmp/notes.db")
+"$REFIT" plan "$scen" --db "$tmp/notes.db" >/dev/null 2>"$tmp/err"
+is "$? $(cat "$tmp/err")" "1 refit: $tmp/notes.db: not a refit database (file is not a database)" \
+    "refit plan on a text file: a clear error"
+"$REFIT" calibrate --db "$tmp/notes.db" --cluster localhost 2>"$tmp/err"
+is "$? $(cat "$tmp/err")" "1 refit: $tmp/notes.db: not a refit database (file is not a database)" \
+    "refit calibrate on a text file: the same"
+is "$(fingerprint "$tmp/notes.db")" "$before" "and the text file is untouched"
+# Someone else's SQLite file is never migrated into.
+sql "$tmp/other.db" "CREATE TABLE run (id, note)"
+"$REFIT" plan "$scen" --db "$tmp/other.db" >/dev/null 2>"$tmp/err"
+is "$? $(cat "$tmp/err")" "1 refit: $tmp/other.db: has tables but is not a refit database" \
+    "refit plan on another program's database is refused"
+is "$(sql "$tmp/other.db" "SELECT count(*) FROM sqlite_schema")" 1 "and nothing is added to it"
+
+# Where no database can be created, the error says which folder and why.
+"$REFIT" plan "$scen" --db "$tmp/notes.db/x.db" >/dev/null 2>"$tmp/err"
+is "$? $(cat "$tmp/err")" "1 refit: $tmp/notes.db/x.db: cannot create it: $tmp/notes.db: Not a \
+directory" "a database under a file: cannot create it, and why"
+
+# A read-only folder. Tests run as root, for whom permissions do not bite, so the commands
+# run as nobody (setpriv) there; as another user the folder's mode is enough.
+ro=$tmp/ro
+mkdir "$ro" "$tmp/out"
+cp "$db" "$ro/wal.db"
+sql "$ro/wal.db" "PRAGMA journal_mode = WAL" >/dev/null
+chmod 0755 "$tmp"
+chmod 0777 "$tmp/out"
+chmod 0644 "$ro/wal.db"
+chmod 0555 "$ro"
+as=
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1 &&
+    setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null; then
+    as="setpriv --reuid=65534 --regid=65534 --clear-groups"
+fi
+if [ "$(id -u)" -eq 0 ] && [ -z "$as" ]; then
+    for i in 1 2 3 4; do
+        n=$((n + 1))
+        echo "ok $n # SKIP running as root without setpriv: a read-only folder cannot be tested"
+    done
+else
+    # WAL mode with no -wal file and no way to create the -shm file: read as immutable.
+    $as "$REFIT" calibrate --db "$ro/wal.db" --cluster localhost --out "$tmp/out/cal.lua" \
+        >/dev/null 2>"$tmp/err"
+    ok $? "refit calibrate reads a WAL database in a read-only folder"
+    [ -s "$tmp/err" ] && sed 's/^/# /' "$tmp/err"
+    ok "$(test ! -e "$ro/wal.db-wal" && test ! -e "$ro/wal.db-shm"; echo $?)" \
+        "and creates nothing there"
+    $as "$REFIT" plan "$scen" --db "$ro/wal.db" >/dev/null 2>"$tmp/err"
+    is "$? $(cat "$tmp/err")" "1 refit: $ro/wal.db: cannot write it (attempt to write a readonly \
+database): the file or its folder is read-only" "refit plan into it: cannot write it, and why"
+    $as "$REFIT" plan "$scen" --db "$ro/new.db" >/dev/null 2>"$tmp/err"
+    is "$? $(cat "$tmp/err")" "1 refit: $ro/new.db: cannot create it: $ro: Permission denied" \
+        "refit plan of a new database there: cannot create it, and why"
+fi
+chmod 0755 "$ro"
+
+# link_load keeps only the links that carried bytes: a 2-GPU plan on a cluster of 100000
+# nodes (4.8 M links) stores a handful of rows.
+sed -e 's/system = "localhost"/system = "dgx-h100", nodes = 100000/' \
+    -e "s|\"../exec/|\"$SRCDIR/t/data/exec/|" "$scen" >"$tmp/wide.lua"
+"$REFIT" sim "$tmp/wide.lua" --db "$tmp/wide.db" --json >"$tmp/wide.json" 2>"$tmp/err"
+ok $? "refit sim of a 2-GPU plan on 100000 nodes"
+[ -s "$tmp/err" ] && sed 's/^/# /' "$tmp/err"
+rows=$(sql "$tmp/wide.db" "SELECT count(*) FROM link_load")
+ok "$(test "$rows" -ge 1 && test "$rows" -le 16; echo $?)" "stores $rows link_load rows"
+is "$(sql "$tmp/wide.db" "SELECT count(*) FROM link_load WHERE bytes = 0 AND busy_seconds = 0")" \
+    0 "none of them idle"
+done_testing
