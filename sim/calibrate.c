@@ -246,7 +246,8 @@ static int load_points(struct rf_store *st, struct cal_ctx *x, const char *name,
                            "SELECT round, seconds FROM measured_round"
                            " WHERE measurement_id = ? ORDER BY round",
                            -1, &qr, NULL) != SQLITE_OK) {
-        rc = rf_error_set(err, RF_EDB, "reading measurements: %s", sqlite3_errmsg(st->db));
+        rc = rf_error_set(err, RF_EDB, "%s: reading measurements: %s", st->path,
+                          sqlite3_errmsg(st->db));
         goto out;
     }
     sqlite3_bind_text(q, 1, name, -1, SQLITE_TRANSIENT);
@@ -314,7 +315,8 @@ static int load_points(struct rf_store *st, struct cal_ctx *x, const char *name,
             x->points[n].n_rounds += m->rounds[k] > 0;
     }
     if (s != SQLITE_DONE)
-        rc = rf_error_set(err, RF_EDB, "reading measurements: %s", sqlite3_errmsg(st->db));
+        rc = rf_error_set(err, RF_EDB, "%s: reading measurements: %s", st->path,
+                          sqlite3_errmsg(st->db));
 out:
     sqlite3_finalize(q);
     sqlite3_finalize(qr);
