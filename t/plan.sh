@@ -104,8 +104,10 @@ small=$SRCDIR/t/data/sim/qwen3-30b.lua
 mkfifo "$tmp/held.lua"
 "$REFIT" plan "$tmp/held.lua" --db "$race" >"$tmp/held.out" 2>"$tmp/held.err" &
 held=$!
-# Should the held plan never open its scenario, this reader releases the open below.
-(sleep 120; cat "$tmp/held.lua" >/dev/null) &
+# Should the held plan never open its scenario, this reader releases the open below. Its
+# output goes nowhere and its sleep is killed at the end: the TAP driver waits for every
+# holder of the test's stdout, so a sleeping guard cost 120 s of every run.
+(exec >/dev/null 2>&1; sleep 120 & echo $! >"$tmp/guard.pid"; wait $!; cat "$tmp/held.lua") &
 guard=$!
 exec 3>"$tmp/held.lua"
 "$REFIT" plan "$small" --db "$race" --json >"$tmp/race.json"
@@ -120,6 +122,7 @@ is "$(cat "$tmp/held.out")" "" "and prints nothing on stdout"
 is "$(sql "$race" 'SELECT count(*) FROM run')" 1 "run 1 of the other process is still there"
 kill "$guard" 2>/dev/null
 wait "$guard" 2>/dev/null
+kill "$(cat "$tmp/guard.pid")" 2>/dev/null
 sed 's/tp = 32/tp = 30/' "$scen" >"$tmp/bad2.lua"
 "$REFIT" plan "$tmp/bad2.lua" --db "$race" 2>/dev/null >/dev/null
 ok "$(test $? -ne 0 && test "$(sql "$race" 'SELECT count(*) FROM run')" = 1; echo $?)" \
