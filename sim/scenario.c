@@ -11,9 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sandbox.h"
+
 struct rf_lua {
+    struct rf_sandbox sb; /* the state, its limits and counters */
     lua_State *L;
-    int module; /* registry reference of require("refit") */
+    int module;  /* registry reference of require("refit") */
+    int handler; /* registry reference of sandbox.message, the message handler */
+    char lib[1024];
 };
 
 int rf_lua_open(struct rf_lua **out, const char *models_dir, struct rf_error *err)
@@ -22,41 +27,65 @@ int rf_lua_open(struct rf_lua **out, const char *models_dir, struct rf_error *er
     int rc;
     if (!R)
         return rf_error_set(err, RF_ENOMEM, "out of memory");
-    R->L = luaL_newstate();
-    if (!R->L) {
+    R->module = R->handler = LUA_NOREF;
+    snprintf(R->lib, sizeof(R->lib), "%s/lib", models_dir);
+    if ((rc = rf_sandbox_open(&R->sb, R->lib, err)) < 0) {
         free(R);
-        return rf_error_set(err, RF_ENOMEM, "cannot create a Lua state");
+        return rc;
     }
-    lua_State *L = R->L;
-    luaL_openlibs(L);
+    lua_State *L = R->L = R->sb.L;
     luaL_requiref(L, "refit.json", rf_luaopen_json, 0);
     lua_pop(L, 1);
 
     lua_getglobal(L, "package");
-    lua_pushfstring(L, "%s/lib/?.lua", models_dir);
+    lua_pushfstring(L, "%s/?.lua", R->lib);
     lua_setfield(L, -2, "path");
+    lua_pop(L, 1);
+
+    /* The message handler first, so errors of the library itself are reported through it. */
+    lua_getglobal(L, "require");
+    lua_pushstring(L, "sandbox");
+    if ((rc = rf_sandbox_pcall(&R->sb, 1, 1, LUA_NOREF, R->lib, err)) < 0)
+        goto fail;
+    lua_getfield(L, -1, "message");
+    R->handler = luaL_ref(L, LUA_REGISTRYINDEX);
     lua_pop(L, 1);
 
     lua_getglobal(L, "require");
     lua_pushstring(L, "refit");
-    if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
-        rc = rf_error_set(err, RF_ELUA, "%s/lib: %s", models_dir, lua_tostring(L, -1));
-        rf_lua_close(R);
-        return rc;
-    }
+    if ((rc = rf_sandbox_pcall(&R->sb, 1, 1, R->handler, R->lib, err)) < 0)
+        goto fail;
     lua_pushstring(L, models_dir);
     lua_setfield(L, -2, "models_dir");
     R->module = luaL_ref(L, LUA_REGISTRYINDEX);
     *out = R;
     return 0;
+fail: {
+    char msg[sizeof(err->msg)];
+    snprintf(msg, sizeof(msg), "%s", err->msg);
+    rf_error_set(err, rc, "%s: %s", R->lib, msg);
+}
+    rf_lua_close(R);
+    return rc;
 }
 
 void rf_lua_close(struct rf_lua *R)
 {
     if (!R)
         return;
-    lua_close(R->L);
+    rf_sandbox_close(&R->sb);
     free(R);
+}
+
+void rf_lua_set_limits(struct rf_lua *R, const struct rf_lua_limits *limits)
+{
+    R->sb.limits = *limits;
+}
+
+void rf_lua_usage(const struct rf_lua *R, uint64_t *peak_bytes, uint64_t *peak_instructions)
+{
+    *peak_bytes = R->sb.peak;
+    *peak_instructions = rf_sandbox_instructions_peak(&R->sb);
 }
 
 /* Calls refit.<fn>(arg [, { strategy = strategy }]) and leaves its result on the stack. */
@@ -76,13 +105,8 @@ static int call(struct rf_lua *R, const char *fn, const char *arg, int ref, cons
         lua_pushstring(L, strategy);
         lua_setfield(L, -2, "strategy");
     }
-    if (lua_pcall(L, strategy ? 2 : 1, 1, 0) != LUA_OK) {
-        const char *msg = lua_tostring(L, -1);
-        rf_error_set(err, RF_ELUA, "%s", msg ? msg : "error object is not a string");
-        lua_pop(L, 1);
-        return RF_ELUA;
-    }
-    return 0;
+    return rf_sandbox_pcall(&R->sb, strategy ? 2 : 1, 1, R->handler, arg ? arg : "scenario",
+                            err);
 }
 
 /* Field readers for the normalised tables. A failure here is a broken contract between
@@ -615,6 +639,8 @@ static int l_study_call(lua_State *L)
     int rc = up->fn(up->ctx, &src, strategy, label, simulate, &res, &err);
     if (src.ref != LUA_NOREF)
         luaL_unref(L, LUA_REGISTRYINDEX, src.ref);
+    /* The plan's own loads had their budgets; the study's next step gets a fresh one. */
+    rf_sandbox_reset(&up->R->sb);
     if (rc < 0) {
         /* lua_error, not luaL_error: the message already says where, in the study. */
         snprintf(msg, sizeof(msg), "%s", err.msg);
@@ -658,19 +684,16 @@ int rf_lua_run_study(struct rf_lua *R, const char *path, rf_study_fn fn, void *c
     int top = lua_gettop(L);
     lua_getglobal(L, "require");
     lua_pushstring(L, "study");
-    if (lua_pcall(L, 1, 1, 0) != LUA_OK)
-        goto lua_fail;
+    int rc = rf_sandbox_pcall(&R->sb, 1, 1, R->handler, path, err);
+    if (rc < 0)
+        goto out;
     lua_getfield(L, -1, "run");
     lua_pushstring(L, path);
     lua_rawgeti(L, LUA_REGISTRYINDEX, R->module);
     lua_pushlightuserdata(L, &up);
     lua_pushcclosure(L, l_study_call, 1);
-    if (lua_pcall(L, 3, 0, 0) != LUA_OK)
-        goto lua_fail;
+    rc = rf_sandbox_pcall(&R->sb, 3, 0, R->handler, path, err);
+out:
     lua_settop(L, top);
-    return 0;
-lua_fail:
-    rf_error_set(err, RF_ELUA, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "error");
-    lua_settop(L, top);
-    return RF_ELUA;
+    return rc;
 }

@@ -33,7 +33,7 @@ local SCENARIOS = {
     { "positional.lua", 6, "train.1",
       "unexpected positional entry 8 (fields are written name = value)" },
     { "no-model.lua", 4, "model",
-      "cannot read '" .. refit.models_dir .. "/no-such-model.lua'" },
+      refit.models_dir .. "/no-such-model.lua: no such file or directory" },
     { "not-a-table.lua", 3, "return",
       "expected the file to return a scenario table, got 8" },
     -- Cluster overrides are checked with the preset's schema, every field optional.
@@ -47,7 +47,7 @@ local SCENARIOS = {
     { "cluster-positional.lua", 4, "cluster.1",
       "unexpected positional entry 2 (fields are written name = value)" },
     { "cluster-system.lua", 5, "cluster.system",
-      "cannot read '" .. refit.models_dir .. "/clusters/dgx-h1000.lua'" },
+      refit.models_dir .. "/clusters/dgx-h1000.lua: no such file or directory" },
     { "cluster-nics.lua", 5, "cluster.nic.per_node",
       "3 NICs do not split the 8 GPUs of a node evenly" },
     { "cluster-relation.lua", 7, "cluster.gpus_per_node", "8 GPUs per NVLink domain neither "
@@ -121,8 +121,9 @@ end, "42:0: cluster: expected a cluster name or a path, got 42",
     "load_cluster refuses a number")
 tap.raises(function()
     refit.load_cluster("no-such-cluster")
-end, "no-such-cluster:0: cluster: cannot read '" .. refit.models_dir
-    .. "/clusters/no-such-cluster.lua'", "load_cluster names a missing preset")
+end, "no-such-cluster:0: cluster: " .. refit.models_dir
+    .. "/clusters/no-such-cluster.lua: no such file or directory",
+    "load_cluster names a missing preset")
 
 tap.raises(function()
     refit.load_scenario(bad .. "inline-model.lua")
