@@ -65,18 +65,29 @@ static void raise_limit(lua_State *L, struct rf_sandbox *sb, const char *text)
     lua_error(L);
 }
 
+static void hook(lua_State *L, lua_Debug *ar);
+
+static void set_hook(struct rf_sandbox *sb, int period)
+{
+    lua_sethook(sb->L, hook, LUA_MASKCOUNT | (sb->observe ? LUA_MASKLINE : 0), period);
+}
+
 static void hook(lua_State *L, lua_Debug *ar)
 {
     struct rf_sandbox *sb = sandbox_of(L);
     char text[256];
-    (void)ar;
+    if (ar->event == LUA_HOOKLINE) {
+        if (sb->observe)
+            sb->observe(L, ar);
+        return;
+    }
     if (sb->stopped)
         return;
     if (sb->armed) {
         /* Memory passed the limit at an allocation, where nothing may be inspected; here,
          * one instruction later, garbage is collected first so only live data counts. */
         sb->armed = false;
-        lua_sethook(L, hook, LUA_MASKCOUNT, HOOK_PERIOD);
+        set_hook(sb, HOOK_PERIOD);
         lua_gc(L, LUA_GCCOLLECT);
         if (sb->used <= sb->limits.memory_bytes)
             return;
@@ -126,7 +137,7 @@ static void *sandbox_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
         sb->peak = sb->used;
     if (sb->used > sb->limits.memory_bytes && !sb->armed && !sb->stopped && sb->L) {
         sb->armed = true;
-        lua_sethook(sb->L, hook, LUA_MASKCOUNT, 1);
+        set_hook(sb, 1);
     }
     return p;
 }
@@ -142,7 +153,7 @@ int rf_sandbox_open(struct rf_sandbox *sb, const char *lib_dir, struct rf_error 
     if (!L)
         return rf_error_set(err, RF_ENOMEM, "cannot create a Lua state");
     sb->L = L;
-    lua_sethook(L, hook, LUA_MASKCOUNT, HOOK_PERIOD);
+    set_hook(sb, HOOK_PERIOD);
     luaL_openlibs(L);
     luaL_requiref(L, "refit.file", rf_luaopen_file, 0);
     lua_pop(L, 1);
@@ -173,7 +184,7 @@ void rf_sandbox_reset(struct rf_sandbox *sb)
     sb->count = 0;
     sb->armed = sb->stopped = sb->refused = false;
     sb->refused_at[0] = '\0';
-    lua_sethook(L, hook, LUA_MASKCOUNT, HOOK_PERIOD);
+    set_hook(sb, HOOK_PERIOD);
 }
 
 int rf_sandbox_pcall(struct rf_sandbox *sb, int nargs, int nresults, int msgh, const char *what,

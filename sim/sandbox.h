@@ -10,6 +10,10 @@
 #include "error.h"
 
 struct lua_State;
+struct lua_Debug;
+
+/* Sees every line the state runs (the fuzz targets' coverage of models/lib); NULL: none. */
+typedef void (*rf_lua_observer)(struct lua_State *L, struct lua_Debug *ar);
 
 /* Defaults, far above the peaks measured on the largest shipped inputs (README, "Limits":
  * 1.9 MB and 180 thousand instructions, study-k3-5s and kimi-k3-gb200): Lua memory of the
@@ -40,6 +44,7 @@ struct rf_sandbox {
     bool stopped;          /* a limit was reported in this entry: do not raise again */
     bool refused;          /* an allocation past twice the limit was refused */
     char refused_at[1024]; /* "file:line" of the user's code that asked, when known */
+    rf_lua_observer observe;
 };
 
 /* Creates the Lua state with the counting allocator, the count hook and the standard

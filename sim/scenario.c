@@ -82,6 +82,12 @@ void rf_lua_set_limits(struct rf_lua *R, const struct rf_lua_limits *limits)
     R->sb.limits = *limits;
 }
 
+void rf_lua_set_observer(struct rf_lua *R, rf_lua_observer observe)
+{
+    R->sb.observe = observe;
+    rf_sandbox_reset(&R->sb);
+}
+
 void rf_lua_usage(const struct rf_lua *R, uint64_t *peak_bytes, uint64_t *peak_instructions)
 {
     *peak_bytes = R->sb.peak;

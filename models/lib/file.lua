@@ -30,6 +30,12 @@ local function read_with_io(path)
         end
         return nil, lower_first(err)
     end
+    -- Reading nothing says whether the path can be read at all (a directory cannot).
+    local _, perr = f:read(0)
+    if perr then
+        f:close()
+        return nil, lower_first(perr)
+    end
     local size = f:seek("end")
     if size and size > file.limit then
         f:close()

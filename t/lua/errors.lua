@@ -125,6 +125,27 @@ end, "no-such-cluster:0: cluster: " .. refit.models_dir
     .. "/clusters/no-such-cluster.lua: no such file or directory",
     "load_cluster names a missing preset")
 
+-- The sandbox (sandbox.lua, file.lua): error values that are not strings, and paths that
+-- are not files, each become one line with the place.
+local SANDBOX = {
+    { "error-table.lua", 2, "error object is a table (error() should be given a string)" },
+    { "error-nil.lua", 3, "error object is nil (error() should be given a string)" },
+    { "error-number.lua", 2, "error object is the number 42 (error() should be given a string)" },
+    { "error-level0.lua", 3, "no place given" },
+    { "model-directory.lua", 3, "model: " .. bad .. "../hf: is a directory" },
+}
+for _, case in ipairs(SANDBOX) do
+    local file, line, message = table.unpack(case)
+    tap.raises(function()
+        refit.load_scenario(bad .. file)
+    end, string.format("%s%s:%d: %s", bad, file, line, message),
+        string.format("sandbox %s: line %d", file, line))
+end
+tap.raises(function()
+    refit.load_scenario(bad .. "no-such-scenario.lua")
+end, bad .. "no-such-scenario.lua: no such file or directory",
+    "sandbox: a missing scenario named directly is the path and the reason")
+
 tap.raises(function()
     refit.load_scenario(bad .. "inline-model.lua")
 end, bad .. "inline-model.lua:5: layers: expected a positive integer, got 0",
