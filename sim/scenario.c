@@ -24,6 +24,7 @@ struct rf_lua {
 int rf_lua_open(struct rf_lua **out, const char *models_dir, struct rf_error *err)
 {
     struct rf_lua *R = calloc(1, sizeof(*R));
+    char msg[sizeof(err->msg)];
     int rc;
     if (!R)
         return rf_error_set(err, RF_ENOMEM, "out of memory");
@@ -60,11 +61,9 @@ int rf_lua_open(struct rf_lua **out, const char *models_dir, struct rf_error *er
     R->module = luaL_ref(L, LUA_REGISTRYINDEX);
     *out = R;
     return 0;
-fail: {
-    char msg[sizeof(err->msg)];
+fail:
     snprintf(msg, sizeof(msg), "%s", err->msg);
     rf_error_set(err, rc, "%s: %s", R->lib, msg);
-}
     rf_lua_close(R);
     return rc;
 }
@@ -111,8 +110,7 @@ static int call(struct rf_lua *R, const char *fn, const char *arg, int ref, cons
         lua_pushstring(L, strategy);
         lua_setfield(L, -2, "strategy");
     }
-    return rf_sandbox_pcall(&R->sb, strategy ? 2 : 1, 1, R->handler, arg ? arg : "scenario",
-                            err);
+    return rf_sandbox_pcall(&R->sb, strategy ? 2 : 1, 1, R->handler, arg ? arg : "scenario", err);
 }
 
 /* Field readers for the normalised tables. A failure here is a broken contract between

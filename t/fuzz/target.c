@@ -7,8 +7,8 @@
  * a crash, a sanitizer report, an empty or multi-line message, or (strict, the default) a
  * message that names no file is a finding, reported by abort(). */
 #include <errno.h>
-#include <limits.h>
 #include <lauxlib.h>
+#include <limits.h>
 #include <lua.h>
 #include <stdint.h>
 #include <stdio.h>
