@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #define HOOK_PERIOD RF_LUA_HOOK_PERIOD
+#define MAX_LEVELS 100
 /* Larger than any reallocation of a Lua stack (LUAI_MAXSTACK slots of 16 bytes). */
 #define BIG_REQUEST ((size_t)64 << 20)
 
@@ -30,13 +31,15 @@ static struct rf_sandbox *sandbox_of(lua_State *L)
 
 /* Where the user's code is running: the innermost frame of a description (a file outside
  * models/lib), else the innermost Lua frame at all. The library's frames are skipped so a
- * loop around a constructor call is reported at the loop, not inside schema.lua. */
+ * loop around a constructor call is reported at the loop, not inside schema.lua. The walk
+ * stops after MAX_LEVELS frames: lua_getstack walks from the top, so a deep recursion
+ * would make it quadratic. */
 static bool running_site(lua_State *L, const struct rf_sandbox *sb, const char **file, int *line)
 {
     lua_Debug ar;
     bool found = false;
     size_t n = strlen(sb->lib_source);
-    for (int level = 0; lua_getstack(L, level, &ar); level++) {
+    for (int level = 0; level < MAX_LEVELS && lua_getstack(L, level, &ar); level++) {
         if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0)
             continue;
         bool user = ar.source[0] == '@' && strncmp(ar.source, sb->lib_source, n) != 0;
@@ -59,9 +62,10 @@ static void raise_limit(lua_State *L, struct rf_sandbox *sb, const char *text)
     int line;
     sb->stopped = true;
     if (running_site(L, sb, &file, &line))
-        lua_pushfstring(L, "%s:%d: %s", file, line, text);
+        snprintf(sb->stopped_by, sizeof(sb->stopped_by), "%s:%d: %s", file, line, text);
     else
-        lua_pushstring(L, text);
+        snprintf(sb->stopped_by, sizeof(sb->stopped_by), "%s", text);
+    lua_pushstring(L, sb->stopped_by);
     lua_error(L);
 }
 
@@ -183,7 +187,7 @@ void rf_sandbox_reset(struct rf_sandbox *sb)
         lua_gc(L, LUA_GCCOLLECT);
     sb->count = 0;
     sb->armed = sb->stopped = sb->refused = false;
-    sb->refused_at[0] = '\0';
+    sb->refused_at[0] = sb->stopped_by[0] = '\0';
     set_hook(sb, HOOK_PERIOD);
 }
 
@@ -209,7 +213,11 @@ int rf_sandbox_pcall(struct rf_sandbox *sb, int nargs, int nresults, int msgh, c
     const char *msg = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
     static const char nomem[] = "not enough memory";
     size_t len = msg ? strlen(msg) : 0;
-    if (!msg) {
+    if (status == LUA_ERRERR && sb->stopped) {
+        /* The limit struck inside the message handler, which Lua reports as "error in
+         * error handling"; the limit's own message says more. */
+        rf_error_set(err, RF_ELUA, "%s", sb->stopped_by);
+    } else if (!msg) {
         rf_error_set(err, RF_ELUA, "%s: error object is a %s (error() should be given a string)",
                      what, luaL_typename(L, -1));
     } else if (len >= sizeof(nomem) - 1 && strcmp(msg + len - (sizeof(nomem) - 1), nomem) == 0 &&

@@ -44,6 +44,7 @@ struct rf_sandbox {
     bool stopped;          /* a limit was reported in this entry: do not raise again */
     bool refused;          /* an allocation past twice the limit was refused */
     char refused_at[1024]; /* "file:line" of the user's code that asked, when known */
+    char stopped_by[1280]; /* the limit's message, should the message handler lose it */
     rf_lua_observer observe;
 };
 
