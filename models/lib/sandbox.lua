@@ -150,6 +150,12 @@ function sandbox.run(path, globals, site, field)
     -- The chunk name "@path" makes Lua's own messages (syntax errors) start with path:line.
     local chunk, err = load(text, "@" .. path, "t", environment(globals))
     if not chunk then
+        -- Lua's parser says where, except when the nesting exhausts its C levels: then
+        -- the message handler of an including file may even have put that file's line.
+        if err:sub(1, #path + 1) ~= path .. ":" then
+            err = string.format("%s: %s", path, err:find("stack overflow", 1, true)
+                and "brackets or blocks nested too deeply for Lua's parser" or err)
+        end
         error(err, 0)
     end
     running[#running + 1] = path
