@@ -145,6 +145,10 @@ tap.raises(function()
     refit.load_scenario(bad .. "no-such-scenario.lua")
 end, bad .. "no-such-scenario.lua: no such file or directory",
     "sandbox: a missing scenario named directly is the path and the reason")
+tap.raises(function()
+    refit.load_scenario(bad .. "deep-nesting.lua")
+end, bad .. "deep-nesting.lua: brackets or blocks nested too deeply for Lua's parser",
+    "sandbox: nesting past the parser's C levels names the file (found by t/fuzz)")
 
 tap.raises(function()
     refit.load_scenario(bad .. "inline-model.lua")
