@@ -30,28 +30,25 @@ static struct rf_sandbox *sandbox_of(lua_State *L)
 }
 
 /* Where the user's code is running: the innermost frame of a description (a file outside
- * models/lib), else the innermost Lua frame at all. The library's frames are skipped so a
- * loop around a constructor call is reported at the loop, not inside schema.lua. The walk
- * stops after MAX_LEVELS frames: lua_getstack walks from the top, so a deep recursion
+ * models/lib). The library's frames are skipped so a loop around a constructor call is
+ * reported at the loop, not inside schema.lua; with no description running (a config.json
+ * is being converted) there is no such frame and the caller names the input instead. The
+ * walk stops after MAX_LEVELS frames: lua_getstack walks from the top, so a deep recursion
  * would make it quadratic. */
 static bool running_site(lua_State *L, const struct rf_sandbox *sb, const char **file, int *line)
 {
     lua_Debug ar;
-    bool found = false;
     size_t n = strlen(sb->lib_source);
     for (int level = 0; level < MAX_LEVELS && lua_getstack(L, level, &ar); level++) {
         if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0)
             continue;
-        bool user = ar.source[0] == '@' && strncmp(ar.source, sb->lib_source, n) != 0;
-        if (user || !found) {
-            *file = ar.source[0] == '@' ? ar.source + 1 : ar.short_src;
+        if (ar.source[0] == '@' && strncmp(ar.source, sb->lib_source, n) != 0) {
+            *file = ar.source + 1;
             *line = ar.currentline;
-            found = true;
-        }
-        if (user)
             return true;
+        }
     }
-    return found;
+    return false;
 }
 
 /* Raises `text` at the user's running line. Only called from the hook, where the stack is
@@ -61,7 +58,8 @@ static void raise_limit(lua_State *L, struct rf_sandbox *sb, const char *text)
     const char *file;
     int line;
     sb->stopped = true;
-    if (running_site(L, sb, &file, &line))
+    sb->unplaced = !running_site(L, sb, &file, &line);
+    if (!sb->unplaced)
         snprintf(sb->stopped_by, sizeof(sb->stopped_by), "%s:%d: %s", file, line, text);
     else
         snprintf(sb->stopped_by, sizeof(sb->stopped_by), "%s", text);
@@ -186,7 +184,7 @@ void rf_sandbox_reset(struct rf_sandbox *sb)
     if (sb->used > sb->limits.memory_bytes)
         lua_gc(L, LUA_GCCOLLECT);
     sb->count = 0;
-    sb->armed = sb->stopped = sb->refused = false;
+    sb->armed = sb->stopped = sb->refused = sb->unplaced = false;
     sb->refused_at[0] = sb->stopped_by[0] = '\0';
     set_hook(sb, HOOK_PERIOD);
 }
@@ -216,7 +214,10 @@ int rf_sandbox_pcall(struct rf_sandbox *sb, int nargs, int nresults, int msgh, c
     if (status == LUA_ERRERR && sb->stopped) {
         /* The limit struck inside the message handler, which Lua reports as "error in
          * error handling"; the limit's own message says more. */
-        rf_error_set(err, RF_ELUA, "%s", sb->stopped_by);
+        rf_error_set(err, RF_ELUA, "%s%s%s", sb->unplaced ? what : "", sb->unplaced ? ": " : "",
+                     sb->stopped_by);
+    } else if (msg && sb->stopped && sb->unplaced && strcmp(msg, sb->stopped_by) == 0) {
+        rf_error_set(err, RF_ELUA, "%s: %s", what, msg);
     } else if (!msg) {
         rf_error_set(err, RF_ELUA, "%s: error object is a %s (error() should be given a string)",
                      what, luaL_typename(L, -1));

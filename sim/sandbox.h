@@ -42,6 +42,7 @@ struct rf_sandbox {
     uint64_t count_peak;   /* the most any entry used */
     bool armed;            /* memory passed the limit: check at the next instruction */
     bool stopped;          /* a limit was reported in this entry: do not raise again */
+    bool unplaced;         /* ... where no description was running (a config.json) */
     bool refused;          /* an allocation past twice the limit was refused */
     char refused_at[1024]; /* "file:line" of the user's code that asked, when known */
     char stopped_by[1280]; /* the limit's message, should the message handler lose it */
