@@ -113,6 +113,12 @@ static int call(struct rf_lua *R, const char *fn, const char *arg, int ref, cons
     return rf_sandbox_pcall(&R->sb, strategy ? 2 : 1, 1, R->handler, arg ? arg : "scenario", err);
 }
 
+/* Bounds that keep the planner's int64 arithmetic exact: a tensor's element count, a
+ * model's bytes times the GPUs of a scenario, the GPU numbers of a cluster. */
+#define RF_MAX_ELEMENTS_LOG2 48
+#define RF_MAX_ELEMENTS ((int64_t)1 << RF_MAX_ELEMENTS_LOG2)
+#define RF_MAX_GPUS ((int64_t)1 << 31)
+
 /* Field readers for the normalised tables. A failure here is a broken contract between
  * models/lib and C, reported with the field's name. */
 static int get_int(lua_State *L, int t, const char *key, int64_t *out, const char *ctx,
@@ -208,6 +214,13 @@ static int read_tensor(lua_State *L, int t, struct rf_tensor *x, struct rf_error
         }
     }
     lua_pop(L, 1);
+    /* Every byte count the planner derives is a multiple of a tensor's: 2^80 elements must
+     * be refused here, not wrap there. */
+    int64_t numel = 1;
+    for (int d = 0; d < x->ndim; d++)
+        if (__builtin_mul_overflow(numel, x->shape[d], &numel) || numel > RF_MAX_ELEMENTS)
+            return rf_error_set(err, RF_EINVAL, "%s.shape: more than 2^%d elements", ctx,
+                                RF_MAX_ELEMENTS_LOG2);
     if ((rc = get_enum(L, t, "dtype", parse_dtype, &x->dtype, ctx, err)) < 0 ||
         (rc = get_enum(L, t, "role", parse_role, &x->role, ctx, err)) < 0 ||
         (rc = get_enum(L, t, "class", parse_class, &x->cls, ctx, err)) < 0 ||
@@ -268,6 +281,15 @@ static int read_model(lua_State *L, int t, struct rf_model *m, struct rf_error *
         }
     }
     lua_pop(L, 1);
+    int64_t bytes = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t b = rf_tensor_numel(&m->tensors[i]) * (int64_t)rf_dtype_size(m->tensors[i].dtype);
+        if (__builtin_add_overflow(bytes, b, &bytes) || bytes > RF_MAX_ELEMENTS * 4) {
+            rc = rf_error_set(err, RF_EINVAL, "model %s: more than 2^%d bytes", m->name,
+                              RF_MAX_ELEMENTS_LOG2 + 2);
+            goto fail;
+        }
+    }
     return 0;
 fail:
     return rc;
@@ -336,6 +358,9 @@ static int read_cluster(lua_State *L, int t, struct rf_cluster *c, struct rf_err
         c->cal.quant_gbps <= 0 || c->fabric.oversubscription <= 0)
         return rf_error_set(err, RF_EINVAL, "cluster %s: sizes and rates must be positive",
                             c->name);
+    int64_t gpus;
+    if (__builtin_mul_overflow(c->nodes, c->gpus_per_node, &gpus) || gpus > RF_MAX_GPUS)
+        return rf_error_set(err, RF_EINVAL, "cluster %s: more than 2^31 GPUs", c->name);
     return 0;
 }
 
@@ -373,6 +398,8 @@ static int read_side(lua_State *L, int t, const char *ctx, enum rf_side_kind kin
             return rf_error_set(err, RF_EINVAL, "%s: parallel sizes must be positive", ctx);
     if (s->first_gpu < 0)
         return rf_error_set(err, RF_EINVAL, "%s.first_gpu: must not be negative", ctx);
+    if (s->gpus > RF_MAX_GPUS || s->first_gpu > RF_MAX_GPUS - s->gpus)
+        return rf_error_set(err, RF_EINVAL, "%s: GPUs beyond 2^31", ctx);
     int64_t prod = kind == RF_SIDE_MEGATRON ? s->tp * s->cp * s->dp * s->pp
                                             : s->tp * s->dp * s->pp * s->replicas;
     if (prod != s->gpus)
@@ -410,28 +437,45 @@ struct reader {
     void *out;
     struct rf_error *err;
     int rc;
+    const char *what; /* the input, for errors before its source is known */
 };
 
 static int read_scenario(lua_State *L, int t, struct rf_scenario *sc, struct rf_error *err);
 
+/* A broken contract is reported with the file the table came from, as every error is. */
+static void name_source(struct reader *r, const char *source)
+{
+    char msg[sizeof(r->err->msg)];
+    if (r->rc >= 0 || !source || !r->err)
+        return;
+    snprintf(msg, sizeof(msg), "%s", r->err->msg);
+    rf_error_set(r->err, r->rc, "%s: %s", source, msg);
+}
+
 static int l_read_cluster(lua_State *L)
 {
     struct reader *r = lua_touserdata(L, 1);
-    r->rc = read_cluster(L, 2, r->out, r->err);
+    struct rf_cluster *c = r->out;
+    r->rc = read_cluster(L, 2, c, r->err);
+    name_source(r, c->source ? c->source : r->what);
     return 0;
 }
 
 static int l_read_model(lua_State *L)
 {
     struct reader *r = lua_touserdata(L, 1);
-    r->rc = read_model(L, 2, r->out, r->err);
+    struct rf_model *m = r->out;
+    r->rc = read_model(L, 2, m, r->err);
+    name_source(r, m->source ? m->source : r->what);
     return 0;
 }
 
 static int l_read_scenario(lua_State *L)
 {
     struct reader *r = lua_touserdata(L, 1);
-    r->rc = read_scenario(L, 2, r->out, r->err);
+    struct rf_scenario *sc = r->out;
+    r->rc = read_scenario(L, 2, sc, r->err);
+    name_source(r, sc->source ? sc->source : r->what);
     return 0;
 }
 
@@ -440,7 +484,7 @@ static int load(struct rf_lua *R, const char *fn, const char *arg, int ref, cons
                 lua_CFunction reader, void *out, struct rf_error *err)
 {
     lua_State *L = R->L;
-    struct reader r = {out, err, 0};
+    struct reader r = {out, err, 0, arg ? arg : "scenario"};
     int rc = call(R, fn, arg, ref, strategy, err);
     if (rc < 0)
         return rc;
@@ -532,6 +576,22 @@ static int read_scenario(lua_State *L, int t, struct rf_scenario *sc, struct rf_
         goto out;
     }
     sc->cluster_nodes = sc->cluster.nodes;
+    /* models/lib checks both; the planner indexes GPUs with them, so C checks again. */
+    int64_t total = sc->cluster.nodes * sc->cluster.gpus_per_node;
+    if (sc->train.first_gpu + sc->train.gpus > total ||
+        sc->infer.first_gpu + sc->infer.gpus > total) {
+        rc = rf_error_set(err, RF_EINVAL, "train, infer: GPUs outside the cluster's %lld",
+                          (long long)total);
+        goto out;
+    }
+    int64_t bytes = rf_model_bytes(&sc->model), prod;
+    if (__builtin_mul_overflow(bytes, 2 * (sc->train.gpus + sc->infer.gpus), &prod)) {
+        rc = rf_error_set(err, RF_EINVAL,
+                          "model: %lld bytes to %lld GPUs overflow the planner's "
+                          "byte counts",
+                          (long long)bytes, (long long)(sc->train.gpus + sc->infer.gpus));
+        goto out;
+    }
 
     lua_getfield(L, t, "tensor_strategy");
     size_t n = (size_t)lua_rawlen(L, -1);

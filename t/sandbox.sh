@@ -131,5 +131,15 @@ printf 'local x = 1\nerror({})\n' >"$tmp/error-study.lua"
 fails error-study "$tmp/error-study.lua:2: error object is a table (error() should be given a \
 string)" "a study's error({}) names the study's line" run "$tmp/error-study.lua" --db "$tmp/study.db"
 
+# Sizes that wrap int64: refused by the C bridge before the planner, which crashed on them
+# (heap corruption, SIGSEGV); models/lib may refuse them first, so only the form is checked.
+for f in first-gpu-overflow model-size-overflow staging-overflow; do
+    file=$SRCDIR/t/data/bad/fuzz/scenario/$f.lua
+    $limit "$REFIT" plan "$file" --db "$db" >/dev/null 2>"$tmp/$f.err"
+    st=$?
+    is "$st:$(wc -l <"$tmp/$f.err" | tr -d ' '):$(cut -c1-$((${#file} + 7)) "$tmp/$f.err")" \
+        "1:1:refit: $file" "$f: one line naming the file, exit 1, no crash"
+done
+
 ok "$(test ! -e "$db"; echo $?)" "no failed command left a database behind"
 done_testing
