@@ -139,9 +139,9 @@ static void check_message(const struct rf_error *err)
         finding("error message of several lines", err->msg);
     if (!lax && err->msg[0] != '/')
         finding("error message names no file", err->msg);
-    /* The library's own file in a message is a Lua error inside models/lib: a bug, not a
-     * message about the input. */
-    if (!lax && strstr(err->msg, lib))
+    /* A message that starts with the library's own file is a Lua error inside models/lib:
+     * a bug, not a message about the input (which may itself quote that path). */
+    if (!lax && strncmp(err->msg, lib, strlen(lib)) == 0)
         finding("error raised inside models/lib", err->msg);
 }
 
