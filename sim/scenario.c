@@ -13,52 +13,86 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sandbox.h"
+
 struct rf_lua {
+    struct rf_sandbox sb; /* the state, its limits and counters */
     lua_State *L;
-    int module; /* registry reference of require("refit") */
+    int module;  /* registry reference of require("refit") */
+    int handler; /* registry reference of sandbox.message, the message handler */
+    char lib[1024];
 };
 
 int rf_lua_open(struct rf_lua **out, const char *models_dir, struct rf_error *err)
 {
     struct rf_lua *R = calloc(1, sizeof(*R));
+    char msg[sizeof(err->msg)];
     int rc;
     if (!R)
         return rf_error_set(err, RF_ENOMEM, "out of memory");
-    R->L = luaL_newstate();
-    if (!R->L) {
+    R->module = R->handler = LUA_NOREF;
+    snprintf(R->lib, sizeof(R->lib), "%s/lib", models_dir);
+    if ((rc = rf_sandbox_open(&R->sb, R->lib, err)) < 0) {
         free(R);
-        return rf_error_set(err, RF_ENOMEM, "cannot create a Lua state");
+        return rc;
     }
-    lua_State *L = R->L;
-    luaL_openlibs(L);
+    lua_State *L = R->L = R->sb.L;
     luaL_requiref(L, "refit.json", rf_luaopen_json, 0);
     lua_pop(L, 1);
 
     lua_getglobal(L, "package");
-    lua_pushfstring(L, "%s/lib/?.lua", models_dir);
+    lua_pushfstring(L, "%s/?.lua", R->lib);
     lua_setfield(L, -2, "path");
+    lua_pop(L, 1);
+
+    /* The message handler first, so errors of the library itself are reported through it. */
+    lua_getglobal(L, "require");
+    lua_pushstring(L, "sandbox");
+    if ((rc = rf_sandbox_pcall(&R->sb, 1, 1, LUA_NOREF, R->lib, err)) < 0)
+        goto fail;
+    lua_getfield(L, -1, "message");
+    R->handler = luaL_ref(L, LUA_REGISTRYINDEX);
     lua_pop(L, 1);
 
     lua_getglobal(L, "require");
     lua_pushstring(L, "refit");
-    if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
-        rc = rf_error_set(err, RF_ELUA, "%s/lib: %s", models_dir, lua_tostring(L, -1));
-        rf_lua_close(R);
-        return rc;
-    }
+    if ((rc = rf_sandbox_pcall(&R->sb, 1, 1, R->handler, R->lib, err)) < 0)
+        goto fail;
     lua_pushstring(L, models_dir);
     lua_setfield(L, -2, "models_dir");
     R->module = luaL_ref(L, LUA_REGISTRYINDEX);
     *out = R;
     return 0;
+fail:
+    snprintf(msg, sizeof(msg), "%s", err->msg);
+    rf_error_set(err, rc, "%s: %s", R->lib, msg);
+    rf_lua_close(R);
+    return rc;
 }
 
 void rf_lua_close(struct rf_lua *R)
 {
     if (!R)
         return;
-    lua_close(R->L);
+    rf_sandbox_close(&R->sb);
     free(R);
+}
+
+void rf_lua_set_limits(struct rf_lua *R, const struct rf_lua_limits *limits)
+{
+    R->sb.limits = *limits;
+}
+
+void rf_lua_set_observer(struct rf_lua *R, rf_lua_observer observe)
+{
+    R->sb.observe = observe;
+    rf_sandbox_reset(&R->sb);
+}
+
+void rf_lua_usage(const struct rf_lua *R, uint64_t *peak_bytes, uint64_t *peak_instructions)
+{
+    *peak_bytes = R->sb.peak;
+    *peak_instructions = rf_sandbox_instructions_peak(&R->sb);
 }
 
 /* Calls refit.<fn>(arg [, { strategy = strategy }]) and leaves its result on the stack. */
@@ -78,14 +112,14 @@ static int call(struct rf_lua *R, const char *fn, const char *arg, int ref, cons
         lua_pushstring(L, strategy);
         lua_setfield(L, -2, "strategy");
     }
-    if (lua_pcall(L, strategy ? 2 : 1, 1, 0) != LUA_OK) {
-        const char *msg = lua_tostring(L, -1);
-        rf_error_set(err, RF_ELUA, "%s", msg ? msg : "error object is not a string");
-        lua_pop(L, 1);
-        return RF_ELUA;
-    }
-    return 0;
+    return rf_sandbox_pcall(&R->sb, strategy ? 2 : 1, 1, R->handler, arg ? arg : "scenario", err);
 }
+
+/* Bounds that keep the planner's int64 arithmetic exact: a tensor's element count, a
+ * model's bytes times the GPUs of a scenario, the GPU numbers of a cluster. */
+#define RF_MAX_ELEMENTS_LOG2 48
+#define RF_MAX_ELEMENTS ((int64_t)1 << RF_MAX_ELEMENTS_LOG2)
+#define RF_MAX_GPUS ((int64_t)1 << 31)
 
 /* Field readers for the normalised tables. A failure here is a broken contract between
  * models/lib and C, reported with the field's name. */
@@ -182,6 +216,13 @@ static int read_tensor(lua_State *L, int t, struct rf_tensor *x, struct rf_error
         }
     }
     lua_pop(L, 1);
+    /* Every byte count the planner derives is a multiple of a tensor's: 2^80 elements must
+     * be refused here, not wrap there. */
+    int64_t numel = 1;
+    for (int d = 0; d < x->ndim; d++)
+        if (__builtin_mul_overflow(numel, x->shape[d], &numel) || numel > RF_MAX_ELEMENTS)
+            return rf_error_set(err, RF_EINVAL, "%s.shape: more than 2^%d elements", ctx,
+                                RF_MAX_ELEMENTS_LOG2);
     if ((rc = get_enum(L, t, "dtype", parse_dtype, &x->dtype, ctx, err)) < 0 ||
         (rc = get_enum(L, t, "role", parse_role, &x->role, ctx, err)) < 0 ||
         (rc = get_enum(L, t, "class", parse_class, &x->cls, ctx, err)) < 0 ||
@@ -242,7 +283,20 @@ static int read_model(lua_State *L, int t, struct rf_model *m, struct rf_error *
         }
     }
     lua_pop(L, 1);
-    return rf_model_check(m, err);
+    /* The model's own checks (checked products, enums) come first: past them every numel
+     * below is exact. */
+    if ((rc = rf_model_check(m, err)) < 0)
+        goto fail;
+    int64_t bytes = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t b = rf_tensor_numel(&m->tensors[i]) * (int64_t)rf_dtype_size(m->tensors[i].dtype);
+        if (__builtin_add_overflow(bytes, b, &bytes) || bytes > RF_MAX_ELEMENTS * 4) {
+            rc = rf_error_set(err, RF_EINVAL, "model %s: more than 2^%d bytes", m->name,
+                              RF_MAX_ELEMENTS_LOG2 + 2);
+            goto fail;
+        }
+    }
+    return 0;
 fail:
     return rc;
 }
@@ -310,6 +364,9 @@ static int read_cluster(lua_State *L, int t, struct rf_cluster *c, struct rf_err
         c->cal.quant_gbps <= 0 || c->fabric.oversubscription <= 0)
         return rf_error_set(err, RF_EINVAL, "cluster %s: sizes and rates must be positive",
                             c->name);
+    int64_t gpus;
+    if (__builtin_mul_overflow(c->nodes, c->gpus_per_node, &gpus) || gpus > RF_MAX_GPUS)
+        return rf_error_set(err, RF_EINVAL, "cluster %s: more than 2^31 GPUs", c->name);
     return 0;
 }
 
@@ -347,6 +404,8 @@ static int read_side(lua_State *L, int t, const char *ctx, enum rf_side_kind kin
             return rf_error_set(err, RF_EINVAL, "%s: parallel sizes must be positive", ctx);
     if (s->first_gpu < 0)
         return rf_error_set(err, RF_EINVAL, "%s.first_gpu: must not be negative", ctx);
+    if (s->gpus > RF_MAX_GPUS || s->first_gpu > RF_MAX_GPUS - s->gpus)
+        return rf_error_set(err, RF_EINVAL, "%s: GPUs beyond 2^31", ctx);
     int64_t prod = kind == RF_SIDE_MEGATRON ? s->tp * s->cp * s->dp * s->pp
                                             : s->tp * s->dp * s->pp * s->replicas;
     if (prod != s->gpus)
@@ -384,28 +443,45 @@ struct reader {
     void *out;
     struct rf_error *err;
     int rc;
+    const char *what; /* the input, for errors before its source is known */
 };
 
 static int read_scenario(lua_State *L, int t, struct rf_scenario *sc, struct rf_error *err);
 
+/* A broken contract is reported with the file the table came from, as every error is. */
+static void name_source(struct reader *r, const char *source)
+{
+    char msg[sizeof(r->err->msg)];
+    if (r->rc >= 0 || !source || !r->err)
+        return;
+    snprintf(msg, sizeof(msg), "%s", r->err->msg);
+    rf_error_set(r->err, r->rc, "%s: %s", source, msg);
+}
+
 static int l_read_cluster(lua_State *L)
 {
     struct reader *r = lua_touserdata(L, 1);
-    r->rc = read_cluster(L, 2, r->out, r->err);
+    struct rf_cluster *c = r->out;
+    r->rc = read_cluster(L, 2, c, r->err);
+    name_source(r, c->source ? c->source : r->what);
     return 0;
 }
 
 static int l_read_model(lua_State *L)
 {
     struct reader *r = lua_touserdata(L, 1);
-    r->rc = read_model(L, 2, r->out, r->err);
+    struct rf_model *m = r->out;
+    r->rc = read_model(L, 2, m, r->err);
+    name_source(r, m->source ? m->source : r->what);
     return 0;
 }
 
 static int l_read_scenario(lua_State *L)
 {
     struct reader *r = lua_touserdata(L, 1);
-    r->rc = read_scenario(L, 2, r->out, r->err);
+    struct rf_scenario *sc = r->out;
+    r->rc = read_scenario(L, 2, sc, r->err);
+    name_source(r, sc->source ? sc->source : r->what);
     return 0;
 }
 
@@ -414,7 +490,7 @@ static int load(struct rf_lua *R, const char *fn, const char *arg, int ref, cons
                 lua_CFunction reader, void *out, struct rf_error *err)
 {
     lua_State *L = R->L;
-    struct reader r = {out, err, 0};
+    struct reader r = {out, err, 0, arg ? arg : "scenario"};
     int rc = call(R, fn, arg, ref, strategy, err);
     if (rc < 0)
         return rc;
@@ -506,6 +582,22 @@ static int read_scenario(lua_State *L, int t, struct rf_scenario *sc, struct rf_
         goto out;
     }
     sc->cluster_nodes = sc->cluster.nodes;
+    /* models/lib checks both; the planner indexes GPUs with them, so C checks again. */
+    int64_t total = sc->cluster.nodes * sc->cluster.gpus_per_node;
+    if (sc->train.first_gpu + sc->train.gpus > total ||
+        sc->infer.first_gpu + sc->infer.gpus > total) {
+        rc = rf_error_set(err, RF_EINVAL, "train, infer: GPUs outside the cluster's %lld",
+                          (long long)total);
+        goto out;
+    }
+    int64_t bytes = rf_model_bytes(&sc->model), prod;
+    if (__builtin_mul_overflow(bytes, 2 * (sc->train.gpus + sc->infer.gpus), &prod)) {
+        rc = rf_error_set(err, RF_EINVAL,
+                          "model: %lld bytes to %lld GPUs overflow the planner's "
+                          "byte counts",
+                          (long long)bytes, (long long)(sc->train.gpus + sc->infer.gpus));
+        goto out;
+    }
 
     lua_getfield(L, t, "tensor_strategy");
     size_t n = (size_t)lua_rawlen(L, -1);
@@ -626,6 +718,8 @@ static int l_study_call(lua_State *L)
     int rc = up->fn(up->ctx, &src, strategy, label, simulate, &res, &err);
     if (src.ref != LUA_NOREF)
         luaL_unref(L, LUA_REGISTRYINDEX, src.ref);
+    /* The plan's own loads had their budgets; the study's next step gets a fresh one. */
+    rf_sandbox_reset(&up->R->sb);
     if (rc < 0) {
         /* lua_error, not luaL_error: the message already says where, in the study. */
         snprintf(msg, sizeof(msg), "%s", err.msg);
@@ -669,19 +763,16 @@ int rf_lua_run_study(struct rf_lua *R, const char *path, rf_study_fn fn, void *c
     int top = lua_gettop(L);
     lua_getglobal(L, "require");
     lua_pushstring(L, "study");
-    if (lua_pcall(L, 1, 1, 0) != LUA_OK)
-        goto lua_fail;
+    int rc = rf_sandbox_pcall(&R->sb, 1, 1, R->handler, path, err);
+    if (rc < 0)
+        goto out;
     lua_getfield(L, -1, "run");
     lua_pushstring(L, path);
     lua_rawgeti(L, LUA_REGISTRYINDEX, R->module);
     lua_pushlightuserdata(L, &up);
     lua_pushcclosure(L, l_study_call, 1);
-    if (lua_pcall(L, 3, 0, 0) != LUA_OK)
-        goto lua_fail;
+    rc = rf_sandbox_pcall(&R->sb, 3, 0, R->handler, path, err);
+out:
     lua_settop(L, top);
-    return 0;
-lua_fail:
-    rf_error_set(err, RF_ELUA, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "error");
-    lua_settop(L, top);
-    return RF_ELUA;
+    return rc;
 }

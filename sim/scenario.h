@@ -7,6 +7,7 @@
 #include "layout.h"
 #include "model.h"
 #include "plan.h"
+#include "sandbox.h"
 #include "topology.h"
 
 struct rf_scenario {
@@ -28,6 +29,12 @@ struct lua_State;
 /* Opens a Lua state with the refit library of models_dir (its lib/ folder). */
 int rf_lua_open(struct rf_lua **out, const char *models_dir, struct rf_error *err);
 void rf_lua_close(struct rf_lua *L);
+/* Replaces the state's limits (sim/sandbox.h; the defaults are RF_LUA_*_LIMIT). */
+void rf_lua_set_limits(struct rf_lua *L, const struct rf_lua_limits *limits);
+/* Calls observe on every line the state runs (sim/sandbox.h). */
+void rf_lua_set_observer(struct rf_lua *L, rf_lua_observer observe);
+/* The most Lua memory the state held and instructions one entry ran, so far. */
+void rf_lua_usage(const struct rf_lua *L, uint64_t *peak_bytes, uint64_t *peak_instructions);
 /* Where a scenario comes from: a file, or (path NULL) a registry reference to a study's
  * spec { table = ..., source = "study.lua:12", base_dir = ... }. */
 struct rf_scenario_src {

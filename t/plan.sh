@@ -96,33 +96,48 @@ ok "$(test $? -ne 0 && test ! -e "$tmp/new.db" && test ! -e "$tmp/new.db-wal"; e
 "$REFIT" sim "$tmp/bad.lua" --db "$tmp/new.db" 2>/dev/null >/dev/null
 ok "$(test $? -ne 0 && test ! -e "$tmp/new.db"; echo $?)" "nor by refit sim"
 # A failing plan never removes a database: here another process stores run 1 in race.db
-# while the bad plan is running. The bad scenario is a FIFO, so the bad plan is held inside
-# its scenario load (where an old build had already created race.db, which it then deleted)
-# until the good plan has finished; no timing is involved.
+# while the failing plan is starting. The failing refit reads a models folder whose
+# library module policy.lua is a FIFO, so it is held inside its Lua start-up (where an old
+# build had already found race.db absent, and then deleted it on failing) until the good
+# plan has finished; no timing is involved. (Scenario files themselves must be regular
+# files, so the hold is in the library, which Lua's require reads.)
 race=$tmp/race.db
 small=$SRCDIR/t/data/sim/qwen3-30b.lua
-mkfifo "$tmp/held.lua"
-"$REFIT" plan "$tmp/held.lua" --db "$race" >"$tmp/held.out" 2>"$tmp/held.err" &
+mkdir -p "$tmp/held/lib"
+for f in "$REFIT_MODELS"/*; do
+    [ "$(basename "$f")" = lib ] || ln -s "$f" "$tmp/held/"
+done
+for f in "$REFIT_MODELS"/lib/*; do
+    [ "$(basename "$f")" = policy.lua ] || ln -s "$f" "$tmp/held/lib/"
+done
+mkfifo "$tmp/held/lib/policy.lua"
+REFIT_MODELS=$tmp/held "$REFIT" plan "$small" --db "$race" >"$tmp/held.out" 2>"$tmp/held.err" &
 held=$!
-# Should the held plan never open its scenario, this reader releases the open below. Its
+# Should the held plan never open the FIFO, this reader releases the open below. Its
 # output goes nowhere and its sleep is killed at the end: the TAP driver waits for every
-# holder of the test's stdout, so a sleeping guard cost 120 s of every run.
-(exec >/dev/null 2>&1; sleep 120 & echo $! >"$tmp/guard.pid"; wait $!; cat "$tmp/held.lua") &
+# holder of the test's stdout.
+(exec >/dev/null 2>&1; sleep 120 & echo $! >"$tmp/guard.pid"; wait $!; cat "$tmp/held/lib/policy.lua") &
 guard=$!
-exec 3>"$tmp/held.lua"
+exec 3>"$tmp/held/lib/policy.lua"
 "$REFIT" plan "$small" --db "$race" --json >"$tmp/race.json"
-ok $? "a plan stores run 1 while another plan of the same database is loading"
+ok $? "a plan stores run 1 while another plan of the same database is starting"
 printf 'return {\n' >&3
 exec 3>&-
 wait "$held"
-ok "$(test $? -eq 1; echo $?)" "the plan of a scenario with a syntax error fails"
-is "$(cat "$tmp/held.err")" "refit: $tmp/held.lua:2: unexpected symbol near <eof>" \
-    "with one line naming the scenario and line"
+ok "$(test $? -eq 1; echo $?)" "the plan whose library has a syntax error fails"
+ok "$(grep -q "^refit: .*policy.lua:2: " "$tmp/held.err" && test "$(wc -l <"$tmp/held.err")" -eq 1; echo $?)" \
+    "with one line naming the file and line"
 is "$(cat "$tmp/held.out")" "" "and prints nothing on stdout"
 is "$(sql "$race" 'SELECT count(*) FROM run')" 1 "run 1 of the other process is still there"
 kill "$guard" 2>/dev/null
 wait "$guard" 2>/dev/null
 kill "$(cat "$tmp/guard.pid")" 2>/dev/null
+# The same with the scenario's own error: nothing is created, nothing removed.
+printf 'return {\n' >"$tmp/syntax.lua"
+"$REFIT" plan "$tmp/syntax.lua" --db "$race" 2>"$tmp/syntax.err" >/dev/null
+is "$? $(cat "$tmp/syntax.err")" "1 refit: $tmp/syntax.lua:2: unexpected symbol near <eof>" \
+    "a scenario with a syntax error: one line naming the scenario and line"
+is "$(sql "$race" 'SELECT count(*) FROM run')" 1 "and the database keeps its run"
 sed 's/tp = 32/tp = 30/' "$scen" >"$tmp/bad2.lua"
 "$REFIT" plan "$tmp/bad2.lua" --db "$race" 2>/dev/null >/dev/null
 ok "$(test $? -ne 0 && test "$(sql "$race" 'SELECT count(*) FROM run')" = 1; echo $?)" \

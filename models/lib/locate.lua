@@ -7,6 +7,8 @@
 -- { line = where the key is written, node = the table literal that is its value, if any }.
 -- It is only run when an error is raised, so it favours clarity over speed.
 
+local file = require("file")
+
 local locate = {}
 
 local KEYWORDS = {}
@@ -216,22 +218,22 @@ function locate.find(root, path)
     return line
 end
 
--- Line of `path` in the file: inside the constructor called at call_line, or inside the
--- returned table when call_line is nil. Falls back to the call line, the table's line, the
--- `return` line, then 0 (file unreadable).
-function locate.line(file, call_line, path)
-    local f = io.open(file, "r")
-    if not f then
+-- Line of the dotted `field` in the file at `path` (read by file.lua, the one reader):
+-- inside the constructor called at call_line, or inside the returned table when call_line
+-- is nil. Falls back to the call line, the table's line, the `return` line, then 0 (file
+-- unreadable).
+function locate.line(path, call_line, field)
+    local text = file.read(path)
+    if not text then
         return call_line or 0
     end
-    local parsed = locate.parse(f:read("a"))
-    f:close()
+    local parsed = locate.parse(text)
     local root = locate.root(parsed, call_line)
     if not root then
         local ret = parsed.return_index and parsed.tokens[parsed.return_index]
         return call_line or (ret and ret.line) or 0
     end
-    return locate.find(root, path) or call_line or root.line
+    return locate.find(root, field) or call_line or root.line
 end
 
 return locate

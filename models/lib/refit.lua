@@ -126,12 +126,7 @@ local function load_json_model(path, site, field)
         schema.raise(site, field, "reading " .. path
             .. " needs the JSON decoder of the refit command (module refit.json)")
     end
-    local f = io.open(path, "r")
-    if not f then
-        schema.raise(site, field, string.format("cannot read '%s'", path))
-    end
-    local text = f:read("a")
-    f:close()
+    local text = sandbox.read(path, site, field)
     return hf.model(json.decode(text, path), json_model_name(path), path)
 end
 

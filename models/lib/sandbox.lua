@@ -2,8 +2,13 @@
 -- Unknown global reads and global writes raise "<file>:<line>: <name>: ..." so typos fail loudly.
 
 local schema = require("schema")
+local file = require("file")
 
 local sandbox = {}
+
+-- "@<models>/lib/": frames of the library's own files, which an error about the user's
+-- code should look past.
+local lib_source = debug.getinfo(1, "S").source:match("^(@.*/)[^/]*$")
 
 -- Files being run, innermost last: a constructor reached by a tail call (`return
 -- transformer.moe{...}`) has lost its caller's frame and takes the file from here.
@@ -69,22 +74,92 @@ local function environment(globals)
     return strict(env)
 end
 
+-- Where an error was raised, seen from a message handler (level 1 is this function, 2 the
+-- handler): the innermost frame of a user's file, else (unless user_only) the innermost Lua
+-- frame. The walk stops after 100 frames (each getinfo walks the stack: quadratic).
+local function raise_site(user_only)
+    local fallback
+    for level = 3, 102 do
+        local info = debug.getinfo(level, "Sl")
+        if not info then
+            break
+        end
+        if info.currentline > 0 then
+            local named = info.source:sub(1, 1) == "@"
+            local where = { named and info.source:sub(2) or info.short_src, info.currentline }
+            if named and (not lib_source or info.source:sub(1, #lib_source) ~= lib_source) then
+                return where
+            end
+            fallback = fallback or where
+        end
+    end
+    return not user_only and fallback or nil
+end
+
+local function describe_object(value)
+    local kind = type(value)
+    if kind == "nil" then
+        return "nil"
+    elseif kind == "number" or kind == "boolean" then
+        return string.format("the %s %s", kind, tostring(value))
+    end
+    return "a " .. kind
+end
+
+-- The message handler of every protected call into descriptions (sandbox.run, and the C
+-- side's calls): any error value becomes one line that starts with the file and line where
+-- it was raised. error({}), error(nil) or error(42) would otherwise reach the user as
+-- "error object is not a string", and error("text", 0) with no place at all.
+function sandbox.message(err)
+    if type(err) == "string" then
+        err = err:gsub("%s*\n%s*", " ")
+        if err:find("^[^\n]-:%d+: ") then
+            return err -- already says where
+        end
+        -- A place is added only for user code: the library words its own messages.
+        local site = raise_site(true)
+        if site and err:sub(1, #site[1] + 1) ~= site[1] .. ":" then
+            return string.format("%s:%d: %s", site[1], site[2], err)
+        end
+        return err
+    end
+    local text = "error object is " .. describe_object(err) .. " (error() should be given a string)"
+    local site = raise_site()
+    return site and string.format("%s:%d: %s", site[1], site[2], text) or text
+end
+
+-- The text of the file at `path`, through the one reader (file.lua). A file that cannot be
+-- read raises at `site` (the place that named it) as `field`: "site:line: field: path:
+-- reason"; a path given on the command line (site.file is the path, line 0) has no site
+-- to name and raises "path: reason".
+function sandbox.read(path, site, field)
+    local text, reason = file.read(path)
+    if not text then
+        if site.file == path and (site.line or 0) == 0 then
+            error(string.format("%s: %s", path, reason), 0)
+        end
+        schema.raise(site, field, string.format("%s: %s", path, reason))
+    end
+    return text
+end
+
 -- Runs the Lua file at `path` in a fresh sandbox and returns its value. A file that cannot
 -- be read raises at `site` (the place that named it), as `field`.
 function sandbox.run(path, globals, site, field)
-    local f = io.open(path, "r")
-    if not f then
-        schema.raise(site, field, string.format("cannot read '%s'", path))
-    end
-    local text = f:read("a")
-    f:close()
+    local text = sandbox.read(path, site, field)
     -- The chunk name "@path" makes Lua's own messages (syntax errors) start with path:line.
     local chunk, err = load(text, "@" .. path, "t", environment(globals))
     if not chunk then
+        -- Lua's parser says where, except when the nesting exhausts its C levels: then
+        -- the message handler of an including file may even have put that file's line.
+        if err:sub(1, #path + 1) ~= path .. ":" then
+            err = string.format("%s: %s", path, err:find("stack overflow", 1, true)
+                and "brackets or blocks nested too deeply for Lua's parser" or err)
+        end
         error(err, 0)
     end
     running[#running + 1] = path
-    local ok, result = pcall(chunk)
+    local ok, result = xpcall(chunk, sandbox.message)
     running[#running] = nil
     if not ok then
         error(result, 0)

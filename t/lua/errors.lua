@@ -33,7 +33,7 @@ local SCENARIOS = {
     { "positional.lua", 6, "train.1",
       "unexpected positional entry 8 (fields are written name = value)" },
     { "no-model.lua", 4, "model",
-      "cannot read '" .. refit.models_dir .. "/no-such-model.lua'" },
+      refit.models_dir .. "/no-such-model.lua: no such file or directory" },
     { "not-a-table.lua", 3, "return",
       "expected the file to return a scenario table, got 8" },
     -- Cluster overrides are checked with the preset's schema, every field optional.
@@ -48,7 +48,7 @@ local SCENARIOS = {
     { "cluster-positional.lua", 4, "cluster.1",
       "unexpected positional entry 2 (fields are written name = value)" },
     { "cluster-system.lua", 5, "cluster.system",
-      "cannot read '" .. refit.models_dir .. "/clusters/dgx-h1000.lua'" },
+      refit.models_dir .. "/clusters/dgx-h1000.lua: no such file or directory" },
     { "cluster-nics.lua", 5, "cluster.nic.per_node",
       "3 NICs do not split the 8 GPUs of a node evenly" },
     { "cluster-relation.lua", 7, "cluster.gpus_per_node", "8 GPUs per NVLink domain neither "
@@ -219,8 +219,34 @@ end, "42:0: cluster: expected a cluster name or a path, got 42",
     "load_cluster refuses a number")
 tap.raises(function()
     refit.load_cluster("no-such-cluster")
-end, "no-such-cluster:0: cluster: cannot read '" .. refit.models_dir
-    .. "/clusters/no-such-cluster.lua'", "load_cluster names a missing preset")
+end, "no-such-cluster:0: cluster: " .. refit.models_dir
+    .. "/clusters/no-such-cluster.lua: no such file or directory",
+    "load_cluster names a missing preset")
+
+-- The sandbox (sandbox.lua, file.lua): error values that are not strings, and paths that
+-- are not files, each become one line with the place.
+local SANDBOX = {
+    { "error-table.lua", 2, "error object is a table (error() should be given a string)" },
+    { "error-nil.lua", 3, "error object is nil (error() should be given a string)" },
+    { "error-number.lua", 2, "error object is the number 42 (error() should be given a string)" },
+    { "error-level0.lua", 3, "no place given" },
+    { "model-directory.lua", 3, "model: " .. bad .. "../hf: is a directory" },
+}
+for _, case in ipairs(SANDBOX) do
+    local file, line, message = table.unpack(case)
+    tap.raises(function()
+        refit.load_scenario(bad .. file)
+    end, string.format("%s%s:%d: %s", bad, file, line, message),
+        string.format("sandbox %s: line %d", file, line))
+end
+tap.raises(function()
+    refit.load_scenario(bad .. "no-such-scenario.lua")
+end, bad .. "no-such-scenario.lua: no such file or directory",
+    "sandbox: a missing scenario named directly is the path and the reason")
+tap.raises(function()
+    refit.load_scenario(bad .. "deep-nesting.lua")
+end, bad .. "deep-nesting.lua: brackets or blocks nested too deeply for Lua's parser",
+    "sandbox: nesting past the parser's C levels names the file (found by t/fuzz)")
 
 tap.raises(function()
     refit.load_scenario(bad .. "inline-model.lua")
@@ -332,7 +358,7 @@ local STUDIES = {
     { "study-format.lua", 2, "refit.table.columns.1.format", "'%d' cannot format 'reshard': "
         .. "bad argument #2 to 'format' (number expected, got string)" },
     { "study-model.lua", 2, "refit.model",
-      "cannot read '" .. refit.models_dir .. "/no-such-model.lua'" },
+      refit.models_dir .. "/no-such-model.lua: no such file or directory" },
     { "study-cycle.lua", 5, "refit.with",
       "tables nest deeper than 32 levels (does one contain itself?)" },
 }

@@ -1,0 +1,61 @@
+-- file.lua: the one reader of every file the library reads (scenario, model, cluster and
+-- study files, config.json, locate's rescans). read(path) -> text, or nil and a reason.
+
+local file = {}
+
+-- The refit command preloads refit.file (sim/sandbox.c): it stats the path before opening
+-- it and reads regular files of at most 16 MiB only, so /dev/zero or a FIFO cannot hang
+-- refit or fill its memory. Plain lua5.4 (the Lua tests) gets the same rules as far as the
+-- io library can tell them.
+local has_native, native = pcall(require, "refit.file")
+file.limit = has_native and native.limit or 16 * 1024 * 1024
+
+local function too_large(size)
+    return string.format("is %d bytes, more than the %d MiB refit reads", size,
+        file.limit // (1024 * 1024))
+end
+
+-- "Is a directory" -> "is a directory", as the C reader words it.
+local function lower_first(reason)
+    return (reason:gsub("^%u", string.lower))
+end
+
+local function read_with_io(path)
+    local f, err = io.open(path, "rb")
+    if not f then
+        -- io.open says "<path>: <reason>"; the caller names the path itself.
+        local prefix = path .. ": "
+        if err:sub(1, #prefix) == prefix then
+            err = err:sub(#prefix + 1)
+        end
+        return nil, lower_first(err)
+    end
+    -- Reading nothing says whether the path can be read at all (a directory cannot).
+    local _, perr = f:read(0)
+    if perr then
+        f:close()
+        return nil, lower_first(perr)
+    end
+    local size = f:seek("end")
+    if size and size > file.limit then
+        f:close()
+        return nil, too_large(size)
+    end
+    f:seek("set")
+    local text, rerr = f:read(file.limit + 1)
+    f:close()
+    if rerr then
+        return nil, lower_first(rerr)
+    elseif not text then
+        return "" -- nil without a reason: the end of an empty file
+    end
+    if #text > file.limit then
+        return nil, string.format("is more than the %d MiB refit reads",
+            file.limit // (1024 * 1024))
+    end
+    return text
+end
+
+file.read = has_native and native.read or read_with_io
+
+return file

@@ -1,0 +1,332 @@
+/* The limits of refit's Lua state and its file reader. Descriptions are programs: without
+ * limits `while true do end` hangs refit and a table bomb takes the machine's memory. The
+ * allocator counts the whole state's bytes, a count hook its instructions per entry from C;
+ * every file the library reads goes through `refit.file.read`, which refuses devices,
+ * directories and oversized files before reading a byte. */
+#include "sandbox.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define HOOK_PERIOD RF_LUA_HOOK_PERIOD
+#define MAX_LEVELS 100
+/* Larger than any reallocation of a Lua stack (LUAI_MAXSTACK slots of 16 bytes). */
+#define BIG_REQUEST ((size_t)64 << 20)
+
+static struct rf_sandbox *sandbox_of(lua_State *L)
+{
+    void *ud;
+    lua_getallocf(L, &ud);
+    return ud;
+}
+
+/* Where the user's code is running: the innermost frame of a description (a file outside
+ * models/lib). The library's frames are skipped so a loop around a constructor call is
+ * reported at the loop, not inside schema.lua; with no description running (a config.json
+ * is being converted) there is no such frame and the caller names the input instead. The
+ * walk stops after MAX_LEVELS frames: lua_getstack walks from the top, so a deep recursion
+ * would make it quadratic. */
+static bool running_site(lua_State *L, const struct rf_sandbox *sb, const char **file, int *line)
+{
+    lua_Debug ar;
+    size_t n = strlen(sb->lib_source);
+    for (int level = 0; level < MAX_LEVELS && lua_getstack(L, level, &ar); level++) {
+        if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0)
+            continue;
+        if (ar.source[0] == '@' && strncmp(ar.source, sb->lib_source, n) != 0) {
+            *file = ar.source + 1;
+            *line = ar.currentline;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Raises `text` at the user's running line. Only called from the hook, where the stack is
+ * consistent and an error may be raised. */
+static void raise_limit(lua_State *L, struct rf_sandbox *sb, const char *text)
+{
+    const char *file;
+    int line;
+    sb->stopped = true;
+    sb->unplaced = !running_site(L, sb, &file, &line);
+    if (!sb->unplaced)
+        snprintf(sb->stopped_by, sizeof(sb->stopped_by), "%s:%d: %s", file, line, text);
+    else
+        snprintf(sb->stopped_by, sizeof(sb->stopped_by), "%s", text);
+    lua_pushstring(L, sb->stopped_by);
+    lua_error(L);
+}
+
+static void hook(lua_State *L, lua_Debug *ar);
+
+static void set_hook(struct rf_sandbox *sb, int period)
+{
+    lua_sethook(sb->L, hook, LUA_MASKCOUNT | (sb->observe ? LUA_MASKLINE : 0), period);
+}
+
+static void hook(lua_State *L, lua_Debug *ar)
+{
+    struct rf_sandbox *sb = sandbox_of(L);
+    char text[256];
+    if (ar->event == LUA_HOOKLINE) {
+        if (sb->observe)
+            sb->observe(L, ar);
+        return;
+    }
+    if (sb->stopped)
+        return;
+    if (sb->armed) {
+        /* Memory passed the limit at an allocation, where nothing may be inspected; here,
+         * one instruction later, garbage is collected first so only live data counts. */
+        sb->armed = false;
+        set_hook(sb, HOOK_PERIOD);
+        lua_gc(L, LUA_GCCOLLECT);
+        if (sb->used <= sb->limits.memory_bytes)
+            return;
+        snprintf(text, sizeof(text), "more than %llu MiB of Lua memory in use (the limit)",
+                 (unsigned long long)(sb->limits.memory_bytes >> 20));
+        raise_limit(L, sb, text);
+    }
+    if (++sb->count * HOOK_PERIOD > sb->limits.instructions) {
+        snprintf(text, sizeof(text),
+                 "more than %llu million Lua instructions (the limit of one description "
+                 "load or study step; an endless loop?)",
+                 (unsigned long long)(sb->limits.instructions / 1000000));
+        raise_limit(L, sb, text);
+    }
+}
+
+/* Counts every byte of the state. Passing the limit succeeds but arms the hook, which
+ * reports the user's line at the next instruction: an allocation cannot safely walk the
+ * stack (Lua 5.4.6 holds stack offsets, not pointers, while it grows the stack). Growth
+ * past twice the limit fails, so Lua raises "not enough memory" before the machine does. */
+static void *sandbox_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    struct rf_sandbox *sb = ud;
+    size_t old = ptr ? osize : 0;
+    if (nsize == 0) {
+        free(ptr);
+        sb->used -= old;
+        return NULL;
+    }
+    uint64_t cap = 2 * sb->limits.memory_bytes;
+    if (nsize > old && (uint64_t)(nsize - old) > cap - (sb->used < cap ? sb->used : cap)) {
+        sb->refused = true;
+        /* Lua raises such a failure without calling the message handler, so the place is
+         * taken here. A request this large is never the stack's own growth (16 MiB at
+         * most), the one moment the stack cannot be walked. */
+        const char *file;
+        int line;
+        if (nsize - old >= BIG_REQUEST && sb->L && running_site(sb->L, sb, &file, &line))
+            snprintf(sb->refused_at, sizeof(sb->refused_at), "%s:%d", file, line);
+        return NULL;
+    }
+    void *p = realloc(ptr, nsize);
+    if (!p)
+        return NULL;
+    sb->used = sb->used - old + nsize;
+    if (sb->used > sb->peak)
+        sb->peak = sb->used;
+    if (sb->used > sb->limits.memory_bytes && !sb->armed && !sb->stopped && sb->L) {
+        sb->armed = true;
+        set_hook(sb, 1);
+    }
+    return p;
+}
+
+int rf_sandbox_open(struct rf_sandbox *sb, const char *lib_dir, struct rf_error *err)
+{
+    memset(sb, 0, sizeof(*sb));
+    sb->limits = (struct rf_lua_limits){RF_LUA_MEMORY_LIMIT, RF_LUA_INSTRUCTION_LIMIT};
+    int n = snprintf(sb->lib_source, sizeof(sb->lib_source), "@%s/", lib_dir);
+    if (n < 0 || (size_t)n >= sizeof(sb->lib_source))
+        return rf_error_set(err, RF_EINVAL, "%s: path too long", lib_dir);
+    lua_State *L = lua_newstate(sandbox_alloc, sb);
+    if (!L)
+        return rf_error_set(err, RF_ENOMEM, "cannot create a Lua state");
+    sb->L = L;
+    set_hook(sb, HOOK_PERIOD);
+    luaL_openlibs(L);
+    luaL_requiref(L, "refit.file", rf_luaopen_file, 0);
+    lua_pop(L, 1);
+    return 0;
+}
+
+void rf_sandbox_close(struct rf_sandbox *sb)
+{
+    if (sb && sb->L) {
+        lua_close(sb->L);
+        sb->L = NULL;
+    }
+}
+
+uint64_t rf_sandbox_instructions_peak(const struct rf_sandbox *sb)
+{
+    return (sb->count > sb->count_peak ? sb->count : sb->count_peak) * HOOK_PERIOD;
+}
+
+void rf_sandbox_reset(struct rf_sandbox *sb)
+{
+    lua_State *L = sb->L;
+    if (sb->count > sb->count_peak)
+        sb->count_peak = sb->count;
+    /* What the last entry left over the limit is garbage now (its error unwound it). */
+    if (sb->used > sb->limits.memory_bytes)
+        lua_gc(L, LUA_GCCOLLECT);
+    sb->count = 0;
+    sb->armed = sb->stopped = sb->refused = sb->unplaced = false;
+    sb->refused_at[0] = sb->stopped_by[0] = '\0';
+    set_hook(sb, HOOK_PERIOD);
+}
+
+int rf_sandbox_pcall(struct rf_sandbox *sb, int nargs, int nresults, int msgh, const char *what,
+                     struct rf_error *err)
+{
+    lua_State *L = sb->L;
+    int fn = lua_gettop(L) - nargs, handler = 0;
+    if (msgh != LUA_NOREF) {
+        lua_rawgeti(L, LUA_REGISTRYINDEX, msgh);
+        lua_insert(L, fn);
+        handler = fn++;
+    }
+    rf_sandbox_reset(sb);
+    int status = lua_pcall(L, nargs, nresults, handler);
+    if (sb->count > sb->count_peak)
+        sb->count_peak = sb->count;
+    if (status == LUA_OK) {
+        if (handler)
+            lua_remove(L, handler);
+        return 0;
+    }
+    const char *msg = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+    static const char nomem[] = "not enough memory";
+    size_t len = msg ? strlen(msg) : 0;
+    if (status == LUA_ERRERR && sb->stopped) {
+        /* The limit struck inside the message handler, which Lua reports as "error in
+         * error handling"; the limit's own message says more. */
+        rf_error_set(err, RF_ELUA, "%s%s%s", sb->unplaced ? what : "", sb->unplaced ? ": " : "",
+                     sb->stopped_by);
+    } else if (msg && sb->stopped && sb->unplaced && strcmp(msg, sb->stopped_by) == 0) {
+        rf_error_set(err, RF_ELUA, "%s: %s", what, msg);
+    } else if (!msg) {
+        rf_error_set(err, RF_ELUA, "%s: error object is a %s (error() should be given a string)",
+                     what, luaL_typename(L, -1));
+    } else if (len >= sizeof(nomem) - 1 && strcmp(msg + len - (sizeof(nomem) - 1), nomem) == 0 &&
+               (sb->refused || status == LUA_ERRMEM)) {
+        /* Lua's own words name neither the place nor the cause; the message handler may have
+         * put the user's line before them, else the allocator noted it, else the input. */
+        int at = (int)(len - (sizeof(nomem) - 1));
+        const char *where = at ? "" : sb->refused_at[0] ? sb->refused_at : what;
+        if (sb->refused)
+            rf_error_set(err, RF_ELUA, "%s%s%.*smore than %llu MiB of Lua memory (the limit)",
+                         where, at ? "" : ": ", at, msg,
+                         (unsigned long long)(sb->limits.memory_bytes >> 20));
+        else
+            rf_error_set(err, RF_ELUA, "%s%s%s", where, at ? "" : ": ", msg);
+    } else {
+        rf_error_set(err, RF_ELUA, "%s", msg);
+    }
+    /* One line, whatever Lua said (a missing module lists every path it tried). */
+    for (char *c = err ? err->msg : NULL; c && *c; c++)
+        if (*c == '\n' || *c == '\t')
+            *c = ' ';
+    lua_settop(L, (handler ? handler : fn) - 1);
+    return RF_ELUA;
+}
+
+/* refit.file.read(path) -> text | nil, reason. The path is checked with stat before it is
+ * opened (a FIFO would block open, /dev/zero never ends), opened without blocking, checked
+ * again on the descriptor, and read into a buffer Lua owns, so no error leaks the file. */
+static int file_fail(lua_State *L, const char *reason)
+{
+    lua_pushnil(L);
+    lua_pushstring(L, reason);
+    return 2;
+}
+
+static int file_errno(lua_State *L, int e)
+{
+    char reason[128];
+    snprintf(reason, sizeof(reason), "%s", strerror(e));
+    reason[0] = (char)tolower((unsigned char)reason[0]);
+    return file_fail(L, reason);
+}
+
+static int file_check(lua_State *L, const struct stat *st)
+{
+    char reason[128];
+    if (S_ISDIR(st->st_mode))
+        return file_fail(L, "is a directory");
+    if (!S_ISREG(st->st_mode))
+        return file_fail(L, "is not a regular file");
+    if (st->st_size > RF_FILE_LIMIT) {
+        snprintf(reason, sizeof(reason), "is %lld bytes, more than the %lld MiB refit reads",
+                 (long long)st->st_size, (long long)(RF_FILE_LIMIT >> 20));
+        return file_fail(L, reason);
+    }
+    return 0;
+}
+
+static int l_file_read(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    struct stat st;
+    int n;
+    if (stat(path, &st) != 0)
+        return file_errno(L, errno);
+    if ((n = file_check(L, &st)) != 0)
+        return n;
+    /* One byte more than the file holds, to notice a file that grew. */
+    size_t cap = (size_t)st.st_size + 1;
+    char *buf = lua_newuserdatauv(L, cap, 0);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return file_errno(L, errno);
+    if (fstat(fd, &st) != 0 || (n = file_check(L, &st)) != 0 || (size_t)st.st_size >= cap) {
+        int e = errno;
+        close(fd);
+        if (n)
+            return n;
+        return (size_t)st.st_size >= cap ? file_fail(L, "changed while it was read")
+                                         : file_errno(L, e);
+    }
+    size_t got = 0;
+    while (got < cap) {
+        ssize_t r = read(fd, buf + got, cap - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            int e = errno;
+            close(fd);
+            return file_errno(L, e);
+        }
+        if (r == 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fd);
+    if (got >= cap)
+        return file_fail(L, "changed while it was read");
+    lua_pushlstring(L, buf, got);
+    return 1;
+}
+
+int rf_luaopen_file(lua_State *L)
+{
+    lua_createtable(L, 0, 2);
+    lua_pushcfunction(L, l_file_read);
+    lua_setfield(L, -2, "read");
+    lua_pushinteger(L, (lua_Integer)RF_FILE_LIMIT);
+    lua_setfield(L, -2, "limit");
+    return 1;
+}

@@ -1,0 +1,3 @@
+-- error() given nil.
+local x = 1
+error(nil)

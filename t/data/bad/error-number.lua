@@ -1,0 +1,2 @@
+-- error() given a number.
+error(42)
