@@ -170,8 +170,17 @@ lock_db() { # takes the write lock on $db from another process, until unlock_db
     "$SQLITE3" "$db" <"$tmp/lock.fifo" >/dev/null 2>&1 &
     lock_pid=$!
     exec 3>"$tmp/lock.fifo"
-    echo "BEGIN IMMEDIATE;" >&3
-    wait_for eval '! "$SQLITE3" "$db" "BEGIN IMMEDIATE; ROLLBACK;" >/dev/null 2>&1'
+    # The holder says when it holds the lock. (Probing with a second BEGIN IMMEDIATE raced:
+    # a probe that held the lock for an instant made the holder's own BEGIN fail, and the
+    # test then waited 10 minutes for a lock nobody held.) Its busy timeout lets it wait
+    # for a reader's brief lock.
+    rm -f "$tmp/locked"
+    printf '.bail on\n.timeout 60000\nBEGIN IMMEDIATE;\n.shell touch %s/locked\n' "$tmp" >&3
+    wait_for eval 'test -e "$tmp/locked" || ! kill -0 $lock_pid 2>/dev/null'
+    if [ ! -e "$tmp/locked" ]; then
+        echo "Bail out! the lock holder could not take the lock on $db"
+        exit 1
+    fi
 }
 unlock_db() {
     echo "COMMIT;" >&3

@@ -83,6 +83,16 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1 &&
     setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null; then
     as="setpriv --reuid=65534 --regid=65534 --clear-groups"
 fi
+# nobody may not reach the build or the source tree (a clone in a 0700 folder, as mktemp
+# makes): it runs copies of the program, the models and the scenario from $tmp.
+nb=$tmp/nobody
+mkdir -p "$nb/calib"
+cp "$REFIT" "$nb/refit"
+cp -R "$REFIT_MODELS" "$nb/models"
+cp "$scen" "$nb/calib/"
+cp -R "$SRCDIR/t/data/exec" "$nb/exec"
+chmod -R a+rX "$nb"
+nbscen=$nb/calib/$(basename "$scen")
 if [ "$(id -u)" -eq 0 ] && [ -z "$as" ]; then
     for i in 1 2 3 4; do
         n=$((n + 1))
@@ -90,16 +100,17 @@ if [ "$(id -u)" -eq 0 ] && [ -z "$as" ]; then
     done
 else
     # WAL mode with no -wal file and no way to create the -shm file: read as immutable.
-    $as "$REFIT" calibrate --db "$ro/wal.db" --cluster localhost --out "$tmp/out/cal.lua" \
+    $as env REFIT_MODELS="$nb/models" "$nb/refit" calibrate --db "$ro/wal.db" \
+        --cluster localhost --out "$tmp/out/cal.lua" \
         >/dev/null 2>"$tmp/err"
     ok $? "refit calibrate reads a WAL database in a read-only folder"
     [ -s "$tmp/err" ] && sed 's/^/# /' "$tmp/err"
     ok "$(test ! -e "$ro/wal.db-wal" && test ! -e "$ro/wal.db-shm"; echo $?)" \
         "and creates nothing there"
-    $as "$REFIT" plan "$scen" --db "$ro/wal.db" >/dev/null 2>"$tmp/err"
+    $as env REFIT_MODELS="$nb/models" "$nb/refit" plan "$nbscen" --db "$ro/wal.db" >/dev/null 2>"$tmp/err"
     is "$? $(cat "$tmp/err")" "1 refit: $ro/wal.db: cannot write it (attempt to write a readonly \
 database): the file or its folder is read-only" "refit plan into it: cannot write it, and why"
-    $as "$REFIT" plan "$scen" --db "$ro/new.db" >/dev/null 2>"$tmp/err"
+    $as env REFIT_MODELS="$nb/models" "$nb/refit" plan "$nbscen" --db "$ro/new.db" >/dev/null 2>"$tmp/err"
     is "$? $(cat "$tmp/err")" "1 refit: $ro/new.db: cannot create it: $ro: Permission denied" \
         "refit plan of a new database there: cannot create it, and why"
 fi
