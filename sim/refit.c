@@ -40,7 +40,8 @@ static const char usage_main[] =
     "  models          list the known model architectures\n"
     "\n"
     "`refit <command> --help` describes each command. Models and layouts are read from\n"
-    "$REFIT_MODELS, else the models/ folder next to the binary, else " RF_MODELS_DIR ".\n";
+    "$REFIT_MODELS, else the models/ folder next to the binary, else " RF_MODELS_DIR ",\n"
+    "else the source tree's models/ folder.\n";
 
 static const char usage_plan[] =
     "usage: refit plan SCENARIO [--db FILE] [--strategy S] [--label TEXT] [--json]\n"
@@ -173,7 +174,13 @@ void cmd_models_dir(char *buf, size_t size)
                 return;
         }
     }
+    /* The installed copy, else the source tree this binary was built from (a build folder
+     * of its own, as CI and distcheck use, has no models/ beside the binary). */
     snprintf(buf, size, "%s", RF_MODELS_DIR);
+#ifdef RF_SOURCE_MODELS_DIR
+    if (!is_dir(buf) && is_dir(RF_SOURCE_MODELS_DIR))
+        snprintf(buf, size, "%s", RF_SOURCE_MODELS_DIR);
+#endif
 }
 
 static double now(void)

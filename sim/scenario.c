@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "sandbox.h"
 
@@ -28,8 +29,19 @@ int rf_lua_open(struct rf_lua **out, const char *models_dir, struct rf_error *er
     struct rf_lua *R = calloc(1, sizeof(*R));
     char msg[sizeof(err->msg)];
     int rc;
+    struct stat st;
     if (!R)
         return rf_error_set(err, RF_ENOMEM, "out of memory");
+    /* Said plainly here: otherwise Lua's require reports every place it did not find the
+     * first module in, on one long line. */
+    snprintf(R->lib, sizeof(R->lib), "%s/lib/refit.lua", models_dir);
+    if (stat(R->lib, &st) != 0 || !S_ISREG(st.st_mode)) {
+        free(R);
+        return rf_error_set(err, RF_EINVAL,
+                            "%s: not refit's models folder (it has no lib/refit.lua); set "
+                            "REFIT_MODELS to the models folder of refit's source or installation",
+                            models_dir);
+    }
     R->module = R->handler = LUA_NOREF;
     snprintf(R->lib, sizeof(R->lib), "%s/lib", models_dir);
     if ((rc = rf_sandbox_open(&R->sb, R->lib, err)) < 0) {
@@ -687,6 +699,22 @@ static void set_str(lua_State *L, const char *k, const char *v)
 }
 
 /* api(spec, strategy, label, simulate) -> result table */
+/* "file:line: " of the function at level, with the whole file name: luaL_where gives
+ * short_src, which Lua cuts to 60 bytes ("...ld/sub/t/x.lua"), so it would not name the
+ * file a user can open. */
+static void push_where(lua_State *L, int level)
+{
+    lua_Debug ar;
+    if (lua_getstack(L, level, &ar) && lua_getinfo(L, "Sl", &ar) && ar.currentline > 0) {
+        if (ar.source[0] == '@')
+            lua_pushfstring(L, "%s:%d: ", ar.source + 1, ar.currentline);
+        else
+            lua_pushfstring(L, "%s:%d: ", ar.short_src, ar.currentline);
+        return;
+    }
+    lua_pushliteral(L, "");
+}
+
 static int l_study_call(lua_State *L)
 {
     struct study_up *up = lua_touserdata(L, lua_upvalueindex(1));
@@ -702,7 +730,7 @@ static int l_study_call(lua_State *L)
     /* Checked here, before anything is held, so the error names the study's line: level 1
      * is refit.plan / refit.sim in study.lua, level 2 the study that called it. */
     if (label && !rf_utf8_valid(label, label_len)) {
-        luaL_where(L, 2);
+        push_where(L, 2);
         lua_pushstring(L, "label: not valid UTF-8 (a label is stored as text)");
         lua_concat(L, 2);
         return lua_error(L);

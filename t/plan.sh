@@ -188,4 +188,10 @@ is "$(json "$tmp/weird.json" '$.scenario')" "$tmp/sc-$(printf '\357\277\275').lu
 "$REFIT" plan "$small" --db "$tmp/full.db" --json >/dev/full 2>"$tmp/full.err"
 ok "$(test $? -ne 0 && grep -q '^refit: ' "$tmp/full.err"; echo $?)" \
     "output that cannot be written is an error, not exit 0"
+# A models folder that is not refit's: one line saying so, not Lua's search path.
+mkdir -p "$tmp/notmodels"
+REFIT_MODELS=$tmp/notmodels "$REFIT" plan "$small" --db "$tmp/nm.db" >/dev/null 2>"$tmp/err"
+is "$? $(cat "$tmp/err")" "1 refit: $tmp/notmodels: not refit's models folder (it has no \
+lib/refit.lua); set REFIT_MODELS to the models folder of refit's source or installation" \
+    "REFIT_MODELS naming another folder is one line saying so"
 done_testing

@@ -141,5 +141,23 @@ for f in first-gpu-overflow model-size-overflow staging-overflow; do
         "1:1:refit: $file" "$f: one line naming the file, exit 1, no crash"
 done
 
+# Lua writes a chunk name longer than 60 bytes as "..." and its tail in its own messages:
+# a syntax error, a runtime error, error("text") and an error in a model file under a long
+# folder still name the whole path.
+long=$tmp/a-folder-whose-name-is-long-enough-that-lua-would-cut-it-short
+mkdir -p "$long"
+printf 'return {\n' >"$long/syntax.lua"
+fails long-syntax "$long/syntax.lua:2: unexpected symbol near <eof>" \
+    "a syntax error under a long path names the whole path" plan "$long/syntax.lua" --db "$db"
+printf 'local x = nil\nreturn x + 1\n' >"$long/runtime.lua"
+fails long-runtime "$long/runtime.lua:2: attempt to perform arithmetic on a nil value (local 'x')" \
+    "a runtime error under a long path names the whole path" plan "$long/runtime.lua" --db "$db"
+printf 'error("boom")\n' >"$long/error.lua"
+fails long-error "$long/error.lua:1: boom" "so does error(text)" plan "$long/error.lua" --db "$db"
+printf 'return {\n' >"$long/model.lua"
+scenario long-model.lua "\"$long/model.lua\"" "$h100"
+fails long-model "$long/model.lua:2: unexpected symbol near <eof>" \
+    "so does a syntax error in a model file it names" plan "$tmp/long-model.lua" --db "$db"
+
 ok "$(test ! -e "$db"; echo $?)" "no failed command left a database behind"
 done_testing

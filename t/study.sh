@@ -32,6 +32,16 @@ ok "$(test $? -ne 0; echo $?)" "a study label that is not UTF-8 is an error"
 is "$(cat "$tmp/err")" \
     "refit: $SRCDIR/t/data/study/badlabel.lua:5: label: not valid UTF-8 (a label is stored as text)" \
     "naming the study line and the field"
+# A study in a folder whose path is longer than Lua's 60-byte short names: the error still
+# names the whole path, one a user can open.
+long=$tmp/a-folder-whose-name-is-long-enough-that-lua-would-cut-it
+mkdir -p "$long"
+printf 'local base = refit.scenario("%s")\nrefit.plan(base, { label = "bad \\xff" })\n' \
+    "$SRCDIR/t/data/sim/qwen3-30b.lua" >"$long/study.lua"
+"$REFIT" run "$long/study.lua" --db "$tmp/long.db" >/dev/null 2>"$tmp/err"
+is "$(cat "$tmp/err")" \
+    "refit: $long/study.lua:2: label: not valid UTF-8 (a label is stored as text)" \
+    "a study's error names its whole path, however long"
 is "$(sql "$tmp/label.db" "SELECT group_concat(label) FROM run")" "first" \
     "the run stored before it stays, the bad one is not stored"
 done_testing

@@ -96,6 +96,40 @@ local function raise_site(user_only)
     return not user_only and fallback or nil
 end
 
+-- Lua cuts a chunk name longer than 60 bytes to "..." and its last 56 in the messages it
+-- writes itself (syntax and runtime errors); put back the whole path, one a user can open,
+-- from the frames on the stack and the files being run (paths, may be nil).
+local function whole_name(err, paths)
+    local tail = err:match("^%.%.%.([^\n]-):%d+: ")
+    if not tail then
+        return err
+    end
+    local function ends(path)
+        return path and #path > #tail and path:sub(-#tail) == tail
+    end
+    for _, path in ipairs(paths or {}) do
+        if ends(path) then
+            return path .. err:sub(#tail + 4)
+        end
+    end
+    for level = 2, 102 do
+        local info = debug.getinfo(level, "S")
+        if not info then
+            break
+        end
+        local path = info.source:sub(1, 1) == "@" and info.source:sub(2)
+        if ends(path) then
+            return path .. err:sub(#tail + 4)
+        end
+    end
+    for i = #running, 1, -1 do
+        if ends(running[i]) then
+            return running[i] .. err:sub(#tail + 4)
+        end
+    end
+    return err
+end
+
 local function describe_object(value)
     local kind = type(value)
     if kind == "nil" then
@@ -112,7 +146,7 @@ end
 -- "error object is not a string", and error("text", 0) with no place at all.
 function sandbox.message(err)
     if type(err) == "string" then
-        err = err:gsub("%s*\n%s*", " ")
+        err = whole_name((err:gsub("%s*\n%s*", " ")))
         if err:find("^[^\n]-:%d+: ") then
             return err -- already says where
         end
@@ -150,6 +184,7 @@ function sandbox.run(path, globals, site, field)
     -- The chunk name "@path" makes Lua's own messages (syntax errors) start with path:line.
     local chunk, err = load(text, "@" .. path, "t", environment(globals))
     if not chunk then
+        err = whole_name(err, { path })
         -- Lua's parser says where, except when the nesting exhausts its C levels: then
         -- the message handler of an including file may even have put that file's line.
         if err:sub(1, #path + 1) ~= path .. ":" then
