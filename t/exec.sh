@@ -293,8 +293,11 @@ ok "$(test "$took" -le 15; echo $?)" "crash: the job ends within the timeout ($t
 ok "$(grep -q 'rank 1: injected fault (REFIT_EXEC_FAULT): crashing' "$tmp/err"; echo $?)" \
     "crash: the crashing rank says so"
 # After a crash mpirun may kill the other ranks before they print (a real crash gives no
-# more warning), so only rank 0, which records the failure, must say so.
-ok "$(grep -q '^refit-exec: rank 0: ' "$tmp/err"; echo $?)" "crash: rank 0 reports the failure"
+# more warning). Even rank 0's line can be lost: mpirun stops forwarding the ranks' output
+# once it ends the job (1 run in 5 under load, in a loop of the suite), so the failure must
+# be reported by rank 0 or by the launcher, naming the dead rank.
+ok "$(grep -q -e '^refit-exec: rank 0: ' -e 'rank 1 .*exited on signal 9' "$tmp/err"; echo $?)" \
+    "crash: rank 0 or the launcher reports the failure"
 is "$(last_measurement status)" failed "crash: the row is failed"
 
 start=$(date +%s)
