@@ -127,6 +127,27 @@ static void replicas_in_two_domains_share_the_work(void **state)
     rf_side_release(&in);
 }
 
+/* A set of domains counts what smaller sets inside it hold too, when it is needed where
+ * no trainer is. PP2 over 4-GPU domains with a NIC per node: stage 0 (TP4 DP2, EP8) on
+ * domains 0-1 holds a dense tensor replicated over both and experts each on one GPU;
+ * stage 1 (domains 2-3) a norm. A TP16 engine on domains 4-7 needs it all: stage 0's
+ * 2 MiB leave over domains 0-1's 2 NICs, twice what any one domain's pieces, the union of
+ * all (4 NICs) or a destination domain's quarter give. */
+static void domain_sets_add_the_pieces_of_their_parts(void **state)
+{
+    (void)state;
+    struct rf_cluster c = cluster(8, 4, 4, 1);
+    struct rf_tensor ts[] = {tensor("w", RF_CLASS_COLUMN, RF_ROLE_ATTENTION, 0, 1024, 512, 0),
+                             tensor("e", RF_CLASS_EXPERT_COLUMN, RF_ROLE_EXPERT, 0, 8, 64, 1024),
+                             tensor("n", RF_CLASS_REPLICATED, RF_ROLE_NORM, 1, 64, 0, 0)};
+    struct rf_model m = {.name = "m", .layers = 2, .tensors = ts, .n_tensors = 3, .experts = 8};
+    struct rf_side tr = train_side(4, 1, 2, 2, 8, 1, false, 0, 2);
+    struct rf_side in = infer_side(16, 1, 1, 1, 1, 16, 2, RF_DT_BF16);
+    assert_close(bound_of(&c, &m, &tr, &in), (1024 * 512 + 8 * 64 * 1024) * 2 / (2 * 50e9));
+    rf_side_release(&tr);
+    rf_side_release(&in);
+}
+
 static uint64_t rng_state;
 
 static uint64_t rnd(void)
@@ -328,6 +349,7 @@ int main(void)
         cmocka_unit_test(a_lone_holder_sends_everything_once),
         cmocka_unit_test(few_trainer_nodes_bound_their_domain),
         cmocka_unit_test(replicas_in_two_domains_share_the_work),
+        cmocka_unit_test(domain_sets_add_the_pieces_of_their_parts),
         cmocka_unit_test(random_plans_never_beat_the_bound),
     };
     return cmocka_run_group_tests_name("bound", tests, NULL, NULL);
