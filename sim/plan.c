@@ -807,7 +807,8 @@ static int need_groups(struct planner *p, struct rf_need *need, struct group_rec
     size_t ng = 0, nd = 0;
     for (size_t i = 0; i < n; i++)
         rec[i].dom = dom + rec[i].off;
-    qsort(rec, n, sizeof(*rec), cmp_group_rec);
+    if (n > 0) /* rec is NULL when no piece must leave its holders */
+        qsort(rec, n, sizeof(*rec), cmp_group_rec);
     for (size_t i = 0; i < n; i++)
         if (i == 0 || cmp_group_rec(&rec[i - 1], &rec[i]) != 0) {
             ng++;
