@@ -839,8 +839,8 @@ static int need_groups(struct planner *p, struct rf_need *need, struct group_rec
 }
 
 int rf_plan_need(const struct rf_plan *plan, const struct rf_side *train,
-                 const struct rf_side *infer, int64_t domain_gpus, size_t n_gpus,
-                 size_t n_domains, struct rf_need *need, struct rf_error *err)
+                 const struct rf_side *infer, int64_t domain_gpus, size_t n_gpus, size_t n_domains,
+                 struct rf_need *need, struct rf_error *err)
 {
     struct planner p = {.plan = (struct rf_plan *)plan, .err = err};
     int64_t *dd = NULL, *sd = NULL, *cell_own = NULL, *cell_away = NULL, *rdom = NULL;
@@ -917,8 +917,7 @@ int rf_plan_need(const struct rf_plan *plan, const struct rf_side *train,
                        dd[i] * domain_gpus >= train_end;
             for (size_t i = 0; i < ndh && rc == 0; i++)
                 if ((size_t)dh[i] < n_gpus)
-                    rc = add_bytes(&p, (int32_t)ti, &need->gpu_in[dh[i]], bytes, 1,
-                                   "a GPU's need");
+                    rc = add_bytes(&p, (int32_t)ti, &need->gpu_in[dh[i]], bytes, 1, "a GPU's need");
             for (size_t i = 0; i < nd && rc == 0; i++)
                 if ((size_t)dd[i] < n_domains)
                     rc = add_bytes(&p, (int32_t)ti, &need->domain_in[dd[i]], bytes, 1,

@@ -139,8 +139,8 @@ struct rf_need {
  * (n_gpus GPUs and n_domains domains; GPUs and domains beyond them are ignored). need is
  * overwritten; on error it holds nothing to release. */
 int rf_plan_need(const struct rf_plan *plan, const struct rf_side *train,
-                 const struct rf_side *infer, int64_t domain_gpus, size_t n_gpus,
-                 size_t n_domains, struct rf_need *need, struct rf_error *err);
+                 const struct rf_side *infer, int64_t domain_gpus, size_t n_gpus, size_t n_domains,
+                 struct rf_need *need, struct rf_error *err);
 void rf_need_release(struct rf_need *need);
 
 #endif

@@ -171,12 +171,13 @@ static void random_model(struct rf_model *m, struct rf_tensor *ts, int layers, b
     static const int64_t experts[] = {2, 4, 8, 12};
     int64_t e = pick(experts, 4);
     int n = 0;
-    ts[n++] = tensor("emb", RF_CLASS_VOCAB, RF_ROLE_EMBEDDING, -1, pick(dims, 7) + 10,
-                     pick(dims, 7), 0);
+    ts[n++] =
+        tensor("emb", RF_CLASS_VOCAB, RF_ROLE_EMBEDDING, -1, pick(dims, 7) + 10, pick(dims, 7), 0);
     for (int l = 0; l < layers; l++) {
         ts[n++] =
             tensor("col", RF_CLASS_COLUMN, RF_ROLE_ATTENTION, l, pick(dims, 7), pick(dims, 7), 0);
-        ts[n++] = tensor("row", RF_CLASS_ROW, RF_ROLE_ATTENTION, l, pick(dims, 7), pick(dims, 7), 0);
+        ts[n++] =
+            tensor("row", RF_CLASS_ROW, RF_ROLE_ATTENTION, l, pick(dims, 7), pick(dims, 7), 0);
         ts[n++] = tensor("norm", RF_CLASS_REPLICATED, RF_ROLE_NORM, l, pick(dims, 7), 0, 0);
         if (moe) {
             ts[n++] = tensor("ecol", RF_CLASS_EXPERT_COLUMN, RF_ROLE_EXPERT, l, e, pick(dims, 7),
@@ -199,8 +200,7 @@ static void random_model(struct rf_model *m, struct rf_tensor *ts, int layers, b
 }
 
 /* Random sides within gpus GPUs: disjoint in either order (with a gap) or colocated. */
-static void random_sides(struct rf_side *tr, struct rf_side *in, int layers, bool moe,
-                         int64_t gpus)
+static void random_sides(struct rf_side *tr, struct rf_side *in, int layers, bool moe, int64_t gpus)
 {
     static const int64_t small[] = {1, 1, 2, 2, 4};
     for (;;) {
@@ -226,8 +226,8 @@ static void random_sides(struct rf_side *tr, struct rf_side *in, int layers, boo
         if (tfirst + tg > gpus || ifirst + ig > gpus)
             continue;
         *tr = train_side(tp, 1, pp, dp, ep, etp, fsdp, tfirst, layers);
-        *in = infer_side(itp, ipp, idp, iep, rep, ifirst, layers,
-                         rnd() % 3 ? RF_DT_BF16 : RF_DT_FP8);
+        *in =
+            infer_side(itp, ipp, idp, iep, rep, ifirst, layers, rnd() % 3 ? RF_DT_BF16 : RF_DT_FP8);
         return;
     }
 }
