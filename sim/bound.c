@@ -1,8 +1,115 @@
 /* Bounds on a refit that need no simulation: the strategy-independent lower bound (every
- * byte a GPU or domain needs must cross its ingress) and per-role link loads of a plan. */
+ * byte a GPU or domain needs crosses its ingress, every byte leaves its holders over their
+ * egress at least once) and per-role link loads of a plan. */
 #include "bound.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
+
+/* Past this many holder groups the subset sums (quadratic in groups) are left out: each
+ * group then counts its own pieces alone, which is still a bound. */
+#define GROUPS_SUBSET_MAX 4096
+
+/* Whether sorted a (na) is a subset of sorted b (nb). */
+static bool subset(const int64_t *a, size_t na, const int64_t *b, size_t nb)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < na; i++) {
+        while (j < nb && b[j] < a[i])
+            j++;
+        if (j == nb || b[j] != a[i])
+            return false;
+    }
+    return true;
+}
+
+static void raise_to(double *bound, int64_t bytes, double capacity)
+{
+    if (bytes > 0 && capacity > 0 && (double)bytes / capacity > *bound)
+        *bound = (double)bytes / capacity;
+}
+
+/* The source side of the bound. A piece must reach every GPU that needs it, and its bytes
+ * start only on its holders, so every piece needed beyond a set S of GPUs that contains all
+ * its holders crosses S's egress at least once: a relay outside S received it across that
+ * egress first, and replicas inside S can share the work but not undo it. For any S, then,
+ * (bytes of pieces held only inside S and needed outside S) / (S's egress capacity) is a
+ * lower bound. Replicas are why S must contain *every* holder of a piece: a data-parallel
+ * copy in another domain could serve the destination instead, so a piece held by domains
+ * {0, 1} counts for S = {0, 1} (or a superset) and never for S = {0} alone. S is taken as:
+ * - one GPU, for pieces it alone holds: egress its NVLink port plus its NIC (GPUDirect);
+ * - each set of domains that holds some piece exactly (need->groups), with the pieces held
+ *   by that set, plus the pieces of each smaller set inside it that are needed in a domain
+ *   without any training GPU (surely outside the set); and the union of all such sets.
+ * A domain's egress is every NIC of each node where it has a GPU of either side: a byte
+ * leaves a domain only over a NIC of the node of the GPU that sends it (rf_topology_route:
+ * PXN hops to a GPU of the same node), and refit plans send only from GPUs of the two
+ * sides (holders, inference GPUs as relays, the broadcast's root, which is a training
+ * GPU). So in issue 10's scenario A the 64 trainers' 16 trays give 64 NICs, not domain 0's
+ * 72 (a GB200 tray has one compute NIC per GPU, shared/reference/hardware-and-simulation.md
+ * §2.1; 50 GB/s at the default 0.96 NIC efficiency is 48): 1342 GB / (64 x 48 GB/s) = 0.44 s.
+ * NICs a node shares between domains count for each, which only lowers the bound. */
+static int source_bound(const struct rf_need *need, const struct rf_side *train,
+                        const struct rf_side *infer, const struct rf_topology *topo,
+                        double *domain_out, double *bound, struct rf_error *err)
+{
+    const struct rf_cluster *c = topo->cluster;
+    for (size_t g = 0; g < need->n_gpus; g++) {
+        double out = topo->links[rf_topology_link(topo, RF_LINK_NVL_OUT, (int64_t)g)].capacity;
+        int64_t nic = rf_topology_nic(topo, (int64_t)g);
+        if (nic >= 0)
+            out += topo->links[rf_topology_link(topo, RF_LINK_NIC_OUT, nic)].capacity;
+        raise_to(bound, need->gpu_out[g], out);
+    }
+    /* GPUs grow with (domain, node), so each pair is one stretch, met once even across
+     * the GPUs of neither side between two stretches. */
+    for (int64_t g = 0, last_dom = -1, last_node = -1; g < topo->gpus; g++) {
+        bool side = (g >= train->first_gpu && g < train->first_gpu + train->gpus) ||
+                    (g >= infer->first_gpu && g < infer->first_gpu + infer->gpus);
+        int64_t dom = topo->place[g].domain, node = topo->place[g].node;
+        if (!side || (dom == last_dom && node == last_node))
+            continue;
+        for (int64_t k = 0; k < c->nic.per_node && (size_t)dom < need->n_domains; k++)
+            domain_out[dom] +=
+                topo->links[rf_topology_link(topo, RF_LINK_NIC_OUT, node * c->nic.per_node + k)]
+                    .capacity;
+        last_dom = dom;
+        last_node = node;
+    }
+    size_t ng = need->n_groups;
+    const size_t *st = need->group_start;
+    const int64_t *gd = need->group_domain;
+    int64_t all_away = 0;
+    double all_out = 0;
+    bool *in_all = calloc(need->n_domains ? need->n_domains : 1, sizeof(bool));
+    if (!in_all)
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    for (size_t i = 0; i < ng; i++) {
+        /* Pieces of the model: no sum here passes its bytes, which fit in int64. */
+        int64_t bytes = need->group_own[i];
+        double out = 0;
+        for (size_t k = st[i]; k < st[i + 1]; k++)
+            if ((size_t)gd[k] < need->n_domains) {
+                out += domain_out[gd[k]];
+                if (!in_all[gd[k]]) {
+                    in_all[gd[k]] = true;
+                    all_out += domain_out[gd[k]];
+                }
+            }
+        /* Groups are sorted by size: a strict subset comes earlier. */
+        for (size_t j = 0; j < i && ng <= GROUPS_SUBSET_MAX; j++)
+            if (st[j + 1] - st[j] < st[i + 1] - st[i] &&
+                subset(gd + st[j], st[j + 1] - st[j], gd + st[i], st[i + 1] - st[i]))
+                bytes += need->group_away[j];
+        raise_to(bound, bytes, out);
+        all_away += need->group_away[i];
+    }
+    /* The union of every group: what must reach a domain without training GPUs. */
+    raise_to(bound, all_away, all_out);
+    free(in_all);
+    return 0;
+}
 
 int rf_lower_bound(const struct rf_plan *plan, const struct rf_side *train,
                    const struct rf_side *infer, const struct rf_topology *topo, double *bound,
@@ -11,18 +118,19 @@ int rf_lower_bound(const struct rf_plan *plan, const struct rf_side *train,
     const struct rf_cluster *c = topo->cluster;
     size_t n_gpus = (size_t)topo->gpus;
     size_t n_domains = (size_t)((topo->gpus + c->nvlink.domain_gpus - 1) / c->nvlink.domain_gpus);
-    int64_t *gpu_need = calloc(n_gpus, sizeof(int64_t));
-    int64_t *domain_need = calloc(n_domains, sizeof(int64_t));
+    struct rf_need need;
     double *domain_in = calloc(n_domains, sizeof(double));
+    double *domain_out = calloc(n_domains, sizeof(double));
     int rc;
 
     *bound = 0;
-    if (!gpu_need || !domain_need || !domain_in) {
+    memset(&need, 0, sizeof(need));
+    if (!domain_in || !domain_out) {
         rc = rf_error_set(err, RF_ENOMEM, "out of memory");
         goto out;
     }
-    if ((rc = rf_plan_need(plan, train, infer, c->nvlink.domain_gpus, gpu_need, n_gpus, domain_need,
-                           n_domains, err)) < 0)
+    if ((rc = rf_plan_need(plan, train, infer, c->nvlink.domain_gpus, n_gpus, n_domains, &need,
+                           err)) < 0)
         goto out;
     /* Every byte a GPU receives crosses its NVLink ingress or its NIC (GPUDirect). */
     for (size_t g = 0; g < n_gpus; g++) {
@@ -30,8 +138,7 @@ int rf_lower_bound(const struct rf_plan *plan, const struct rf_side *train,
         int64_t nic = rf_topology_nic(topo, (int64_t)g);
         if (nic >= 0)
             in += topo->links[rf_topology_link(topo, RF_LINK_NIC_IN, nic)].capacity;
-        if (gpu_need[g] > 0 && (double)gpu_need[g] / in > *bound)
-            *bound = (double)gpu_need[g] / in;
+        raise_to(bound, need.gpu_in[g], in);
     }
     /* Every byte entering a domain crosses the NIC of one of its GPUs. A NIC may serve
      * GPUs of several domains (2-GPU domains, a NIC per 4 GPUs): it counts for each, or a
@@ -45,13 +152,12 @@ int rf_lower_bound(const struct rf_plan *plan, const struct rf_side *train,
         last_nic = nic;
     }
     for (size_t d = 0; d < n_domains; d++)
-        if (domain_need[d] > 0 && (double)domain_need[d] / domain_in[d] > *bound)
-            *bound = (double)domain_need[d] / domain_in[d];
-    rc = 0;
+        raise_to(bound, need.domain_in[d], domain_in[d]);
+    rc = source_bound(&need, train, infer, topo, domain_out, bound, err);
 out:
-    free(gpu_need);
-    free(domain_need);
+    rf_need_release(&need);
     free(domain_in);
+    free(domain_out);
     return rc;
 }
 

@@ -1,5 +1,5 @@
 /* Bounds on a refit that need no simulation: the bytes each GPU and NVLink domain must
- * receive, and the bytes a plan puts on each link, per role. */
+ * receive or send, and the bytes a plan puts on each link, per role. */
 #ifndef RF_BOUND_H
 #define RF_BOUND_H
 
@@ -7,8 +7,11 @@
 #include "topology.h"
 
 /* Lower bound of any refit of plan's tensors between these sides on this topology: the
- * largest of (bytes a GPU must receive / its NVLink + NIC ingress) and (bytes an NVLink
- * domain must receive from outside / its NICs' ingress). */
+ * largest of (bytes a GPU must receive / its NVLink + NIC ingress), (bytes an NVLink
+ * domain must receive from outside / its NICs' ingress), and on the source side (bytes
+ * only one GPU holds that others need / its NVLink + NIC egress) and, per set of domains
+ * holding pieces, (bytes held only there and needed elsewhere / the NIC egress of the
+ * set's nodes with GPUs of either side). The argument is in bound.c. */
 int rf_lower_bound(const struct rf_plan *plan, const struct rf_side *train,
                    const struct rf_side *infer, const struct rf_topology *topo, double *bound,
                    struct rf_error *err);

@@ -115,12 +115,32 @@ int rf_plan_build(struct rf_plan *plan, const struct rf_model *model, struct rf_
                   struct rf_error *err);
 void rf_plan_release(struct rf_plan *plan);
 
-/* Bytes each inference GPU, and each NVLink domain of domain_gpus GPUs, must receive from
- * outside itself whatever the strategy: its shards (wire dtypes of plan's tensors) minus
- * what it already holds on the training side (colocated). Adds into gpu_need[gpu] and
- * domain_need[domain] (callers zero them; indices beyond n_gpus / n_domains are ignored). */
+/* What every refit of a plan's tensors must move, whatever the strategy: rf_plan_need fills
+ * it, rf_need_release frees it. A *piece* is one source shard's part of one destination
+ * shard (wire dtype); its holders are the training GPUs holding that source shard. */
+struct rf_need {
+    size_t n_gpus, n_domains;
+    /* Sinks: bytes each GPU, and each NVLink domain, must receive from outside itself (its
+     * shards minus what it already holds on the training side, when colocated). */
+    int64_t *gpu_in, *domain_in;
+    /* Sources: bytes of pieces held by this GPU alone that another GPU needs. */
+    int64_t *gpu_out;
+    /* Holder groups: the distinct sets of domains holding a piece, sorted by size and then
+     * lexicographically; group i is domains group_domain[group_start[i] .. group_start[i+1]]
+     * (sorted). own: bytes of pieces held in exactly these domains and needed in a domain
+     * outside them; away: the part of own needed in a domain without a training GPU. */
+    size_t n_groups;
+    size_t *group_start;
+    int64_t *group_domain;
+    int64_t *group_own, *group_away;
+};
+
+/* Fills need for plan's tensors between the sides, with NVLink domains of domain_gpus GPUs
+ * (n_gpus GPUs and n_domains domains; GPUs and domains beyond them are ignored). need is
+ * overwritten; on error it holds nothing to release. */
 int rf_plan_need(const struct rf_plan *plan, const struct rf_side *train,
-                 const struct rf_side *infer, int64_t domain_gpus, int64_t *gpu_need, size_t n_gpus,
-                 int64_t *domain_need, size_t n_domains, struct rf_error *err);
+                 const struct rf_side *infer, int64_t domain_gpus, size_t n_gpus, size_t n_domains,
+                 struct rf_need *need, struct rf_error *err);
+void rf_need_release(struct rf_need *need);
 
 #endif

@@ -1,0 +1,356 @@
+/* The strategy-independent lower bound: its source-side terms on hand-computable cases, and
+ * every strategy's prediction at or above it on random layouts and clusters (the seed is
+ * printed; REFIT_SEED=<n> replays one). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "auto.h"
+#include "bound.h"
+#include "fixtures.h"
+#include "schedule.h"
+#include "simulate.h"
+
+/* nodes of `per_node` GPUs with a NIC each, NVLink domains of `domain` GPUs; no
+ * efficiency losses, so every capacity is its nominal rate. */
+static struct rf_cluster cluster(int64_t nodes, int64_t per_node, int64_t domain, int64_t nics)
+{
+    struct rf_cluster c = {
+        .name = "test", .source = "t", .nodes = nodes, .gpus_per_node = per_node, .hbm_gb = 80};
+    c.nvlink.domain_gpus = domain;
+    c.nvlink.gbps = 400;
+    c.nvlink.latency_us = 1;
+    c.nic.per_node = nics;
+    c.nic.gbps = 50;
+    c.nic.latency_us = 2;
+    c.fabric.nodes_per_leaf = 4;
+    c.fabric.oversubscription = 1;
+    c.fabric.switch_latency_us = 0.5;
+    c.fabric.pxn = true;
+    c.cal.nvlink_efficiency = 1;
+    c.cal.nic_efficiency = 1;
+    c.cal.net_channels_per_peer = 8;
+    c.cal.channel_gbps = 14;
+    c.cal.nvl_chunk_kib = 512;
+    c.cal.net_chunk_kib = 128;
+    c.cal.memcpy_gbps = 1000;
+    c.cal.quant_gbps = 1000;
+    c.cal.message_latency_us = 3;
+    c.cal.streams = 1;
+    return c;
+}
+
+/* The bound of reshard of m between the sides on c. */
+static double bound_of(const struct rf_cluster *c, const struct rf_model *m, struct rf_side *tr,
+                       struct rf_side *in)
+{
+    struct rf_topology t;
+    struct rf_plan p;
+    struct rf_error err = {0};
+    double bound;
+    assert_int_equal(rf_topology_init(&t, c, &err), 0);
+    if (rf_plan_build(&p, m, tr, in, RF_STRAT_RESHARD, NULL, NULL, &err) < 0 ||
+        rf_lower_bound(&p, tr, in, &t, &bound, &err) < 0)
+        fail_msg("%s", err.msg);
+    rf_plan_release(&p);
+    rf_topology_release(&t);
+    return bound;
+}
+
+#define assert_close(a, b)                                                                         \
+    do {                                                                                           \
+        double a_ = (a), b_ = (b);                                                                 \
+        if (fabs(a_ - b_) > 1e-12 * fabs(b_))                                                      \
+            fail_msg("%.15g != %.15g", a_, b_);                                                    \
+    } while (0)
+
+/* One training GPU holds the whole tensor; four TP2 replicas in its node need it: each
+ * inference GPU receives half of it, but GPU 0 must send all of it at least once, over its
+ * NVLink port and its NIC. */
+static void a_lone_holder_sends_everything_once(void **state)
+{
+    (void)state;
+    struct rf_cluster c = cluster(2, 16, 16, 16);
+    struct rf_tensor ts[] = {tensor("w", RF_CLASS_COLUMN, RF_ROLE_ATTENTION, 0, 1024, 512, 0)};
+    struct rf_model m = {.name = "m", .layers = 1, .tensors = ts, .n_tensors = 1};
+    struct rf_side tr = train_side(1, 1, 1, 1, 1, 1, false, 0, 1);
+    struct rf_side in = infer_side(2, 1, 1, 1, 4, 8, 1, RF_DT_BF16);
+    assert_close(bound_of(&c, &m, &tr, &in), 1024 * 512 * 2 / 450e9);
+    rf_side_release(&tr);
+    rf_side_release(&in);
+}
+
+/* Issue 10's scenario A in small: NVLink domains of 4 nodes of 4 GPUs, the trainers on one
+ * node of domain 0 and the inference replicas filling domain 1. Domain 1 receives over 16
+ * NICs, but every byte leaves over the trainers' node's 4: four times the ingress bound. */
+static void few_trainer_nodes_bound_their_domain(void **state)
+{
+    (void)state;
+    struct rf_cluster c = cluster(8, 4, 16, 4);
+    struct rf_tensor ts[] = {tensor("w", RF_CLASS_COLUMN, RF_ROLE_ATTENTION, 0, 1024, 512, 0),
+                             tensor("e", RF_CLASS_EXPERT_COLUMN, RF_ROLE_EXPERT, 0, 8, 64, 256)};
+    struct rf_model m = {.name = "m", .layers = 1, .tensors = ts, .n_tensors = 2, .experts = 8};
+    int64_t bytes = (1024 * 512 + 8 * 64 * 256) * 2;
+    struct rf_side tr = train_side(1, 1, 1, 4, 4, 1, false, 0, 1);
+    struct rf_side in = infer_side(4, 1, 1, 1, 4, 16, 1, RF_DT_BF16);
+    assert_close(bound_of(&c, &m, &tr, &in), (double)bytes / (4 * 50e9));
+    rf_side_release(&tr);
+    rf_side_release(&in);
+}
+
+/* Data-parallel replicas in two domains share the work: a piece either domain holds may
+ * leave from either, so the source term is its bytes over both domains' NICs, never over
+ * one's. Two 8-GPU domains with 2 NICs each hold the tensor (TP8, DP2) and feed one TP16
+ * engine over domains 2 and 3, each of which needs half of it: every term is B / 4 NICs.
+ * Trained on domain 0 alone (DP1), the whole B leaves over 2 NICs: twice that. */
+static void replicas_in_two_domains_share_the_work(void **state)
+{
+    (void)state;
+    struct rf_cluster c = cluster(4, 8, 8, 2);
+    struct rf_tensor ts[] = {tensor("w", RF_CLASS_COLUMN, RF_ROLE_ATTENTION, 0, 1024, 512, 0)};
+    struct rf_model m = {.name = "m", .layers = 1, .tensors = ts, .n_tensors = 1};
+    double bytes = 1024 * 512 * 2;
+    struct rf_side tr = train_side(8, 1, 1, 2, 1, 1, false, 0, 1);
+    struct rf_side tr1 = train_side(8, 1, 1, 1, 1, 1, false, 0, 1);
+    struct rf_side in = infer_side(16, 1, 1, 1, 1, 16, 1, RF_DT_BF16);
+    assert_close(bound_of(&c, &m, &tr, &in), bytes / (4 * 50e9));
+    assert_close(bound_of(&c, &m, &tr1, &in), bytes / (2 * 50e9));
+    rf_side_release(&tr);
+    rf_side_release(&tr1);
+    rf_side_release(&in);
+}
+
+/* A set of domains counts what smaller sets inside it hold too, when it is needed where
+ * no trainer is. PP2 over 4-GPU domains with a NIC per node: stage 0 (TP4 DP2, EP8) on
+ * domains 0-1 holds a dense tensor replicated over both and experts each on one GPU;
+ * stage 1 (domains 2-3) a norm. A TP16 engine on domains 4-7 needs it all: stage 0's
+ * 2 MiB leave over domains 0-1's 2 NICs, twice what any one domain's pieces, the union of
+ * all (4 NICs) or a destination domain's quarter give. */
+static void domain_sets_add_the_pieces_of_their_parts(void **state)
+{
+    (void)state;
+    struct rf_cluster c = cluster(8, 4, 4, 1);
+    struct rf_tensor ts[] = {tensor("w", RF_CLASS_COLUMN, RF_ROLE_ATTENTION, 0, 1024, 512, 0),
+                             tensor("e", RF_CLASS_EXPERT_COLUMN, RF_ROLE_EXPERT, 0, 8, 64, 1024),
+                             tensor("n", RF_CLASS_REPLICATED, RF_ROLE_NORM, 1, 64, 0, 0)};
+    struct rf_model m = {.name = "m", .layers = 2, .tensors = ts, .n_tensors = 3, .experts = 8};
+    struct rf_side tr = train_side(4, 1, 2, 2, 8, 1, false, 0, 2);
+    struct rf_side in = infer_side(16, 1, 1, 1, 1, 16, 2, RF_DT_BF16);
+    assert_close(bound_of(&c, &m, &tr, &in), (1024 * 512 + 8 * 64 * 1024) * 2 / (2 * 50e9));
+    rf_side_release(&tr);
+    rf_side_release(&in);
+}
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+    /* splitmix64 */
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static int64_t pick(const int64_t *v, size_t n)
+{
+    return v[rnd() % n];
+}
+
+/* A random dense (experts = 0) or MoE model with uneven sizes. */
+static void random_model(struct rf_model *m, struct rf_tensor *ts, int layers, bool moe)
+{
+    static const int64_t dims[] = {3, 8, 16, 30, 64, 130, 256};
+    static const int64_t experts[] = {2, 4, 8, 12};
+    int64_t e = pick(experts, 4);
+    int n = 0;
+    ts[n++] =
+        tensor("emb", RF_CLASS_VOCAB, RF_ROLE_EMBEDDING, -1, pick(dims, 7) + 10, pick(dims, 7), 0);
+    for (int l = 0; l < layers; l++) {
+        ts[n++] =
+            tensor("col", RF_CLASS_COLUMN, RF_ROLE_ATTENTION, l, pick(dims, 7), pick(dims, 7), 0);
+        ts[n++] =
+            tensor("row", RF_CLASS_ROW, RF_ROLE_ATTENTION, l, pick(dims, 7), pick(dims, 7), 0);
+        ts[n++] = tensor("norm", RF_CLASS_REPLICATED, RF_ROLE_NORM, l, pick(dims, 7), 0, 0);
+        if (moe) {
+            ts[n++] = tensor("ecol", RF_CLASS_EXPERT_COLUMN, RF_ROLE_EXPERT, l, e, pick(dims, 7),
+                             pick(dims, 7));
+            ts[n++] = tensor("erow", RF_CLASS_EXPERT_ROW, RF_ROLE_EXPERT, l, e, pick(dims, 7),
+                             pick(dims, 7));
+        } else {
+            ts[n++] = tensor("up", RF_CLASS_COLUMN, RF_ROLE_DENSE_FFN, l, pick(dims, 7),
+                             pick(dims, 7), 0);
+        }
+    }
+    ts[n++] = tensor("head", RF_CLASS_VOCAB, RF_ROLE_LM_HEAD, layers, pick(dims, 7) + 3,
+                     pick(dims, 7), 0);
+    *m = (struct rf_model){.name = "random",
+                           .layers = layers,
+                           .tensors = ts,
+                           .n_tensors = (size_t)n,
+                           .experts = moe ? e : 0,
+                           .experts_per_token = moe ? 1 : 0};
+}
+
+/* Random sides within gpus GPUs: disjoint in either order (with a gap) or colocated. */
+static void random_sides(struct rf_side *tr, struct rf_side *in, int layers, bool moe, int64_t gpus)
+{
+    static const int64_t small[] = {1, 1, 2, 2, 4};
+    for (;;) {
+        int64_t tp = pick(small, 5), pp = 1 + (int64_t)(rnd() % 3), dp = pick(small, 5);
+        int64_t world = tp * dp, ep = 1, etp = 1;
+        for (int64_t cand = world; moe && cand >= 1; cand--)
+            if (world % cand == 0 && rnd() % 2 == 0) {
+                ep = cand;
+                break;
+            }
+        if (moe && (world / ep) % 2 == 0 && rnd() % 2)
+            etp = 2;
+        bool fsdp = rnd() % 4 == 0;
+        int64_t itp = pick(small, 5), ipp = 1 + (int64_t)(rnd() % 2);
+        int64_t idp = 1 + (int64_t)(rnd() % 2), rep = 1 + (int64_t)(rnd() % 4);
+        int64_t iep = moe && rnd() % 2 ? itp * idp : 1;
+        int64_t tg = tp * pp * dp, ig = itp * ipp * idp * rep;
+        int kind = (int)(rnd() % 4);
+        int64_t gap = (int64_t)(rnd() % 12);
+        int64_t tfirst = kind == 1 ? ig + gap : 0, ifirst = kind == 1 ? 0 : tg + gap;
+        if (kind == 3)
+            tfirst = ifirst = 0; /* colocated */
+        if (tfirst + tg > gpus || ifirst + ig > gpus)
+            continue;
+        *tr = train_side(tp, 1, pp, dp, ep, etp, fsdp, tfirst, layers);
+        *in =
+            infer_side(itp, ipp, idp, iep, rep, ifirst, layers, rnd() % 3 ? RF_DT_BF16 : RF_DT_FP8);
+        return;
+    }
+}
+
+/* A DGX-like cluster (8-GPU nodes and domains, a NIC per GPU), an NVL72-like one (domains
+ * of 4 nodes of 4), or one whose 2-GPU domains share a NIC per 4-GPU node. */
+static struct rf_cluster random_cluster(void)
+{
+    switch (rnd() % 3) {
+    case 0: return cluster(16, 8, 8, 8);
+    case 1: {
+        struct rf_cluster c = cluster(32, 4, 16, 4);
+        c.nvlink.gbps = 900;
+        return c;
+    }
+    default: return cluster(32, 4, 2, 1);
+    }
+}
+
+static uint64_t seed(void)
+{
+    const char *s = getenv("REFIT_SEED");
+    uint64_t v = s ? strtoull(s, NULL, 10) : (uint64_t)time(NULL);
+    printf("# seed %llu (REFIT_SEED to replay)\n", (unsigned long long)v);
+    return v;
+}
+
+static void check_above(double predicted, double bound, int iter, const char *what)
+{
+    if (!(predicted >= bound * (1 - 1e-12)))
+        fail_msg("iteration %d: %s predicts %.15g below the bound %.15g", iter, what, predicted,
+                 bound);
+}
+
+/* Every named strategy (hybrid as a random per-tensor mix), with balanced and local sources,
+ * PXN on and off, and auto: each prediction at or above the bound. The bound counted in
+ * the prediction is lowered by the batching margin; the check is against the bound itself
+ * at the exact tolerance's margin too. */
+static void random_plans_never_beat_the_bound(void **state)
+{
+    (void)state;
+    rng_state = seed();
+    for (int iter = 0; iter < 300; iter++) {
+        struct rf_tensor ts[64];
+        struct rf_model m;
+        struct rf_side tr, in;
+        struct rf_error err = {0};
+        int layers = 1 + (int)(rnd() % 3);
+        bool moe = rnd() % 2;
+        random_model(&m, ts, layers, moe);
+        struct rf_cluster c = random_cluster();
+        struct rf_cluster flipped = c;
+        flipped.fabric.pxn = !c.fabric.pxn;
+        random_sides(&tr, &in, layers, moe, c.nodes * c.gpus_per_node);
+        struct rf_topology topo, alt;
+        assert_int_equal(rf_topology_init(&topo, &c, &err), 0);
+        assert_int_equal(rf_topology_init(&alt, &flipped, &err), 0);
+        struct rf_sim_options o = {.tolerance = RF_SIM_TOLERANCE_MIN};
+        double bound = 0;
+        enum rf_strategy mix[64];
+        for (size_t i = 0; i < m.n_tensors; i++)
+            mix[i] = (enum rf_strategy)(rnd() % 3); /* broadcast, reshard, hierarchical */
+        for (int s = RF_STRAT_BROADCAST; s <= RF_STRAT_HYBRID; s++) {
+            for (int k = 0; k < 4; k++) {
+                const struct rf_topology *t = k & 1 ? &alt : &topo;
+                struct rf_plan_opts po = {
+                    .topo = t, .sources = k & 2 ? RF_SOURCES_LOCAL : RF_SOURCES_BALANCED};
+                struct rf_plan p;
+                struct rf_prediction pred;
+                double b;
+                if (rf_plan_build(&p, &m, &tr, &in, (enum rf_strategy)s,
+                                  s == RF_STRAT_HYBRID ? mix : NULL, &po, &err) < 0 ||
+                    rf_schedule(&p, &(struct rf_schedule_opts){.staging_bytes = 1 << 16}, &err) <
+                        0 ||
+                    rf_lower_bound(&p, &tr, &in, t, &b, &err) < 0 ||
+                    rf_simulate(&p, &tr, &in, t, &o, &pred, &err) < 0)
+                    fail_msg("iteration %d: %s", iter, err.msg);
+                /* The bound depends on neither strategy nor sources (nor PXN: the same
+                 * capacities). */
+                if (s == RF_STRAT_BROADCAST && k == 0)
+                    bound = b;
+                assert_close(b, bound);
+                check_above(pred.predicted_s, pred.lower_bound_s, iter, rf_strategy_name(s));
+                check_above(pred.predicted_s, b * (1 - 2 * RF_SIM_TOLERANCE_MIN), iter,
+                            rf_strategy_name(s));
+                rf_prediction_release(&pred);
+                rf_plan_release(&p);
+            }
+        }
+        struct rf_auto_input ai = {.model = &m,
+                                   .train = &tr,
+                                   .infer = &in,
+                                   .topo = &topo,
+                                   .staging_bytes = 1 << 16,
+                                   .sources = RF_SOURCES_BALANCED,
+                                   .hybrid = mix,
+                                   .alt_topo = &alt,
+                                   .sim = {.tolerance = RF_SIM_TOLERANCE_MIN, .threads = 1}};
+        struct rf_plan p;
+        struct rf_prediction pred;
+        struct rf_auto_choice *choice = calloc(1, sizeof(*choice));
+        assert_non_null(choice);
+        if (rf_auto(&ai, &p, &pred, choice, &err) < 0)
+            fail_msg("iteration %d: auto: %s", iter, err.msg);
+        check_above(pred.predicted_s, bound * (1 - 2 * RF_SIM_TOLERANCE_MIN), iter, "auto");
+        free(choice);
+        rf_prediction_release(&pred);
+        rf_plan_release(&p);
+        rf_topology_release(&topo);
+        rf_topology_release(&alt);
+        rf_side_release(&tr);
+        rf_side_release(&in);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_lone_holder_sends_everything_once),
+        cmocka_unit_test(few_trainer_nodes_bound_their_domain),
+        cmocka_unit_test(replicas_in_two_domains_share_the_work),
+        cmocka_unit_test(domain_sets_add_the_pieces_of_their_parts),
+        cmocka_unit_test(random_plans_never_beat_the_bound),
+    };
+    return cmocka_run_group_tests_name("bound", tests, NULL, NULL);
+}
