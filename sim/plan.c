@@ -632,8 +632,8 @@ static int assign_hierarchical(struct planner *p, int32_t box, const int32_t *h,
             size_t from = p->plan->n_transfers;
             if ((rc = emit_runs(p, box, src, leaders + lo, hi - lo, RF_PHASE_DELIVER, bytes,
                                 true)) < 0 ||
-                (rc = add_bytes(p, ti, &p->load[src], bytes, (int64_t)(hi - lo),
-                                "a GPU's load")) < 0)
+                (rc = add_bytes(p, ti, &p->load[src], bytes, (int64_t)(hi - lo), "a GPU's load")) <
+                    0)
                 goto out;
             /* emit_runs covers the leaders in order, a run at a time. */
             size_t k = lo;
