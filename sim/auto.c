@@ -30,8 +30,9 @@
 
 #include "schedule.h"
 
-/* How many candidates are predicted in full on estimate rank alone (named strategies come on
- * top when their bound does not rule them out). */
+/* How many candidates are predicted in full on estimate rank alone: the best estimate and the
+ * best of the other kind (relayed or direct; see step 3). Named strategies come on top when
+ * their bound does not rule them out. */
 #define PREDICT_TOP 2
 /* At most this many worker threads (and predictions at once). */
 #define MAX_THREADS 8
@@ -257,6 +258,15 @@ static void find_same(struct search *s, int i)
             s->c[j].named |= s->c[i].named;
             return;
         }
+}
+
+/* Whether a candidate relays any tensor through domain leaders (hierarchical). */
+static bool relayed(const struct search *s, const struct cand *c)
+{
+    for (size_t i = 0; i < s->in->model->n_tensors; i++)
+        if (c->ts[i] == RF_STRAT_HIERARCHICAL)
+            return true;
+    return false;
 }
 
 /* The candidate and cluster with the lowest estimate. */
@@ -525,22 +535,36 @@ int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_pred
         for (int t = 0; t < s->n_topo && s->c[i].same_as < 0; t++)
             rank[nr++] = (struct ranked){s->c[i].estimate[t], s->c[i].bound[t], i, t};
     qsort(rank, (size_t)nr, sizeof(*rank), cmp_ranked);
+    /* The first pick is the best estimate, the second the best of the other kind (relayed
+     * through domain leaders, or direct) when there is one, else the runner-up. The
+     * estimate serves rounds first come first served and so misses what a relay's later
+     * round costs: on DeepSeek-V3 GB200 128 -> 128 the two best estimates were hierarchical
+     * (0.945, 0.963 s; predicted 1.245, 1.264) while the best plan, reshard without PXN,
+     * came third (1.003; predicted 1.056). */
+    int pick[PREDICT_TOP], npick = 0;
+    if (nr > 0)
+        pick[npick++] = 0;
+    for (int i = 1; i < nr && npick < PREDICT_TOP; i++)
+        if (relayed(s, &s->c[rank[i].c]) != relayed(s, &s->c[rank[0].c]))
+            pick[npick++] = i;
+    if (npick < PREDICT_TOP && nr > 1)
+        pick[npick++] = 1;
     /* Only the plans about to be predicted stay in memory; a named strategy predicted
      * later is planned again (the broadcast plan alone is 0.3 GB on Kimi K3). */
     for (int i = 0; i < s->n; i++) {
         bool top = false;
-        for (int k = 0; k < nr && k < PREDICT_TOP; k++)
-            top |= rank[k].c == i;
+        for (int k = 0; k < npick; k++)
+            top |= rank[pick[k]].c == i;
         if (!top && s->c[i].planned) {
             rf_plan_release(&s->c[i].plan);
             s->c[i].planned = false;
         }
     }
     {
-        int pairs[PREDICT_TOP][2], np = 0;
-        for (int i = 0; i < nr && np < PREDICT_TOP; i++)
-            pairs[np][0] = rank[i].c, pairs[np++][1] = rank[i].t;
-        if ((rc = predict(s, (const int(*)[2])pairs, np)) < 0)
+        int pairs[PREDICT_TOP][2];
+        for (int k = 0; k < npick; k++)
+            pairs[k][0] = rank[pick[k]].c, pairs[k][1] = rank[pick[k]].t;
+        if ((rc = predict(s, (const int(*)[2])pairs, npick)) < 0)
             goto out;
     }
     if (!have_broadcast && bb < s->best_pred.predicted_s) {

@@ -49,6 +49,13 @@ struct planner {
     enum rf_sources sources;
     int64_t *load;     /* bytes each GPU has been chosen to send so far */
     int64_t *nic_load; /* the same per NIC, for local source choice */
+    /* Bytes each GPU has been assigned to receive from another GPU, and each NIC from
+     * another NVLink domain: hierarchical's leaders are chosen by them. Kept only when a
+     * tensor is hierarchical (track_in), so other plans pay nothing for them. */
+    bool track_in;
+    int64_t *in_load, *nic_in;
+    int32_t *rail_mark; /* per rail: the stamp of the last box whose holders use it */
+    int32_t rail_stamp;
     int32_t (*pairs)[2];
     size_t cap_pairs;
     struct cells src, dst;
@@ -290,6 +297,20 @@ static int emit(struct planner *p, int32_t box, int32_t src, int32_t dst, int32_
                                                                 .phase = phase,
                                                                 .after = -1,
                                                                 .bytes = bytes};
+    if (p->track_in && src != dst) {
+        /* Ingress of every destination of the run: its GPU's, and its NIC's when the bytes
+         * come from another NVLink domain (a fabric delivery lands on the receiver's own
+         * NIC, PXN or not: topology.c's routes). */
+        const struct rf_place *pl = p->topo->place;
+        int rc;
+        for (int32_t i = 0; i < count; i++) {
+            int32_t g = dst + i * stride;
+            if ((rc = add_bytes(p, ti, &p->in_load[g], bytes, 1, "a GPU's ingress")) < 0 ||
+                (pl[g].domain != pl[src].domain && pl[g].nic >= 0 &&
+                 (rc = add_bytes(p, ti, &p->nic_in[pl[g].nic], bytes, 1, "a NIC's ingress")) < 0))
+                return rc;
+        }
+    }
     struct rf_tally d = {0};
     d.transfers = count;
     if (src == dst) {
@@ -460,42 +481,92 @@ static int push_box(struct planner *p, int32_t tensor, const struct rf_box *b)
     return 0;
 }
 
-/* Does run t deliver to gpu? */
-static bool run_covers(const struct rf_transfer *t, int32_t gpu)
+/* Does a sorted holder list have a GPU in NVLink domain dom? */
+static bool holder_in_domain(const struct rf_topology *t, const int32_t *h, size_t nh, int32_t dom)
 {
-    if (t->dst_count == 1 || t->dst_stride == 0)
-        return t->dst == gpu;
-    int32_t k = (gpu - t->dst) / t->dst_stride;
-    return (gpu - t->dst) % t->dst_stride == 0 && k >= 0 && k < t->dst_count;
+    int64_t first = (int64_t)dom * t->cluster->nvlink.domain_gpus;
+    size_t lo = 0, hi = nh;
+    while (lo < hi) { /* the first holder at or past the domain's first GPU */
+        size_t mid = (lo + hi) / 2;
+        if (h[mid] < first)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < nh && t->place[h[lo]].domain == dom;
 }
 
-/* Hierarchical delivery of one box (the M2N idea without the ring): one leader per NVLink
- * domain receives it from a source, so fabric bytes scale with domains, not replicas; the
- * leader then fans it out over NVLink to the domain's other replicas. Replicas that hold
- * the data themselves (colocated) copy it locally, and the first of them leads. */
+/* The leader of one destination domain for one box: among the domain's destinations c[0..n)
+ * of the box (none holds it), the one whose NIC rail matches the source's (src >= 0) or, with
+ * the source still to be chosen (src < 0), the rail of any holder (rail_mark): a same-rail
+ * delivery stays on its rail leaf, PXN or not, and with PXN a cross-rail one would move
+ * the sender's bytes onto another NIC of its node (topology.c's routes). Then the least
+ * loaded NIC ingress, as several GPUs may share a NIC, then the least loaded GPU ingress,
+ * then the lowest GPU: a pure function of the loads, so plans are deterministic. When the
+ * box comes from inside the domain (cross false) neither rail nor NIC is involved. */
+static int32_t pick_leader(const struct planner *p, const int32_t *c, size_t n, int32_t src,
+                           bool cross)
+{
+    const struct rf_place *pl = p->topo->place;
+    int32_t best = c[0];
+    int best_miss = 2;
+    int64_t best_nic = INT64_MAX, best_gpu = INT64_MAX;
+    for (size_t i = 0; i < n; i++) {
+        const struct rf_place *q = &pl[c[i]];
+        int miss = 0;
+        int64_t nic = 0;
+        if (cross && q->nic >= 0) {
+            miss = src >= 0 ? q->rail != pl[src].rail : p->rail_mark[q->rail] != p->rail_stamp;
+            nic = p->nic_in[q->nic];
+        }
+        int64_t gpu = p->in_load[c[i]];
+        if (miss < best_miss || (miss == best_miss && nic < best_nic) ||
+            (miss == best_miss && nic == best_nic && gpu < best_gpu)) {
+            best = c[i];
+            best_miss = miss;
+            best_nic = nic;
+            best_gpu = gpu;
+        }
+    }
+    return best;
+}
+
+/* Hierarchical delivery of one box (M2N's per-domain leaders, without its ring): one leader
+ * per NVLink domain receives it from a source, so fabric bytes scale with domains, not
+ * replicas; the leader then fans it out over NVLink to the domain's other replicas. Leaders
+ * are spread over the domain's GPUs and NICs box by box (pick_leader): with the lowest GPU
+ * of the domain leading every box, DeepSeek-V3 onto 18 TP8 replicas in two NVL72 domains
+ * sent every fabric byte to 16 of the 144 inference NICs. Replicas that hold the data
+ * themselves (colocated) copy it locally, and the first of them leads. */
 static int assign_hierarchical(struct planner *p, int32_t box, const int32_t *h, size_t nh,
                                const int32_t *dsts, size_t nd, int64_t bytes)
 {
     const struct rf_topology *t = p->topo;
+    const struct rf_place *pl = t->place;
+    int32_t ti = p->plan->boxes[box].tensor;
     size_t n_lead = 0, n_dom = 0;
     int rc;
+    GROW(p->rem, 0, p->cap_rem, nd);
+    GROW(p->order, 0, p->cap_order, nh);
     /* Per domain: its range of dsts, its leader, and the run that brings the leader the box
-     * (-1 until known). */
+     * (-1 until known). need[] lists the domains without a colocated leader, in order, and
+     * leaders[] their leaders (ascending, as domains are). */
     struct dom {
         size_t lo, hi;
         int32_t lead, run;
     } *dom = malloc(nd * sizeof(*dom));
     int32_t *leaders = malloc(nd * sizeof(int32_t));
-    if (!dom || !leaders) {
+    size_t *need = malloc(nd * sizeof(size_t));
+    if (!dom || !leaders || !need) {
         rc = rf_error_set(p->err, RF_ENOMEM, "out of memory");
         goto out;
     }
     for (size_t i = 0; i < nd;) {
         size_t j = i;
-        struct dom *d = &dom[n_dom++];
+        struct dom *d = &dom[n_dom];
         d->lead = -1;
         d->run = -1;
-        while (j < nd && rf_topology_domain(t, dsts[j]) == rf_topology_domain(t, dsts[i])) {
+        while (j < nd && pl[dsts[j]].domain == pl[dsts[i]].domain) {
             if (bsearch(&dsts[j], h, nh, sizeof(int32_t), cmp_i32)) {
                 if ((rc = emit(p, box, dsts[j], dsts[j], 1, 0, RF_PHASE_DELIVER, bytes, true)) < 0)
                     goto out;
@@ -508,23 +579,72 @@ static int assign_hierarchical(struct planner *p, int32_t box, const int32_t *h,
         }
         d->lo = i;
         d->hi = j;
-        if (d->lead < 0) {
-            d->lead = dsts[i];
-            leaders[n_lead++] = dsts[i];
-        }
+        if (d->lead < 0)
+            need[n_lead++] = n_dom;
+        n_dom++;
         i = j;
     }
-    size_t first = p->plan->n_transfers;
-    if ((rc = assign(p, box, h, nh, leaders, n_lead, RF_PHASE_DELIVER, bytes, true)) < 0)
-        goto out;
-    size_t last = p->plan->n_transfers;
+    if (n_lead > 0 && p->sources == RF_SOURCES_LOCAL) {
+        /* Local sources choose a holder per destination, nearest first (assign_local): lead
+         * with a GPU on a rail some holder has, and the nearest holder is then on it. */
+        if (++p->rail_stamp == INT32_MAX) {
+            memset(p->rail_mark, 0, (size_t)t->cluster->nic.per_node * sizeof(int32_t));
+            p->rail_stamp = 1;
+        }
+        for (size_t k = 0; k < nh; k++)
+            if (pl[h[k]].rail >= 0)
+                p->rail_mark[pl[h[k]].rail] = p->rail_stamp;
+        for (size_t k = 0; k < n_lead; k++) {
+            struct dom *d = &dom[need[k]];
+            bool cross = !holder_in_domain(t, h, nh, pl[dsts[d->lo]].domain);
+            d->lead = pick_leader(p, dsts + d->lo, d->hi - d->lo, -1, cross);
+            leaders[k] = d->lead;
+        }
+        size_t first = p->plan->n_transfers;
+        if ((rc = assign(p, box, h, nh, leaders, n_lead, RF_PHASE_DELIVER, bytes, true)) < 0)
+            goto out;
+        /* Which run brought each leader the box: a binary search per destination, as the
+         * leaders ascend. */
+        for (size_t x = first; x < p->plan->n_transfers; x++) {
+            const struct rf_transfer *r = &p->plan->transfers[x];
+            for (int32_t i = 0; i < r->dst_count; i++) {
+                int32_t g = r->dst + i * r->dst_stride;
+                const int32_t *f = bsearch(&g, leaders, n_lead, sizeof(int32_t), cmp_i32);
+                dom[need[f - leaders]].run = (int32_t)x;
+            }
+        }
+    } else if (n_lead > 0) {
+        /* Balanced sources as assign gives them (contiguous blocks of domains over the
+         * least-loaded holders), chosen first so each leader can be on its source's rail. */
+        for (size_t i = 0; i < nh; i++)
+            p->order[i] = (struct gpu_load){p->load[h[i]], h[i]};
+        qsort(p->order, nh, sizeof(*p->order), cmp_load);
+        size_t kk = nh < n_lead ? nh : n_lead;
+        for (size_t j = 0; j < kk; j++) {
+            size_t lo = j * n_lead / kk, hi = (j + 1) * n_lead / kk;
+            int32_t src = p->order[j].gpu;
+            for (size_t k = lo; k < hi; k++) {
+                struct dom *d = &dom[need[k]];
+                bool cross = pl[src].domain != pl[dsts[d->lo]].domain;
+                d->lead = pick_leader(p, dsts + d->lo, d->hi - d->lo, src, cross);
+                leaders[k] = d->lead;
+            }
+            size_t from = p->plan->n_transfers;
+            if ((rc = emit_runs(p, box, src, leaders + lo, hi - lo, RF_PHASE_DELIVER, bytes,
+                                true)) < 0 ||
+                (rc = add_bytes(p, ti, &p->load[src], bytes, (int64_t)(hi - lo), "a GPU's load")) <
+                    0)
+                goto out;
+            /* emit_runs covers the leaders in order, a run at a time. */
+            size_t k = lo;
+            for (size_t x = from; x < p->plan->n_transfers; x++)
+                for (int32_t i = 0; i < p->plan->transfers[x].dst_count; i++)
+                    dom[need[k++]].run = (int32_t)x;
+        }
+    }
     for (size_t k = 0; k < n_dom; k++) {
         struct dom *d = &dom[k];
         size_t nf = 0;
-        for (size_t x = first; x < last && d->run < 0; x++)
-            if (run_covers(&p->plan->transfers[x], d->lead))
-                d->run = (int32_t)x;
-        GROW(p->rem, 0, p->cap_rem, nd);
         for (size_t j = d->lo; j < d->hi; j++)
             if (dsts[j] != d->lead && !bsearch(&dsts[j], h, nh, sizeof(int32_t), cmp_i32))
                 p->rem[nf++] = dsts[j];
@@ -535,14 +655,14 @@ static int assign_hierarchical(struct planner *p, int32_t box, const int32_t *h,
             goto out;
         for (size_t x = from; x < p->plan->n_transfers; x++)
             p->plan->transfers[x].after = d->run;
-        if ((rc = add_bytes(p, p->plan->boxes[box].tensor, &p->load[d->lead], bytes, (int64_t)nf,
-                            "a GPU's load")) < 0)
+        if ((rc = add_bytes(p, ti, &p->load[d->lead], bytes, (int64_t)nf, "a GPU's load")) < 0)
             goto out;
     }
     rc = 0;
 out:
     free(dom);
     free(leaders);
+    free(need);
     return rc;
 }
 
@@ -1081,6 +1201,17 @@ int rf_plan_build(struct rf_plan *plan, const struct rf_model *model, struct rf_
     }
     if ((rc = plan_tensors(&p, model, infer, strategy, tensor_strategy)) < 0)
         goto out;
+    for (size_t i = 0; i < plan->n_tensors; i++)
+        p.track_in |= plan->tensor_strategy[i] == RF_STRAT_HIERARCHICAL;
+    if (p.track_in) { /* hierarchical needs a cluster: plan_tensors checked it */
+        p.in_load = calloc((size_t)n_gpus, sizeof(int64_t));
+        p.nic_in = calloc((size_t)p.topo->nics + 1, sizeof(int64_t));
+        p.rail_mark = calloc((size_t)p.topo->cluster->nic.per_node + 1, sizeof(int32_t));
+        if (!p.in_load || !p.nic_in || !p.rail_mark) {
+            rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+            goto out;
+        }
+    }
 
     for (size_t i = 0; i < plan->n_tensors; i++) {
         const struct rf_tensor *t = &plan->tensors[i];
@@ -1108,6 +1239,9 @@ out:
     free(p.order);
     free(p.load);
     free(p.nic_load);
+    free(p.in_load);
+    free(p.nic_in);
+    free(p.rail_mark);
     free(p.pairs);
     if (rc < 0)
         rf_plan_release(plan);

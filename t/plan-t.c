@@ -393,6 +393,94 @@ static void random_layouts_cover_exactly_once(void **state)
     }
 }
 
+/* An NVL72-like cluster in miniature: trays of 4 GPUs, NVLink domains of 8 (2 trays), and
+ * nics NICs per tray (4: one per GPU, as GB200; 2: a NIC per 2 GPUs). */
+static struct rf_cluster tray_cluster(int64_t nics)
+{
+    struct rf_cluster c = small_cluster();
+    c.nodes = 6;
+    c.nvlink.domain_gpus = 8;
+    c.nic.per_node = nics;
+    c.fabric.nodes_per_leaf = 6;
+    return c;
+}
+
+/* Hierarchical leaders spread over every destination NIC of a domain (M2N's leaders are
+ * per domain, not one GPU for every box): experts of 4 training GPUs (domain 0) onto 8 TP2
+ * replicas in domains 1 and 2. Each box goes to one GPU per replica; when the lowest GPU of
+ * the domain led every box, 4 of the 16 inference NICs with one NIC per GPU (2 of 8 with
+ * one per 2 GPUs) received every fabric byte. Each delivery also lands on the source's rail
+ * whenever the domain has a destination there. */
+static void hierarchical_leaders_spread_over_nics(void **state)
+{
+    (void)state;
+    struct rf_tensor ts[] = {tensor("e0", RF_CLASS_EXPERT_COLUMN, RF_ROLE_EXPERT, 0, 4, 8, 16),
+                             tensor("e1", RF_CLASS_EXPERT_ROW, RF_ROLE_EXPERT, 0, 4, 16, 8)};
+    struct rf_model m = {.name = "m", .layers = 1, .tensors = ts, .n_tensors = 2};
+    struct rf_side tr = train_side(1, 1, 1, 4, 4, 1, false, 0, 1);
+    struct rf_side in = infer_side(2, 1, 1, 1, 8, 8, 1, RF_DT_BF16);
+    for (int64_t nics = 4; nics >= 2; nics -= 2) {
+        struct rf_cluster c = tray_cluster(nics);
+        struct rf_topology topo;
+        struct rf_error err;
+        struct rf_plan p, rs;
+        assert_int_equal(rf_topology_init(&topo, &c, &err), 0);
+        struct rf_plan_opts o = {.topo = &topo, .sources = RF_SOURCES_BALANCED};
+        if (rf_plan_build(&p, &m, &tr, &in, RF_STRAT_HIERARCHICAL, NULL, &o, &err) < 0)
+            fail_msg("%s", err.msg);
+        assert_int_equal(rf_plan_build(&rs, &m, &tr, &in, RF_STRAT_RESHARD, NULL, &o, &err), 0);
+        check_coverage(&p, &tr, &in);
+        assert_int_equal(p.total.payload_bytes, rs.total.payload_bytes);
+        int64_t nic_in[24] = {0}, fabric = 0, off_rail = 0;
+        for (size_t i = 0; i < p.n_transfers; i++) {
+            const struct rf_transfer *x = &p.transfers[i];
+            const struct rf_place *s = &topo.place[x->src];
+            if (x->after >= 0) {
+                /* The fan-out stays on NVLink, from the leader the box came to. */
+                const struct rf_transfer *a = &p.transfers[x->after];
+                bool led = false;
+                for (int32_t k = 0; k < a->dst_count; k++)
+                    led |= a->dst + k * a->dst_stride == x->src;
+                assert_true(led);
+                for (int32_t k = 0; k < x->dst_count; k++)
+                    assert_int_equal(topo.place[x->dst + k * x->dst_stride].domain, s->domain);
+                continue;
+            }
+            for (int32_t k = 0; k < x->dst_count; k++) {
+                const struct rf_place *d = &topo.place[x->dst + k * x->dst_stride];
+                assert_int_not_equal(s->domain, d->domain);
+                nic_in[d->nic] += x->bytes;
+                fabric += x->bytes;
+                /* Same rail as the source when some destination of the box in that domain
+                 * is: look for one among the leader's fan-out. */
+                bool rail_there = false;
+                for (size_t j = 0; j < p.n_transfers; j++) {
+                    const struct rf_transfer *y = &p.transfers[j];
+                    for (int32_t q = 0; y->after == (int32_t)i && q < y->dst_count; q++) {
+                        const struct rf_place *f = &topo.place[y->dst + q * y->dst_stride];
+                        rail_there |= f->domain == d->domain && f->rail == s->rail;
+                    }
+                }
+                off_rail += rail_there && d->rail != s->rail;
+            }
+        }
+        /* Once per box and domain: 2 domains. */
+        assert_int_equal(fabric, 2 * (4 * 8 * 16 + 4 * 16 * 8) * 2);
+        /* The inference NICs: 8..23 are GPUs 8..23 with one NIC per GPU, 4..11 with two. */
+        int64_t first = 8 * nics / 4, n = 16 * nics / 4, max = 0;
+        for (int64_t k = first; k < first + n; k++)
+            max = nic_in[k] > max ? nic_in[k] : max;
+        printf("# %lld NICs per tray: busiest NIC %lld bytes, mean %lld\n", (long long)nics,
+               (long long)max, (long long)(fabric / n));
+        assert_true(max * n <= fabric * 11 / 10); /* max / mean <= 1.1 */
+        assert_int_equal(off_rail, 0);
+        rf_plan_release(&p);
+        rf_plan_release(&rs);
+        rf_topology_release(&topo);
+    }
+    release_sides(&tr, &in);
+}
+
 static void results_independent_of_rank_order(void **state)
 {
     (void)state;
@@ -561,6 +649,7 @@ int main(void)
         cmocka_unit_test(broadcast_is_two_model_sizes),
         cmocka_unit_test(fp8_adds_block_scales),
         cmocka_unit_test(random_layouts_cover_exactly_once),
+        cmocka_unit_test(hierarchical_leaders_spread_over_nics),
         cmocka_unit_test(results_independent_of_rank_order),
         cmocka_unit_test(overflowing_models_are_refused),
         cmocka_unit_test(byte_counts_past_int64_are_refused),
