@@ -77,8 +77,8 @@ local CALIBRATION = {
     -- Over the network: NCCL_NCHANNELS_PER_NET_PEER as the runs set it (then NCCL does not
     -- halve it). Left out, the normalised cluster holds 0, NCCL's default: max(NICs of the
     -- GPU, ceil(NIC GB/s / channel_gbps)) (paths.cc; m2n §4; 4 for a 50 GB/s NIC, 8 for
-    -- 100 GB/s), halved with the communicator's size (1 per peer from 256 ranks at 32 p2p
-    -- channels).
+    -- 100 GB/s), halved with the communicator's size (4 up to 64 ranks, 2 up to 128, then 1,
+    -- at 32 p2p channels).
     net_channels_per_peer = positive(false),
     -- The communicator's p2p channels, p2pnChannels = min(ring channels, 64) rounded up to a
     -- power of two (paths.cc ncclTopoComputeP2pChannels): 32 for 17-32 ring channels, as
