@@ -338,8 +338,8 @@ static int emit_messages(struct sim *s, int32_t r, const struct msg *m, size_t k
              * channel_gbps (rf_p2p_cap); the executor sends a message in staging pieces. */
             double cap = 0;
             if (route.fabric)
-                cap = rf_p2p_cap(&p2p, s->piece > 0 && m[i].bytes > s->piece ? s->piece
-                                                                              : m[i].bytes);
+                cap =
+                    rf_p2p_cap(&p2p, s->piece > 0 && m[i].bytes > s->piece ? s->piece : m[i].bytes);
             rc = add_flow(s, path, np, (double)m[i].bytes, latency, cap, r,
                           (enum rf_sim_phase)m[i].phase);
             s->out->messages++;
@@ -400,8 +400,7 @@ static int round_chain(struct sim *s, int32_t r, const struct chain *ch)
             path[np++] = rf_topology_link(topo, RF_LINK_QUANT, col->root);
         for (int h = 0; h < route.n; h++)
             path[np++] = route.link[h];
-        if ((rc = add_flow(s, path, np, (double)ch->bytes, latency, 0, r,
-                           RF_SIM_BROADCAST)) < 0)
+        if ((rc = add_flow(s, path, np, (double)ch->bytes, latency, 0, r, RF_SIM_BROADCAST)) < 0)
             return rc;
         prev = g;
     }

@@ -100,8 +100,7 @@ static int check_cluster(const struct rf_cluster *c, struct rf_error *err)
                        "calibration.nvl_channels_per_peer", err)) < 0 ||
         (rc = count_ok(c->cal.net_channels_per_peer, 0, RF_GPUS_MAX,
                        "calibration.net_channels_per_peer", err)) < 0 ||
-        (rc = count_ok(c->cal.p2p_channels, 0, RF_GPUS_MAX, "calibration.p2p_channels", err)) <
-            0 ||
+        (rc = count_ok(c->cal.p2p_channels, 0, RF_GPUS_MAX, "calibration.p2p_channels", err)) < 0 ||
         (rc = count_ok(c->cal.nvl_chunk_kib, 0, RF_GPUS_MAX, "calibration.nvl_chunk_kib", err)) <
             0 ||
         (rc = count_ok(c->cal.net_chunk_kib, 0, RF_GPUS_MAX, "calibration.net_chunk_kib", err)) <

@@ -208,12 +208,12 @@ static void route_latencies_match_a_hand_computation(void **state)
         double want_us;
         int hops;
     } rows[] = {
-        {true, 0, 5, 0.6, 2},               /* one NVLink domain: NVLink out, in */
-        {true, 0, 8, 2.2 + 0.5, 2},         /* rail 0 of nodes 0 and 1: one leaf */
-        {false, 0, 9, 2.2 + 3 * 0.5, 4},    /* rail 0 -> rail 1: leaf, spine, leaf */
-        {false, 0, 16, 2.2 + 3 * 0.5, 4},   /* rail 0 of leaf groups 0 and 1 */
-        {true, 0, 9, 0.6 + 2.2 + 0.5, 4},   /* PXN: over NVLink to GPU 1, then rail 1's leaf */
-        {true, 0, 17, 0.6 + 2.2 + 1.5, 6},  /* PXN to rail 1, then leaf group 0 -> 1 */
+        {true, 0, 5, 0.6, 2},              /* one NVLink domain: NVLink out, in */
+        {true, 0, 8, 2.2 + 0.5, 2},        /* rail 0 of nodes 0 and 1: one leaf */
+        {false, 0, 9, 2.2 + 3 * 0.5, 4},   /* rail 0 -> rail 1: leaf, spine, leaf */
+        {false, 0, 16, 2.2 + 3 * 0.5, 4},  /* rail 0 of leaf groups 0 and 1 */
+        {true, 0, 9, 0.6 + 2.2 + 0.5, 4},  /* PXN: over NVLink to GPU 1, then rail 1's leaf */
+        {true, 0, 17, 0.6 + 2.2 + 1.5, 6}, /* PXN to rail 1, then leaf group 0 -> 1 */
     };
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
         c.fabric.pxn = rows[i].pxn;
