@@ -563,6 +563,7 @@ int rf_calibration_write(const struct rf_calibration *cal, const char *name, con
     if (c->cal.net_channels_per_peer > 0)
         fprintf(f, "%snet_channels_per_peer = %lld,\n", in,
                 (long long)c->cal.net_channels_per_peer);
+    fprintf(f, "%sp2p_channels = %lld,\n", in, (long long)c->cal.p2p_channels);
     put_field(f, in, "channel_gbps", c->cal.channel_gbps);
     fprintf(f, "%snvl_chunk_kib = %lld,\n", in, (long long)c->cal.nvl_chunk_kib);
     fprintf(f, "%snet_chunk_kib = %lld,\n", in, (long long)c->cal.net_chunk_kib);

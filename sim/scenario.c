@@ -345,6 +345,7 @@ static int read_cluster(lua_State *L, int t, struct rf_cluster *c, struct rf_err
         {"calibration", "message_latency_us", false, &c->cal.message_latency_us},
         {"calibration", "nvl_channels_per_peer", true, &c->cal.nvl_channels_per_peer},
         {"calibration", "net_channels_per_peer", true, &c->cal.net_channels_per_peer},
+        {"calibration", "p2p_channels", true, &c->cal.p2p_channels},
         {"calibration", "channel_gbps", false, &c->cal.channel_gbps},
         {"calibration", "nvl_chunk_kib", true, &c->cal.nvl_chunk_kib},
         {"calibration", "net_chunk_kib", true, &c->cal.net_chunk_kib},

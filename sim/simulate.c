@@ -131,6 +131,9 @@ struct sim {
     bool bound_only;
     struct acc *acc, *cur; /* one per topology; the one being filled */
     int n_acc;
+    /* NCCL's p2p channels of the replay's communicator (every GPU the plan touches; the
+     * executor's world) and the largest send the executor issues, one staging piece. */
+    int64_t comm_ranks, piece;
     struct msg *msg_tmp; /* scratch of sort_msgs */
     size_t cap_tmp;
     size_t *count;
@@ -312,6 +315,8 @@ static int emit_messages(struct sim *s, int32_t r, const struct msg *m, size_t k
     const struct rf_cluster *c = topo->cluster;
     int rc = 0;
     double base = c->cal.bucket_overhead_us * 1e-6;
+    struct rf_p2p p2p;
+    rf_topology_p2p(topo, s->comm_ranks, &p2p);
     for (size_t i = 0; i < k; i++) {
         int32_t path[RF_ROUTE_MAX + 3];
         int np = 0;
@@ -329,7 +334,13 @@ static int emit_messages(struct sim *s, int32_t r, const struct msg *m, size_t k
                 path[np++] = route.link[h];
             path[np++] = rf_topology_link(topo, RF_LINK_COPY, m[i].dst);
             latency += route.latency_s + c->cal.message_latency_us * 1e-6;
-            rc = add_flow(s, path, np, (double)m[i].bytes, latency, route.rate_cap, r,
+            /* A network send moves over the NCCL channels it is split into, each at most
+             * channel_gbps (rf_p2p_cap); the executor sends a message in staging pieces. */
+            double cap = 0;
+            if (route.fabric)
+                cap =
+                    rf_p2p_cap(&p2p, s->piece > 0 && m[i].bytes > s->piece ? s->piece : m[i].bytes);
+            rc = add_flow(s, path, np, (double)m[i].bytes, latency, cap, r,
                           (enum rf_sim_phase)m[i].phase);
             s->out->messages++;
         }
@@ -342,7 +353,9 @@ static int emit_messages(struct sim *s, int32_t r, const struct msg *m, size_t k
 /* A broadcast as NCCL pipelines it: a chain root -> members in GPU order (node-local hops
  * first), every hop carrying the whole tensor at once; the pipeline fill, hops x hop latency
  * + (hops - 1) x one chunk at the slowest hop's rate, delays the whole chain:
- * T = alpha + hops * hop_latency + (hops - 1) * chunk / B + bytes / B. */
+ * T = alpha + hops * hop_latency + (hops - 1) * chunk / B + bytes / B. A broadcast is a
+ * collective on the ring's channels (all of the communicator's), not p2p channels per
+ * peer, so its hops have no per-peer channel cap. */
 static int round_chain(struct sim *s, int32_t r, const struct chain *ch)
 {
     const struct rf_topology *topo = s->topo;
@@ -363,8 +376,6 @@ static int round_chain(struct sim *s, int32_t r, const struct chain *ch)
         for (int h = 0; h < route.n; h++)
             if (topo->links[route.link[h]].capacity < slowest)
                 slowest = topo->links[route.link[h]].capacity;
-        if (route.rate_cap > 0 && route.rate_cap < slowest)
-            slowest = route.rate_cap;
         if (route.latency_s > hop_latency)
             hop_latency = route.latency_s;
         fabric |= route.fabric;
@@ -389,8 +400,7 @@ static int round_chain(struct sim *s, int32_t r, const struct chain *ch)
             path[np++] = rf_topology_link(topo, RF_LINK_QUANT, col->root);
         for (int h = 0; h < route.n; h++)
             path[np++] = route.link[h];
-        if ((rc = add_flow(s, path, np, (double)ch->bytes, latency, route.rate_cap, r,
-                           RF_SIM_BROADCAST)) < 0)
+        if ((rc = add_flow(s, path, np, (double)ch->bytes, latency, 0, r, RF_SIM_BROADCAST)) < 0)
             return rc;
         prev = g;
     }
@@ -504,9 +514,19 @@ static int model(const struct rf_plan *plan, const struct rf_side *train,
 
     memset(out, 0, sizeof(*out));
     out->bottleneck = -1;
+    /* The communicator: rank r plays GPU r, and the world holds every GPU of both sides and
+     * of every transfer (exec/part.c rf_part_gpus). */
+    s.comm_ranks = train->first_gpu + train->gpus;
+    if (infer->first_gpu + infer->gpus > s.comm_ranks)
+        s.comm_ranks = infer->first_gpu + infer->gpus;
+    s.piece = plan->staging_bytes > 0 ? plan->staging_bytes / 8 * 8 : 0;
     for (size_t i = 0; i < plan->n_transfers; i++) {
         const struct rf_transfer *t = &plan->transfers[i];
         int64_t hi = t->dst + (int64_t)(t->dst_count - 1) * t->dst_stride;
+        if (t->src + 1 > s.comm_ranks)
+            s.comm_ranks = t->src + 1;
+        if (hi + 1 > s.comm_ranks)
+            s.comm_ranks = hi + 1;
         if (t->src >= topo->gpus || hi >= topo->gpus)
             return rf_error_set(
                 err, RF_EINVAL, "the plan uses GPU %lld but cluster %s has %lld GPUs",

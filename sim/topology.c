@@ -96,8 +96,11 @@ static int check_cluster(const struct rf_cluster *c, struct rf_error *err)
         return rf_error_set(
             err, RF_EINVAL, "cluster.nic.per_node: %lld nodes x %lld NICs, more than %lld NICs",
             (long long)c->nodes, (long long)c->nic.per_node, (long long)RF_GPUS_MAX);
-    if ((rc = count_ok(c->cal.net_channels_per_peer, 0, RF_GPUS_MAX,
+    if ((rc = count_ok(c->cal.nvl_channels_per_peer, 0, RF_GPUS_MAX,
+                       "calibration.nvl_channels_per_peer", err)) < 0 ||
+        (rc = count_ok(c->cal.net_channels_per_peer, 0, RF_GPUS_MAX,
                        "calibration.net_channels_per_peer", err)) < 0 ||
+        (rc = count_ok(c->cal.p2p_channels, 0, RF_GPUS_MAX, "calibration.p2p_channels", err)) < 0 ||
         (rc = count_ok(c->cal.nvl_chunk_kib, 0, RF_GPUS_MAX, "calibration.nvl_chunk_kib", err)) <
             0 ||
         (rc = count_ok(c->cal.net_chunk_kib, 0, RF_GPUS_MAX, "calibration.net_chunk_kib", err)) <
@@ -114,7 +117,9 @@ static int check_cluster(const struct rf_cluster *c, struct rf_error *err)
         ((rc = rate_ok(c->nic.gbps, RF_RATE_MAX_GBPS, "nic.gbps", err)) < 0 ||
          (rc = rate_ok(c->cal.nic_efficiency, 1, "calibration.nic_efficiency", err)) < 0))
         return rc;
-    if (c->cal.net_channels_per_peer > 0 &&
+    /* channel_gbps 0 is no channel limit (a zeroed cluster of a C caller; models/lib always
+     * gives one), unless a channel count asks for it. */
+    if ((c->cal.net_channels_per_peer > 0 || c->cal.channel_gbps != 0) &&
         (rc = rate_ok(c->cal.channel_gbps, RF_RATE_MAX_GBPS, "calibration.channel_gbps", err)) < 0)
         return rc;
     /* Leaf uplinks carry NIC rate / oversubscription: below 1 they would outrun their own
@@ -265,7 +270,6 @@ void rf_topology_route(const struct rf_topology *t, int64_t src, int64_t dst, st
     const struct rf_cluster *c = t->cluster;
     const struct rf_place *ps = &t->place[src], *pd = &t->place[dst];
     r->n = 0;
-    r->rate_cap = 0;
     r->fabric = false;
     if (ps->domain == pd->domain) {
         hop(r, t, RF_LINK_NVL_OUT, src);
@@ -274,7 +278,9 @@ void rf_topology_route(const struct rf_topology *t, int64_t src, int64_t dst, st
         return;
     }
     r->fabric = true;
-    r->latency_s = 2 * c->nic.latency_us * 1e-6;
+    /* nic.latency_us is NIC to NIC with the switches excluded (models/lib/cluster.lua): a
+     * message pays it once, plus one traversal per switch on its way. */
+    r->latency_s = c->nic.latency_us * 1e-6;
     int64_t snic = ps->nic, dnic = pd->nic, sleaf = ps->leaf, dleaf = pd->leaf;
     if (c->fabric.pxn && ps->rail != pd->rail) {
         /* PXN: hop over NVLink to the GPU of the source node that sits on the destination's
@@ -298,8 +304,89 @@ void rf_topology_route(const struct rf_topology *t, int64_t src, int64_t dst, st
         r->latency_s += 3 * c->fabric.switch_latency_us * 1e-6;
     }
     hop(r, t, RF_LINK_NIC_IN, dnic);
-    /* NCCL moves a network peer's data over a few channels of bounded rate each. */
-    r->rate_cap = (double)c->cal.net_channels_per_peer * c->cal.channel_gbps * 1e9;
+}
+
+static int64_t pow2_up(int64_t n)
+{
+    int64_t p = 1;
+    while (p < n)
+        p *= 2;
+    return p;
+}
+
+/* NCCL's channels per p2p peer (NVIDIA/nccl src/graph/paths.cc, master of 2026-06): at init
+ * ncclTopoGetNchannels asks, per peer, 2 x (path / link bandwidth) channels over NVLink and
+ * nChannelsPerNetPeer (NCCL_NCHANNELS_PER_NET_PEER) or else max(local NICs, ceil(NIC GB/s /
+ * NCCL_P2P_PER_CHANNEL_NET_BW)) over the network; ncclTopoComputeP2pChannelsPerPeer takes
+ * the minimum over every rank of the communicator (and init.cc over every rank's view),
+ * so an NVLink peer of a communicator that spans domains gets the network's few. Then
+ * ncclTopoComputeP2pChannels rounds it up to a power of two and, when the communicator spans
+ * more than one NVLink domain and NCCL_NCHANNELS_PER_NET_PEER is unset, halves it while
+ * channels x ceil(maxP2pPeers / 8) exceeds p2pnChannels (8 peers per work batch,
+ * NCCL_MAX_DEV_WORK_P2P_PER_BATCH), so that every peer fits one round of the kernel's
+ * channels; maxP2pPeers defaults to the communicator's size, which refit-exec leaves as it
+ * is. Set, the count is only capped by p2pnChannels. The rule depends on the communicator,
+ * never on how many peers a GPU talks to in one group. */
+void rf_topology_p2p(const struct rf_topology *t, int64_t ranks, struct rf_p2p *p)
+{
+    const struct rf_cluster *c = t->cluster;
+    memset(p, 0, sizeof(*p));
+    p->ranks = ranks;
+    p->channel_rate = c->cal.channel_gbps * 1e9;
+    p->chunk = (double)c->cal.net_chunk_kib * 1024.0;
+    /* Only network sends are capped: NCCL gives NVLink peers the same count, but refit has
+     * no measured rate of one NVLink channel (README, Simulator). */
+    p->spans = ranks > c->nvlink.domain_gpus && c->nic.per_node > 0 && c->cal.channel_gbps > 0;
+    if (!p->spans)
+        return;
+    bool given = c->cal.net_channels_per_peer > 0;
+    int64_t per = c->cal.net_channels_per_peer;
+    if (!given) {
+        /* One NIC serves each GPU at most (models/lib refuses more NICs than GPUs). */
+        double need = ceil(c->nic.gbps / c->cal.channel_gbps);
+        per = need < 1 ? 1 : need > (double)RF_GPUS_MAX ? RF_GPUS_MAX : (int64_t)need;
+    }
+    if (c->nvlink.domain_gpus > 1 && c->cal.nvl_channels_per_peer > 0 &&
+        c->cal.nvl_channels_per_peer < per)
+        per = c->cal.nvl_channels_per_peer;
+    per = pow2_up(per);
+    int64_t total = c->cal.p2p_channels > 0 ? pow2_up(c->cal.p2p_channels) : 0; /* 0: unbounded */
+    if (total > 0 && !given) {
+        int64_t batches = (ranks + 7) / 8;
+        while (per > 1 && per * batches > total)
+            per /= 2;
+    } else if (total > 0 && per > total) {
+        per = total;
+    }
+    p->per_peer = per;
+    /* enqueue.cc scheduleP2pTasksToPlan: a send starts from nChannelsMin, the per-peer count
+     * halved while it times the communicator's ranks exceeds p2pnChannels. */
+    p->min_channels = per;
+    while (total > 0 && p->min_channels > 1 && p->min_channels * ranks > total)
+        p->min_channels /= 2;
+}
+
+/* enqueue.cc addP2pToPlan: with more than one NVLink domain a send is cut into parts of half
+ * a chunk to a chunk (p2pChunkSize, NCCL_P2P_NET_CHUNKSIZE), starting from nChannelsMin
+ * channels and doubling while a part exceeds a chunk, up to p2pnChannelsPerPeer. */
+double rf_p2p_cap(const struct rf_p2p *p, int64_t bytes)
+{
+    if (!p->spans)
+        return 0;
+    int64_t n = p->per_peer;
+    if (bytes <= 0) {
+        n = 1;
+    } else if (p->chunk > 0) {
+        double b = (double)bytes, min_part = p->chunk / 2, max_part = p->chunk;
+        double need = ceil(b / min_part);
+        n = need < (double)p->min_channels ? (int64_t)need : p->min_channels;
+        double part = fmax(min_part, ceil(b / (double)n));
+        while (part > max_part && n <= p->per_peer / 2) {
+            n *= 2;
+            part = ceil(b / (double)n);
+        }
+    }
+    return (double)n * p->channel_rate;
 }
 
 void rf_link_describe(const struct rf_topology *t, size_t link, char *buf, size_t size)

@@ -32,7 +32,10 @@ struct rf_cluster {
     } fabric;
     struct {
         double nvlink_efficiency, nic_efficiency, message_latency_us;
-        int64_t nvl_channels_per_peer, net_channels_per_peer;
+        /* NCCL's p2p channels: per NVLink peer, per network peer (0: NCCL's default, derived
+         * from nic.gbps / channel_gbps and halved in large communicators), and the
+         * communicator's p2p channels (p2pnChannels). */
+        int64_t nvl_channels_per_peer, net_channels_per_peer, p2p_channels;
         double channel_gbps;
         int64_t nvl_chunk_kib, net_chunk_kib;
         double memcpy_gbps, quant_gbps, tensor_overhead_us, bucket_overhead_us;
@@ -82,8 +85,19 @@ struct rf_route {
     int32_t link[RF_ROUTE_MAX];
     int n;
     double latency_s; /* hop latencies, without the per-message software latency */
-    double rate_cap;  /* bytes/s, NCCL channels over the network; 0 = none */
     bool fabric;      /* leaves the NVLink domain */
+};
+
+/* NCCL's point-to-point channels in one communicator (the executor's world: GPUs 0 ..
+ * ranks - 1), as NCCL fixes them at init (rf_topology_p2p) and splits each send over them
+ * (rf_p2p_cap): see topology.c for the rule and its source. */
+struct rf_p2p {
+    int64_t ranks;
+    bool spans;           /* more than one NVLink domain: NCCL's nNodes > 1 */
+    int64_t per_peer;     /* p2pnChannelsPerPeer: the most channels one send uses */
+    int64_t min_channels; /* the fewest a send starts from (enqueue.cc nChannelsMin) */
+    double chunk;         /* p2pChunkSize, bytes */
+    double channel_rate;  /* bytes/s one network channel carries (channel_gbps) */
 };
 
 /* The largest rate (GB/s) and latency (us) a cluster may give: 1 PB/s, as models/lib
@@ -110,6 +124,12 @@ int32_t rf_topology_link(const struct rf_topology *topo, enum rf_link_kind kind,
 /* The NIC serving a GPU (-1 without NICs), and the rail leaf a NIC hangs off. */
 int64_t rf_topology_nic(const struct rf_topology *topo, int64_t gpu);
 int64_t rf_topology_leaf(const struct rf_topology *topo, int64_t nic);
+/* The p2p channels of a communicator of the first `ranks` GPUs of the topology. */
+void rf_topology_p2p(const struct rf_topology *topo, int64_t ranks, struct rf_p2p *p2p);
+/* The rate cap (bytes/s) of one network send of `bytes` bytes in that communicator: the
+ * channels NCCL splits it over x channel_gbps; 0 (none) when the communicator has no
+ * network peers. */
+double rf_p2p_cap(const struct rf_p2p *p2p, int64_t bytes);
 /* Short name such as "nic_in[node 3 nic 5]", for tables and the store. */
 void rf_link_describe(const struct rf_topology *topo, size_t link, char *buf, size_t size);
 

@@ -132,6 +132,8 @@ static void one_transfer_is_latency_plus_bytes_over_bandwidth(void **state)
     (void)state;
     struct rf_cluster c = cluster();
     c.cal.message_latency_us = 5;
+    c.nic.latency_us = 2.2;
+    c.fabric.switch_latency_us = 0.5;
     struct rf_tensor t;
     struct rf_plan_box b;
     struct rf_transfer tr[1];
@@ -139,10 +141,10 @@ static void one_transfer_is_latency_plus_bytes_over_bandwidth(void **state)
     struct rf_prediction pred;
     struct rf_side trs = train_side(1, 1, 1, 1, 1, 1, false, 0, 1);
     struct rf_side ins = infer_side(1, 1, 1, 1, 1, 8, 1, RF_DT_BF16);
-    /* GPU 0 (node 0, rail 0) to GPU 8 (node 1, rail 0): NIC out, one leaf, NIC in. */
+    /* GPU 0 (node 0, rail 0) to GPU 8 (node 1, rail 0): NIC out, one leaf, NIC in; the NIC to
+     * NIC latency once, one switch. */
     one_round(&p, &t, &b, tr, 1, (int32_t[]){0}, (int32_t[]){8}, 1000000000);
-    double want =
-        5e-6 + 2 * c.nic.latency_us * 1e-6 + c.fabric.switch_latency_us * 1e-6 + 1e9 / 50e9;
+    double want = 5e-6 + 2.2e-6 + 0.5e-6 + 1e9 / 50e9;
     assert_double_equal(predict(&p, &c, &trs, &ins, &pred), want, 1e-12);
     /* Alone on its route, the message is its own bound (less the batching margin). */
     assert_double_equal(last_bound, want * (1 - 2 * RF_SIM_TOLERANCE_DEFAULT), 1e-12);
@@ -342,6 +344,54 @@ static void batching_never_beats_the_bound(void **state)
     rf_side_release(&ins);
 }
 
+/* NCCL's p2p channels (sim/topology.c rf_topology_p2p): one 1 GB send between two nodes is
+ * split over the channels per peer of the replay's communicator, at channel_gbps each. With
+ * NCCL's default for a 50 GB/s NIC (4 asked at 14 GB/s) and 32 p2p channels, a 16-rank
+ * communicator keeps 4 (56 GB/s, above the NIC: the NIC's 50 GB/s binds); a 136-rank one
+ * halves them to 1 (1 x ceil(136 / 8) = 17 <= 32), 14 GB/s. */
+static void network_sends_take_the_communicators_channels(void **state)
+{
+    (void)state;
+    struct rf_cluster c = cluster();
+    c.nodes = 17;
+    c.cal.net_channels_per_peer = 0;
+    c.cal.nvl_channels_per_peer = 32;
+    c.cal.p2p_channels = 32;
+    struct rf_tensor t;
+    struct rf_plan_box b;
+    struct rf_transfer tr[1];
+    struct rf_plan p;
+    struct rf_prediction pred;
+    struct rf_side trs = train_side(1, 1, 1, 1, 1, 1, false, 0, 1);
+    one_round(&p, &t, &b, tr, 1, (int32_t[]){0}, (int32_t[]){8}, 1000000000);
+    struct rf_side small = infer_side(1, 1, 1, 1, 1, 15, 1, RF_DT_BF16);  /* ranks 0..15 */
+    struct rf_side large = infer_side(1, 1, 1, 1, 1, 135, 1, RF_DT_BF16); /* ranks 0..135 */
+    assert_double_equal(predict(&p, &c, &trs, &small, &pred), 1e9 / 50e9, 1e-9);
+    rf_prediction_release(&pred);
+    assert_double_equal(predict(&p, &c, &trs, &large, &pred), 1e9 / 14e9, 1e-9);
+    rf_prediction_release(&pred);
+    /* NCCL_NCHANNELS_PER_NET_PEER=2 set: no halving, 28 GB/s whatever the size. */
+    c.cal.net_channels_per_peer = 2;
+    assert_double_equal(predict(&p, &c, &trs, &large, &pred), 1e9 / 28e9, 1e-9);
+    rf_prediction_release(&pred);
+    /* Sent in staging pieces, each an ncclSend, in the 16-rank communicator: a send starts
+     * on 2 channels (4 halved while x 16 ranks > 32) and uses parts of 64 to 128 KiB, so a
+     * 60 KiB piece takes 1 channel, 200 KiB 2 and 1 MiB all 4 (56 GB/s: the NIC binds). */
+    c.cal.net_channels_per_peer = 0;
+    p.staging_bytes = 60 << 10;
+    assert_double_equal(predict(&p, &c, &trs, &small, &pred), 1e9 / 14e9, 1e-9);
+    rf_prediction_release(&pred);
+    p.staging_bytes = 200 << 10;
+    assert_double_equal(predict(&p, &c, &trs, &small, &pred), 1e9 / 28e9, 1e-9);
+    rf_prediction_release(&pred);
+    p.staging_bytes = 1 << 20;
+    assert_double_equal(predict(&p, &c, &trs, &small, &pred), 1e9 / 50e9, 1e-9);
+    rf_prediction_release(&pred);
+    rf_side_release(&trs);
+    rf_side_release(&small);
+    rf_side_release(&large);
+}
+
 /* A tolerance outside the range is refused, not clamped: above it the bounds would no
  * longer hold, and a NaN would disable batching's checks. */
 static void tolerance_out_of_range_is_refused(void **state)
@@ -388,6 +438,7 @@ int main(void)
         cmocka_unit_test(real_plans_never_beat_the_bound),
         cmocka_unit_test(batching_never_beats_the_bound),
         cmocka_unit_test(tolerance_out_of_range_is_refused),
+        cmocka_unit_test(network_sends_take_the_communicators_channels),
     };
     return cmocka_run_group_tests_name("simulate", tests, NULL, NULL);
 }

@@ -72,6 +72,10 @@ static void sizes_are_bounded(void **state)
          "cluster.calibration.streams: 4294967296, expected 1 to 2147483647"},
         {I64(cal.net_channels_per_peer), 0, -2,
          "cluster.calibration.net_channels_per_peer: -2, expected 0 to 1048576"},
+        {I64(cal.nvl_channels_per_peer), 0, -1,
+         "cluster.calibration.nvl_channels_per_peer: -1, expected 0 to 1048576"},
+        {I64(cal.p2p_channels), 0, INT64_C(1) << 21,
+         "cluster.calibration.p2p_channels: 2097152, expected 0 to 1048576"},
         {I64(nic.per_node), 0, 0,
          "cluster.nic.per_node: 0, but 32 GPUs are more than one NVLink domain of 8"},
     };
@@ -189,12 +193,118 @@ static void domains_sharing_a_nic_have_a_finite_bound(void **state)
     rf_topology_release(&t);
 }
 
+/* Route latencies by hand (0.6 us NVLink, 2.2 us NIC to NIC, 0.5 us per switch; 2 nodes per
+ * leaf): nic.latency_us is paid once per network message, plus each switch it crosses. */
+static void route_latencies_match_a_hand_computation(void **state)
+{
+    (void)state;
+    struct rf_cluster c = cluster();
+    struct rf_topology t;
+    struct rf_error err = {0};
+    struct rf_route r;
+    static const struct {
+        bool pxn;
+        int64_t src, dst;
+        double want_us;
+        int hops;
+    } rows[] = {
+        {true, 0, 5, 0.6, 2},              /* one NVLink domain: NVLink out, in */
+        {true, 0, 8, 2.2 + 0.5, 2},        /* rail 0 of nodes 0 and 1: one leaf */
+        {false, 0, 9, 2.2 + 3 * 0.5, 4},   /* rail 0 -> rail 1: leaf, spine, leaf */
+        {false, 0, 16, 2.2 + 3 * 0.5, 4},  /* rail 0 of leaf groups 0 and 1 */
+        {true, 0, 9, 0.6 + 2.2 + 0.5, 4},  /* PXN: over NVLink to GPU 1, then rail 1's leaf */
+        {true, 0, 17, 0.6 + 2.2 + 1.5, 6}, /* PXN to rail 1, then leaf group 0 -> 1 */
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        c.fabric.pxn = rows[i].pxn;
+        assert_int_equal(rf_topology_init(&t, &c, &err), 0);
+        rf_topology_route(&t, rows[i].src, rows[i].dst, &r);
+        if (fabs(r.latency_s - rows[i].want_us * 1e-6) > 1e-15)
+            fail_msg("route %lld -> %lld: %.15g us, want %.15g", (long long)rows[i].src,
+                     (long long)rows[i].dst, r.latency_s * 1e6, rows[i].want_us);
+        assert_int_equal(r.n, rows[i].hops);
+        assert_int_equal(r.fabric, rows[i].want_us > 0.6);
+        rf_topology_release(&t);
+    }
+    /* The PXN route's links: GPU 0's NVLink out, GPU 1's in, node 0's NIC 1, node 1's NIC 1. */
+    c.fabric.pxn = true;
+    assert_int_equal(rf_topology_init(&t, &c, &err), 0);
+    rf_topology_route(&t, 0, 9, &r);
+    assert_int_equal(r.link[0], rf_topology_link(&t, RF_LINK_NVL_OUT, 0));
+    assert_int_equal(r.link[1], rf_topology_link(&t, RF_LINK_NVL_IN, 1));
+    assert_int_equal(r.link[2], rf_topology_link(&t, RF_LINK_NIC_OUT, 1));
+    assert_int_equal(r.link[3], rf_topology_link(&t, RF_LINK_NIC_IN, 9));
+    rf_topology_release(&t);
+}
+
+/* NCCL's p2p channel rule (paths.cc, enqueue.cc) by hand, for 50 GB/s NICs at 14 GB/s a
+ * channel (4 channels asked per network peer), 32 p2p channels, 128 KiB chunks. */
+static void p2p_channels_follow_nccl(void **state)
+{
+    (void)state;
+    struct rf_cluster c = cluster();
+    c.nodes = 32; /* 256 GPUs */
+    c.fabric.nodes_per_leaf = 32;
+    c.cal.net_channels_per_peer = 0; /* NCCL's default */
+    c.cal.nvl_channels_per_peer = 32;
+    c.cal.p2p_channels = 32;
+    struct rf_topology t;
+    struct rf_error err = {0};
+    struct rf_p2p p;
+    const double ch = 14e9, MiB = 1 << 20, KiB = 1 << 10;
+    assert_int_equal(rf_topology_init(&t, &c, &err), 0);
+    /* One NVLink domain: no network peer, no cap. */
+    rf_topology_p2p(&t, 8, &p);
+    assert_false(p.spans);
+    assert_true(rf_p2p_cap(&p, (int64_t)(64 * MiB)) == 0);
+    /* 32 ranks: 4 x ceil(32 / 8) = 16 <= 32 keeps 4 per peer; a send starts from 1 (1 x 32
+     * ranks <= 32) and doubles while its parts exceed 128 KiB. */
+    rf_topology_p2p(&t, 32, &p);
+    assert_true(p.spans);
+    assert_int_equal(p.per_peer, 4);
+    assert_int_equal(p.min_channels, 1);
+    assert_true(rf_p2p_cap(&p, (int64_t)(64 * MiB)) == 4 * ch);
+    assert_true(rf_p2p_cap(&p, (int64_t)(100 * KiB)) == 1 * ch);
+    assert_true(rf_p2p_cap(&p, (int64_t)(200 * KiB)) == 2 * ch);
+    assert_true(rf_p2p_cap(&p, 0) == 1 * ch);
+    /* 128 ranks: 4 x 16 = 64 > 32 halves to 2 (2 x 16 = 32); 129 ranks: 2 x 17 > 32 -> 1. */
+    rf_topology_p2p(&t, 128, &p);
+    assert_int_equal(p.per_peer, 2);
+    rf_topology_p2p(&t, 129, &p);
+    assert_int_equal(p.per_peer, 1);
+    assert_true(rf_p2p_cap(&p, (int64_t)(64 * MiB)) == 1 * ch);
+    rf_topology_release(&t);
+    /* NCCL_NCHANNELS_PER_NET_PEER=8 set: no halving, only p2p_channels caps it. */
+    c.cal.net_channels_per_peer = 8;
+    assert_int_equal(rf_topology_init(&t, &c, &err), 0);
+    rf_topology_p2p(&t, 256, &p);
+    assert_int_equal(p.per_peer, 8);
+    assert_true(rf_p2p_cap(&p, (int64_t)(64 * MiB)) == 8 * ch);
+    rf_topology_release(&t);
+    /* The minimum over peers: NVLink peers asking 2 lower a 4-channel network peer's. */
+    c.cal.net_channels_per_peer = 0;
+    c.cal.nvl_channels_per_peer = 2;
+    assert_int_equal(rf_topology_init(&t, &c, &err), 0);
+    rf_topology_p2p(&t, 16, &p);
+    assert_int_equal(p.per_peer, 2);
+    rf_topology_release(&t);
+    /* A 100 GB/s NIC asks ceil(100 / 14) = 8 (a power of two already). */
+    c.cal.nvl_channels_per_peer = 32;
+    c.nic.gbps = 100;
+    assert_int_equal(rf_topology_init(&t, &c, &err), 0);
+    rf_topology_p2p(&t, 16, &p);
+    assert_int_equal(p.per_peer, 8);
+    rf_topology_release(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sizes_are_bounded),
         cmocka_unit_test(rates_and_latencies_are_finite),
         cmocka_unit_test(domains_sharing_a_nic_have_a_finite_bound),
+        cmocka_unit_test(route_latencies_match_a_hand_computation),
+        cmocka_unit_test(p2p_channels_follow_nccl),
     };
     return cmocka_run_group_tests_name("topology", tests, NULL, NULL);
 }

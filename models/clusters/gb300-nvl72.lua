@@ -29,7 +29,8 @@ return cluster.system{
     calibration = {
         nvlink_efficiency = 0.80,   -- NCCL's Blackwell NVLink model, 721.8 of 900 (topo.h)
         net_chunk_kib = 256,        -- doubled on ARM Blackwell hosts (src/init.cc)
-        -- net_channels_per_peer is derived: ceil(100 / 14) = 8 channels per 800 Gb/s NIC.
+        -- net_channels_per_peer is NCCL's default: ceil(100 / 14) = 8 channels per 800 Gb/s
+        -- NIC, halved in large communicators (models/lib/cluster.lua).
         -- [derived] 8 TB/s HBM3e: copy 0.8 x 8000 / 2 = 3200 GB/s; quantisation
         -- 0.4 x 8000 = 3200 GB/s of BF16 read.
         memcpy_gbps = 3200,

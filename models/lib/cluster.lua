@@ -56,24 +56,39 @@ local CALIBRATION = {
     -- simulator calibrated against NCCL (hw §1.2); NCCL's own Simple-protocol base latency
     -- is 8.4 us (hw §2.3). Calibrate from the intercept of time vs bytes of single sends.
     message_latency_us = latency(6),
-    -- NCCL channels (CTAs, each with its own buffers) a peer pair uses. Over NVLink NCCL asks
-    -- 2 x (path bandwidth / per-link bandwidth) = 2 x 18 links = 36, rounded up to a power
-    -- of two and capped by the communicator's p2p channels: 32 where the ring search finds
-    -- 17-32 channels, as on 8-GPU NVSwitch nodes (NVIDIA/nccl src/graph/paths.cc
-    -- ncclTopoGetNchannels, ncclTopoComputeP2pChannels; an H100 log in NVIDIA/nccl#1259 shows
-    -- channels 0-22; 8-link H800 logs 16 per peer in NVIDIA/nccl#892).
+    -- NCCL's point-to-point channels (CTAs, each with its own buffers and network
+    -- connection). NCCL fixes one count per communicator at init (NVIDIA/nccl
+    -- src/graph/paths.cc ncclTopoGetNchannels, ncclTopoComputeP2pChannelsPerPeer,
+    -- ncclTopoComputeP2pChannels; sim/topology.c rf_topology_p2p applies the same rule):
+    -- per peer it asks 2 x (path / link bandwidth) over NVLink (nvl_channels_per_peer) and
+    -- net_channels_per_peer over the network, takes the minimum over every peer of the
+    -- communicator, rounds it up to a power of two and, across NVLink domains with
+    -- net_channels_per_peer unset, halves it while channels x ceil(ranks / 8) exceeds
+    -- p2p_channels; each send then uses 1 to that many channels by its size (enqueue.cc
+    -- addP2pToPlan). The simulator caps a network send at its channels x channel_gbps, from
+    -- the replay's communicator (every GPU of the plan), not from the peers of one round.
+    -- NVLink sends are not capped: refit has no measured rate of one NVLink channel.
+    --
+    -- Over NVLink: 2 x 18 links = 36, capped by the communicator's p2p channels: 32 where
+    -- the ring search finds 17-32 channels, as on 8-GPU NVSwitch nodes (an H100 log in
+    -- NVIDIA/nccl#1259 shows channels 0-22; 8-link H800 logs 16 per peer in
+    -- NVIDIA/nccl#892). It only lowers the count where it is below the network's.
     nvl_channels_per_peer = positive(false, 32),
-    -- Over the network NCCL asks max(NICs of the GPU, ceil(NIC GB/s / channel_gbps)) channels,
-    -- rounded up to a power of two (paths.cc; m2n §4). Left out, it is derived that way from
-    -- nic.gbps and channel_gbps: 4 for a 50 GB/s NIC. NCCL also takes the minimum over all
-    -- peers of a communicator and, across nodes, halves it while channels x ceil(peers / 8)
-    -- exceeds the p2p channels (so a 512-rank communicator gets 1); that depends on the
-    -- communicator, so the simulator applies it. Set it to NCCL_NCHANNELS_PER_NET_PEER when
-    -- the runs set that.
+    -- Over the network: NCCL_NCHANNELS_PER_NET_PEER as the runs set it (then NCCL does not
+    -- halve it). Left out, the normalised cluster holds 0, NCCL's default: max(NICs of the
+    -- GPU, ceil(NIC GB/s / channel_gbps)) (paths.cc; m2n §4; 4 for a 50 GB/s NIC, 8 for
+    -- 100 GB/s), halved with the communicator's size (4 up to 64 ranks, 2 up to 128, then 1,
+    -- at 32 p2p channels).
     net_channels_per_peer = positive(false),
+    -- The communicator's p2p channels, p2pnChannels = min(ring channels, 64) rounded up to a
+    -- power of two (paths.cc ncclTopoComputeP2pChannels): 32 for 17-32 ring channels, as
+    -- on 8-GPU NVSwitch nodes (NVIDIA/nccl#1259 above). Calibrate from NCCL_DEBUG=INFO's
+    -- "p2p channels" line of the replay.
+    p2p_channels = positive(false, 32),
     -- Throughput NCCL assumes for one network channel: NCCL_P2P_PER_CHANNEL_NET_BW,
-    -- default 14 GB/s (hw §2.3, paths.cc). A pair's network rate is at most
-    -- net_channels_per_peer x channel_gbps.
+    -- default 14 GB/s (hw §2.3, paths.cc). A network send's rate is at most its channels x
+    -- channel_gbps; calibrate with one large send between two nodes in a large
+    -- communicator.
     channel_gbps = rate(false, 14),
     -- NCCL p2p chunk sizes: NCCL_P2P_NVL_CHUNKSIZE 512 KiB inside a node, and
     -- NCCL_P2P_NET_CHUNKSIZE 128 KiB for every p2p of a communicator that spans nodes, doubled
@@ -208,14 +223,6 @@ local function merge(base, overrides)
     return out
 end
 
-local function pow2_up(n)
-    local p = 1
-    while p < n do
-        p = p * 2
-    end
-    return p
-end
-
 -- Fills derived fields and checks relations between fields. blame(fields, message) raises
 -- the error at the first of `fields` (dotted names) the user should change.
 local function finish(c, blame)
@@ -247,7 +254,9 @@ local function finish(c, blame)
     end
     local cal = c.calibration
     if cal.net_channels_per_peer == nil then
-        -- In floating point, so that an absurd ratio is refused instead of looping.
+        -- NCCL's default, which depends on the communicator: the simulator derives it. A
+        -- ratio that needs more channels than any count holds is refused here, in floating
+        -- point.
         local per_nic = nics > 0 and math.ceil(c.nic.gbps / cal.channel_gbps) or 1
         if per_nic > schema.MAX_GPUS then
             blame({ "calibration.channel_gbps", "nic.gbps" }, string.format(
@@ -255,7 +264,7 @@ local function finish(c, blame)
                 .. "than %d; set calibration.net_channels_per_peer", c.nic.gbps,
                 cal.channel_gbps, per_nic, schema.MAX_GPUS))
         end
-        cal.net_channels_per_peer = pow2_up(math.max(1, math.tointeger(per_nic) or 1))
+        cal.net_channels_per_peer = 0
     end
     return c
 end

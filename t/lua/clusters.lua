@@ -17,7 +17,8 @@ local CONTRACT = {
                switch_latency_us = "number", pxn = "boolean" },
     calibration = { nvlink_efficiency = "number", nic_efficiency = "number",
                     message_latency_us = "number", nvl_channels_per_peer = "integer",
-                    net_channels_per_peer = "integer", channel_gbps = "number",
+                    net_channels_per_peer = "integer", p2p_channels = "integer",
+                    channel_gbps = "number",
                     nvl_chunk_kib = "integer", net_chunk_kib = "integer",
                     memcpy_gbps = "number", quant_gbps = "number",
                     tensor_overhead_us = "number", bucket_overhead_us = "number",
@@ -76,8 +77,10 @@ tap.ok(h100.hbm_gb == 80 and h100.pcie.gbps == 64 and h100.fabric.nodes_per_leaf
 tap.ok(h100.calibration.nvl_chunk_kib == 512 and h100.calibration.net_chunk_kib == 128
     and h100.calibration.channel_gbps == 14 and h100.calibration.streams == 2,
     "defaults: NCCL chunk sizes 512/128 KiB, 14 GB/s per channel, 2 streams")
-tap.is(h100.calibration.net_channels_per_peer, 4,
-    "dgx-h100: network channels per peer derived as NCCL does, ceil(50 / 14) -> 4")
+tap.ok(h100.calibration.net_channels_per_peer == 0 and h100.calibration.p2p_channels == 32
+    and h100.calibration.nvl_channels_per_peer == 32,
+    "dgx-h100: network channels per peer are NCCL's default (0: derived per communicator), "
+    .. "32 p2p channels, 32 per NVLink peer")
 tap.ok(h100.calibration.nvlink_efficiency >= 0.80 and h100.calibration.nvlink_efficiency <= 0.85
     and h100.calibration.nic_efficiency >= 0.90 and h100.calibration.nic_efficiency <= 0.97,
     "dgx-h100: efficiencies in the measured ranges")
@@ -90,9 +93,9 @@ tap.ok(gb200.nvlink.domain_gpus == 72 and gb200.gpus_per_node == 4
     and gb200.nic.per_node == 4 and gb200.nvlink.gbps == 900,
     "gb200-nvl72: a node is a 4-GPU tray; one NVLink domain of 72 GPUs (18 trays)")
 tap.is(gb200.calibration.net_chunk_kib, 256, "gb200-nvl72: NCCL doubles the NET chunk on GB")
-tap.ok(gb300.nic.gbps == 100 and gb300.calibration.net_channels_per_peer == 8
+tap.ok(gb300.nic.gbps == 100 and gb300.calibration.net_channels_per_peer == 0
     and gb300.nvlink.domain_gpus == 72 and gb300.hbm_gb == 288,
-    "gb300-nvl72: ConnectX-8 100 GB/s -> 8 channels per peer, 72-GPU domain, 288 GB")
+    "gb300-nvl72: ConnectX-8 100 GB/s, NCCL's default channels, 72-GPU domain, 288 GB")
 tap.ok(here.nodes == 1 and here.gpus_per_node == 8 and here.nic.per_node == 0
     and here.nvlink.domain_gpus == 8, "localhost: one node of up to 8 ranks, no NIC")
 
@@ -109,8 +112,8 @@ tap.ok(over.nodes == 4 and over.fabric.oversubscription == 2
 tap.ok(over.fabric.nodes_per_leaf == 32 and over.nic.per_node == 8 and over.fabric.pxn
     and over.calibration.nvlink_efficiency == h100.calibration.nvlink_efficiency,
     "overrides: fields not overridden keep the preset's values")
-tap.is(over.calibration.net_channels_per_peer, 8,
-    "overrides: network channels are derived again from the new NIC rate")
+tap.is(over.calibration.net_channels_per_peer, 0,
+    "overrides: network channels stay NCCL's default, derived from the new NIC rate")
 tap.ok(mismatch(over, CONTRACT, "") == nil, "overrides: the contract still holds",
     mismatch(over, CONTRACT, ""))
 local again = refit.load_cluster("dgx-h100")
