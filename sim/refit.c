@@ -626,9 +626,8 @@ static int cmd_sim(int argc, char **argv)
     sim_header(tf);
     for (int i = 0; i < n; i++) {
         struct refit_run r = {0};
-        int x =
-            compute_run(L, &(struct rf_scenario_src){.path = argv[optind]}, all[i], true, &sim, &r,
-                        &err);
+        int x = compute_run(L, &(struct rf_scenario_src){.path = argv[optind]}, all[i], true, &sim,
+                            &r, &err);
         if (x == 0)
             x = store_run(&ls, label, &r, &err);
         if (x == 0 && json) {
