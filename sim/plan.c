@@ -352,6 +352,15 @@ static int cmp_load(const void *a, const void *b)
     return (x->gpu > y->gpu) - (x->gpu < y->gpu);
 }
 
+/* The holders h in p->order (grown to nh by the caller), least-loaded first: reshard and
+ * hierarchical split a box's destinations into contiguous blocks over them in this order. */
+static void order_by_load(struct planner *p, const int32_t *h, size_t nh)
+{
+    for (size_t i = 0; i < nh; i++)
+        p->order[i] = (struct gpu_load){p->load[h[i]], h[i]};
+    qsort(p->order, nh, sizeof(*p->order), cmp_load);
+}
+
 /* How far a holder is from a destination: 0 same NVLink domain, 1 same rail and leaf
  * (one switch), 2 same rail (spine, but no cross-rail hop), 3 anywhere. */
 static int tier(const struct rf_place *h, const struct rf_place *d)
@@ -452,9 +461,7 @@ static int assign(struct planner *p, int32_t box, const int32_t *h, size_t nh, c
         return rc;
     }
     GROW(p->order, 0, p->cap_order, nh);
-    for (size_t i = 0; i < nh; i++)
-        p->order[i] = (struct gpu_load){p->load[h[i]], h[i]};
-    qsort(p->order, nh, sizeof(*p->order), cmp_load);
+    order_by_load(p, h, nh);
     size_t k = nh < nrem ? nh : nrem;
     for (size_t j = 0; j < k; j++) {
         size_t lo = j * nrem / k, hi = (j + 1) * nrem / k;
@@ -616,9 +623,7 @@ static int assign_hierarchical(struct planner *p, int32_t box, const int32_t *h,
     } else if (n_lead > 0) {
         /* Balanced sources as assign gives them (contiguous blocks of domains over the
          * least-loaded holders), chosen first so each leader can be on its source's rail. */
-        for (size_t i = 0; i < nh; i++)
-            p->order[i] = (struct gpu_load){p->load[h[i]], h[i]};
-        qsort(p->order, nh, sizeof(*p->order), cmp_load);
+        order_by_load(p, h, nh);
         size_t kk = nh < n_lead ? nh : n_lead;
         for (size_t j = 0; j < kk; j++) {
             size_t lo = j * n_lead / kk, hi = (j + 1) * n_lead / kk;
