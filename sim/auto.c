@@ -40,6 +40,7 @@
 struct cand {
     enum rf_strategy *ts;    /* per tensor, owned */
     enum rf_sources sources; /* how replicated sources are chosen */
+    struct rf_relay relay;   /* hierarchical's relays between domains */
     bool named;              /* planned exactly as `refit sim --strategy S` plans it */
     bool planned;
     struct rf_plan plan;  /* scheduled, while planned */
@@ -111,14 +112,16 @@ static uint64_t fingerprint(const struct rf_plan *p)
 static int ensure_plan(struct search *s, struct cand *c, struct rf_error *err)
 {
     const struct rf_auto_input *in = s->in;
-    struct rf_plan_opts opts = {.topo = in->topo, .sources = c->sources};
+    struct rf_plan_opts opts = {.topo = in->topo, .sources = c->sources, .relay = c->relay};
     int rc;
     if (c->planned)
         return 0;
     if ((rc = rf_plan_build(&c->plan, in->model, in->train, in->infer, RF_STRAT_AUTO, c->ts, &opts,
                             err)) < 0)
         return rc;
-    if ((rc = rf_schedule(&c->plan, &(struct rf_schedule_opts){.staging_bytes = in->staging_bytes},
+    if ((rc = rf_schedule(&c->plan,
+                          &(struct rf_schedule_opts){.staging_bytes = in->staging_bytes,
+                                                     .chunk_bytes = in->chunk_bytes},
                           err)) < 0) {
         rf_plan_release(&c->plan);
         return rc;
@@ -212,6 +215,7 @@ static struct cand *add_cand(struct search *s, const enum rf_strategy *ts, enum 
     for (size_t i = 0; i < n; i++)
         c->ts[i] = ts ? ts[i] : all;
     c->sources = sources;
+    c->relay = s->in->relay;
     c->same_as = -1;
     c->named = named;
     for (int t = 0; t < 2; t++) {

@@ -12,7 +12,10 @@ struct rf_auto_input {
     const struct rf_model *model;
     struct rf_side *train, *infer;
     const struct rf_topology *topo;
-    int64_t staging_bytes;
+    int64_t staging_bytes, chunk_bytes;
+    /* The scenario's relay structure: hierarchical as `refit sim --strategy hierarchical`
+     * plans it; auto tries others too. */
+    struct rf_relay relay;
     /* How `refit sim --strategy S` chooses sources on this scenario: the named strategies
      * auto must not lose to are planned this way. */
     enum rf_sources sources;

@@ -208,10 +208,14 @@ static void group_done(struct rf_flowsim *fs, int32_t g0)
     }
 }
 
+/* Class c's bytes have moved at time t: it finishes after its tail. A group finishing
+ * releases its dependents at its finish time, which may lie in the future (a tail), and
+ * their activations are scheduled events like any other. */
 static void class_finished(struct rf_flowsim *fs, int32_t c, double t)
 {
     struct cls *k = &fs->cls[c];
     struct group *gr = &fs->groups[k->group];
+    t += k->tail;
     k->finish = t;
     k->key = NAN;
     k->hkey = NAN;

@@ -15,6 +15,9 @@ struct rf_flowsim; /* opaque */
 struct rf_flow_spec {
     double bytes;        /* payload; 0 allowed (pure latency) */
     double latency_s;    /* fixed delay after release before bytes start moving (alpha) */
+    /* Fixed time after its bytes have moved before the flow counts as finished: its links
+     * are free, its group is not (a pipeline's drain). 0 for most flows. */
+    double tail_s;
     double rate_cap;     /* bytes/s upper bound of this flow alone; 0 = none */
     const int32_t *path; /* link indices the flow crosses, each at most once */
     int path_len;

@@ -124,11 +124,12 @@ int rf_flowsim_add(struct rf_flowsim *fs, const struct rf_flow_spec *f, struct r
     if (f->group < 0 || f->group == INT32_MAX)
         return rf_error_set(err, RF_EINVAL, "flowsim: bad flow group %d", (int)f->group);
     if (!(f->bytes >= 0) || !isfinite(f->bytes) || !(f->latency_s >= 0) ||
-        !isfinite(f->latency_s) || !(f->rate_cap >= 0) || !isfinite(f->rate_cap))
+        !isfinite(f->latency_s) || !(f->rate_cap >= 0) || !isfinite(f->rate_cap) ||
+        !(f->tail_s >= 0) || !isfinite(f->tail_s))
         return rf_error_set(err, RF_EINVAL,
-                            "flowsim: flow bytes %g, latency %g, rate cap %g: each must be "
-                            "finite and >= 0",
-                            f->bytes, f->latency_s, f->rate_cap);
+                            "flowsim: flow bytes %g, latency %g, rate cap %g, tail %g: each must "
+                            "be finite and >= 0",
+                            f->bytes, f->latency_s, f->rate_cap, f->tail_s);
     if (f->path_len < 0 || (f->path_len > 0 && !f->path))
         return rf_error_set(err, RF_EINVAL, "flowsim: bad path (length %d)", f->path_len);
     if (fs->n_flows >= INT32_MAX)
@@ -158,6 +159,7 @@ int rf_flowsim_add(struct rf_flowsim *fs, const struct rf_flow_spec *f, struct r
     fs->flows[fs->n_flows] = (struct flow){.bytes = f->bytes + 0.0,
                                            .lat = f->latency_s + 0.0,
                                            .cap = f->rate_cap + 0.0,
+                                           .tail = f->tail_s + 0.0,
                                            .path = (int64_t)fs->n_paths,
                                            .path_len = f->path_len,
                                            .group = f->group};
@@ -254,7 +256,8 @@ static uint64_t dbits(double d)
 
 static uint64_t flow_hash(const struct rf_flowsim *fs, const struct flow *f)
 {
-    uint64_t h = mix(mix(mix(0, dbits(f->bytes)), dbits(f->lat)), dbits(f->cap));
+    uint64_t h = mix(mix(mix(mix(0, dbits(f->bytes)), dbits(f->lat)), dbits(f->cap)),
+                     dbits(f->tail));
     h = mix(h, (uint64_t)f->path_len);
     for (int32_t k = 0; k < f->path_len; k++)
         h = mix(h, (uint64_t)(uint32_t)fs->paths[f->path + k]);
@@ -267,7 +270,7 @@ static uint64_t flow_hash(const struct rf_flowsim *fs, const struct flow *f)
 static bool flow_same(const struct rf_flowsim *fs, const struct flow *a, const struct flow *b)
 {
     return a->bytes == b->bytes && a->lat == b->lat && a->cap == b->cap &&
-           a->path_len == b->path_len &&
+           a->tail == b->tail && a->path_len == b->path_len &&
            (a->path_len == 0 || memcmp(fs->paths + a->path, fs->paths + b->path,
                                        sizeof(int32_t) * (size_t)a->path_len) == 0);
 }
@@ -350,6 +353,7 @@ static int build_classes(struct rf_flowsim *fs, struct rf_error *err)
             fs->cls[nc] = (struct cls){.rem = f->bytes,
                                        .lat = f->lat,
                                        .cap = f->cap,
+                                       .tail = f->tail,
                                        .finish = NAN,
                                        .path = f->path, /* a flow offset until remapped */
                                        .path_len = f->path_len,

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "checked.h"
+#include "plan_int.h"
 
 static const char *const strategy_names[RF_STRAT_COUNT] = {"broadcast", "reshard", "hierarchical",
                                                            "hybrid", "auto"};
@@ -28,60 +29,6 @@ int rf_strategy_parse(const char *s, enum rf_strategy *out)
     return -1;
 }
 
-/* The distinct non-empty shards of one tensor on one side, each with its holder GPUs. */
-struct cells {
-    size_t n, cap;
-    struct rf_box *box;
-    size_t *hstart; /* n + 1 offsets into holders */
-    int32_t *holders;
-    size_t nh, caph;
-};
-
-struct gpu_load {
-    int64_t load;
-    int32_t gpu;
-};
-
-struct planner {
-    struct rf_plan *plan;
-    struct rf_error *err;
-    const struct rf_topology *topo; /* NULL when planning without a cluster */
-    enum rf_sources sources;
-    int64_t *load;     /* bytes each GPU has been chosen to send so far */
-    int64_t *nic_load; /* the same per NIC, for local source choice */
-    /* Bytes each GPU has been assigned to receive from another GPU, and each NIC from
-     * another NVLink domain: hierarchical's leaders are chosen by them. Kept only when a
-     * tensor is hierarchical (track_in), so other plans pay nothing for them. */
-    bool track_in;
-    int64_t *in_load, *nic_in;
-    int32_t *rail_mark; /* per rail: the stamp of the last box whose holders use it */
-    int32_t rail_stamp;
-    int32_t (*pairs)[2];
-    size_t cap_pairs;
-    struct cells src, dst;
-    int64_t *starts[RF_MAX_DIMS]; /* source grid: sorted interval starts per dim */
-    size_t nstart[RF_MAX_DIMS];
-    int32_t *cell_of;
-    size_t cap_cell_of;
-    int32_t *rem;
-    struct gpu_load *order;
-    size_t cap_rem, cap_order;
-};
-
-#define GROW(ptr, n, cap, need)                                                                    \
-    do {                                                                                           \
-        if ((need) > (cap)) {                                                                      \
-            size_t nc_ = (cap) ? (cap)*2 : 64;                                                     \
-            while (nc_ < (need))                                                                   \
-                nc_ *= 2;                                                                          \
-            void *np_ = realloc((ptr), nc_ * sizeof(*(ptr)));                                      \
-            if (!np_)                                                                              \
-                return rf_error_set(p->err, RF_ENOMEM, "out of memory");                           \
-            (ptr) = np_;                                                                           \
-            (cap) = nc_;                                                                           \
-        }                                                                                          \
-        (void)(n);                                                                                 \
-    } while (0)
 
 static int cells_reserve(struct planner *p, struct cells *c, size_t n, size_t nh)
 {
@@ -110,7 +57,7 @@ static void cells_release(struct cells *c)
     free(c->holders);
 }
 
-static int cmp_i32(const void *a, const void *b)
+int planner_cmp_i32(const void *a, const void *b)
 {
     int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
     return (x > y) - (x < y);
@@ -168,7 +115,7 @@ static int collect_cells(struct planner *p, const struct rf_side *side, const st
         do {
             c->holders[c->nh++] = (int32_t)rf_mesh_gpu(m, coord);
         } while (odometer(coord, rax, nr, m));
-        qsort(c->holders + first, c->nh - first, sizeof(int32_t), cmp_i32);
+        qsort(c->holders + first, c->nh - first, sizeof(int32_t), planner_cmp_i32);
         c->n++;
     } while (odometer(coord, sax, ns, m));
     c->hstart[c->n] = c->nh;
@@ -251,7 +198,7 @@ static int overflow(struct planner *p, int32_t ti, const char *what)
 }
 
 /* *acc += a * b for a byte or load count of tensor ti, checked. */
-static int add_bytes(struct planner *p, int32_t ti, int64_t *acc, int64_t a, int64_t b,
+int planner_add_bytes(struct planner *p, int32_t ti, int64_t *acc, int64_t a, int64_t b,
                      const char *what)
 {
     return rf_muladd_overflow(acc, a, b) ? overflow(p, ti, what) : 0;
@@ -276,7 +223,7 @@ static int tally_add(struct planner *p, int32_t ti, const struct rf_tally *d)
     return 0;
 }
 
-static int emit(struct planner *p, int32_t box, int32_t src, int32_t dst, int32_t count,
+int planner_emit(struct planner *p, int32_t box, int32_t src, int32_t dst, int32_t count,
                 int32_t stride, uint8_t phase, int64_t bytes, bool count_logical)
 {
     struct rf_plan *plan = p->plan;
@@ -305,9 +252,9 @@ static int emit(struct planner *p, int32_t box, int32_t src, int32_t dst, int32_
         int rc;
         for (int32_t i = 0; i < count; i++) {
             int32_t g = dst + i * stride;
-            if ((rc = add_bytes(p, ti, &p->in_load[g], bytes, 1, "a GPU's ingress")) < 0 ||
+            if ((rc = planner_add_bytes(p, ti, &p->in_load[g], bytes, 1, "a GPU's ingress")) < 0 ||
                 (pl[g].domain != pl[src].domain && pl[g].nic >= 0 &&
-                 (rc = add_bytes(p, ti, &p->nic_in[pl[g].nic], bytes, 1, "a NIC's ingress")) < 0))
+                 (rc = planner_add_bytes(p, ti, &p->nic_in[pl[g].nic], bytes, 1, "a NIC's ingress")) < 0))
                 return rc;
         }
     }
@@ -326,7 +273,7 @@ static int emit(struct planner *p, int32_t box, int32_t src, int32_t dst, int32_
 }
 
 /* Emits dsts[0..n) from src as maximal arithmetic runs. */
-static int emit_runs(struct planner *p, int32_t box, int32_t src, const int32_t *dsts, size_t n,
+int planner_emit_runs(struct planner *p, int32_t box, int32_t src, const int32_t *dsts, size_t n,
                      uint8_t phase, int64_t bytes, bool count_logical)
 {
     size_t i = 0;
@@ -335,7 +282,7 @@ static int emit_runs(struct planner *p, int32_t box, int32_t src, const int32_t 
         int32_t stride = j < n ? dsts[j] - dsts[i] : 0;
         while (j < n && dsts[j] - dsts[j - 1] == stride)
             j++;
-        int rc = emit(p, box, src, dsts[i], (int32_t)(j - i), j - i > 1 ? stride : 0, phase, bytes,
+        int rc = planner_emit(p, box, src, dsts[i], (int32_t)(j - i), j - i > 1 ? stride : 0, phase, bytes,
                       count_logical);
         if (rc < 0)
             return rc;
@@ -354,7 +301,7 @@ static int cmp_load(const void *a, const void *b)
 
 /* The holders h in p->order (grown to nh by the caller), least-loaded first: reshard and
  * hierarchical split a box's destinations into contiguous blocks over them in this order. */
-static void order_by_load(struct planner *p, const int32_t *h, size_t nh)
+void planner_order_by_load(struct planner *p, const int32_t *h, size_t nh)
 {
     for (size_t i = 0; i < nh; i++)
         p->order[i] = (struct gpu_load){p->load[h[i]], h[i]};
@@ -407,9 +354,9 @@ static int assign_local(struct planner *p, int32_t box, const int32_t *h, size_t
             }
         }
         int32_t ti = p->plan->boxes[box].tensor;
-        if ((rc = add_bytes(p, ti, &p->load[best], bytes, 1, "a GPU's load")) < 0 ||
+        if ((rc = planner_add_bytes(p, ti, &p->load[best], bytes, 1, "a GPU's load")) < 0 ||
             (best_tier > 0 && pl[best].nic >= 0 &&
-             (rc = add_bytes(p, ti, &p->nic_load[pl[best].nic], bytes, 1, "a NIC's load")) < 0))
+             (rc = planner_add_bytes(p, ti, &p->nic_load[pl[best].nic], bytes, 1, "a NIC's load")) < 0))
             return rc;
         p->pairs[i][0] = best;
         p->pairs[i][1] = dsts[i];
@@ -422,7 +369,7 @@ static int assign_local(struct planner *p, int32_t box, const int32_t *h, size_t
             p->rem[j - i] = p->pairs[j][1];
             j++;
         }
-        if ((rc = emit_runs(p, box, p->pairs[i][0], p->rem, j - i, phase, bytes, count_logical)) <
+        if ((rc = planner_emit_runs(p, box, p->pairs[i][0], p->rem, j - i, phase, bytes, count_logical)) <
             0)
             return rc;
         i = j;
@@ -434,15 +381,15 @@ static int assign_local(struct planner *p, int32_t box, const int32_t *h, size_t
  * data copies locally; the others are split into contiguous blocks served by the least
  * loaded holders, so sources stay balanced across replicas (or, with local sources, each
  * takes its nearest holder). */
-static int assign(struct planner *p, int32_t box, const int32_t *h, size_t nh, const int32_t *dsts,
+int planner_assign(struct planner *p, int32_t box, const int32_t *h, size_t nh, const int32_t *dsts,
                   size_t nd, uint8_t phase, int64_t bytes, bool count_logical)
 {
     size_t nrem = 0;
     int rc;
     GROW(p->rem, 0, p->cap_rem, nd);
     for (size_t i = 0; i < nd; i++) {
-        if (bsearch(&dsts[i], h, nh, sizeof(int32_t), cmp_i32)) {
-            if ((rc = emit(p, box, dsts[i], dsts[i], 1, 0, phase, bytes, count_logical)) < 0)
+        if (bsearch(&dsts[i], h, nh, sizeof(int32_t), planner_cmp_i32)) {
+            if ((rc = planner_emit(p, box, dsts[i], dsts[i], 1, 0, phase, bytes, count_logical)) < 0)
                 return rc;
         } else {
             p->rem[nrem++] = dsts[i];
@@ -461,14 +408,14 @@ static int assign(struct planner *p, int32_t box, const int32_t *h, size_t nh, c
         return rc;
     }
     GROW(p->order, 0, p->cap_order, nh);
-    order_by_load(p, h, nh);
+    planner_order_by_load(p, h, nh);
     size_t k = nh < nrem ? nh : nrem;
     for (size_t j = 0; j < k; j++) {
         size_t lo = j * nrem / k, hi = (j + 1) * nrem / k;
         int32_t src = p->order[j].gpu;
-        if ((rc = emit_runs(p, box, src, p->rem + lo, hi - lo, phase, bytes, count_logical)) < 0)
+        if ((rc = planner_emit_runs(p, box, src, p->rem + lo, hi - lo, phase, bytes, count_logical)) < 0)
             return rc;
-        if ((rc = add_bytes(p, p->plan->boxes[box].tensor, &p->load[src], bytes, (int64_t)(hi - lo),
+        if ((rc = planner_add_bytes(p, p->plan->boxes[box].tensor, &p->load[src], bytes, (int64_t)(hi - lo),
                             "a GPU's load")) < 0)
             return rc;
     }
@@ -486,189 +433,6 @@ static int push_box(struct planner *p, int32_t tensor, const struct rf_box *b)
     plan->boxes[plan->n_boxes].box = *b;
     plan->n_boxes++;
     return 0;
-}
-
-/* Does a sorted holder list have a GPU in NVLink domain dom? */
-static bool holder_in_domain(const struct rf_topology *t, const int32_t *h, size_t nh, int32_t dom)
-{
-    int64_t first = (int64_t)dom * t->cluster->nvlink.domain_gpus;
-    size_t lo = 0, hi = nh;
-    while (lo < hi) { /* the first holder at or past the domain's first GPU */
-        size_t mid = (lo + hi) / 2;
-        if (h[mid] < first)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < nh && t->place[h[lo]].domain == dom;
-}
-
-/* The leader of one destination domain for one box: among the domain's destinations c[0..n)
- * of the box (none holds it), the one whose NIC rail matches the source's (src >= 0) or, with
- * the source still to be chosen (src < 0), the rail of any holder (rail_mark): a same-rail
- * delivery stays on its rail leaf, PXN or not, and with PXN a cross-rail one would move
- * the sender's bytes onto another NIC of its node (topology.c's routes). Then the least
- * loaded NIC ingress, as several GPUs may share a NIC, then the least loaded GPU ingress,
- * then the lowest GPU: a pure function of the loads, so plans are deterministic. When the
- * box comes from inside the domain (cross false) neither rail nor NIC is involved. */
-static int32_t pick_leader(const struct planner *p, const int32_t *c, size_t n, int32_t src,
-                           bool cross)
-{
-    const struct rf_place *pl = p->topo->place;
-    int32_t best = c[0];
-    int best_miss = 2;
-    int64_t best_nic = INT64_MAX, best_gpu = INT64_MAX;
-    for (size_t i = 0; i < n; i++) {
-        const struct rf_place *q = &pl[c[i]];
-        int miss = 0;
-        int64_t nic = 0;
-        if (cross && q->nic >= 0) {
-            miss = src >= 0 ? q->rail != pl[src].rail : p->rail_mark[q->rail] != p->rail_stamp;
-            nic = p->nic_in[q->nic];
-        }
-        int64_t gpu = p->in_load[c[i]];
-        if (miss < best_miss || (miss == best_miss && nic < best_nic) ||
-            (miss == best_miss && nic == best_nic && gpu < best_gpu)) {
-            best = c[i];
-            best_miss = miss;
-            best_nic = nic;
-            best_gpu = gpu;
-        }
-    }
-    return best;
-}
-
-/* Hierarchical delivery of one box (M2N's per-domain leaders, without its ring): one leader
- * per NVLink domain receives it from a source, so fabric bytes scale with domains, not
- * replicas; the leader then fans it out over NVLink to the domain's other replicas. Leaders
- * are spread over the domain's GPUs and NICs box by box (pick_leader): with the lowest GPU
- * of the domain leading every box, DeepSeek-V3 onto 18 TP8 replicas in two NVL72 domains
- * sent every fabric byte to 16 of the 144 inference NICs. Replicas that hold the data
- * themselves (colocated) copy it locally, and the first of them leads. */
-static int assign_hierarchical(struct planner *p, int32_t box, const int32_t *h, size_t nh,
-                               const int32_t *dsts, size_t nd, int64_t bytes)
-{
-    const struct rf_topology *t = p->topo;
-    const struct rf_place *pl = t->place;
-    int32_t ti = p->plan->boxes[box].tensor;
-    size_t n_lead = 0, n_dom = 0;
-    int rc;
-    GROW(p->rem, 0, p->cap_rem, nd);
-    GROW(p->order, 0, p->cap_order, nh);
-    /* Per domain: its range of dsts, its leader, and the run that brings the leader the box
-     * (-1 until known). need[] lists the domains without a colocated leader, in order, and
-     * leaders[] their leaders (ascending, as domains are). */
-    struct dom {
-        size_t lo, hi;
-        int32_t lead, run;
-    } *dom = malloc(nd * sizeof(*dom));
-    int32_t *leaders = malloc(nd * sizeof(int32_t));
-    size_t *need = malloc(nd * sizeof(size_t));
-    if (!dom || !leaders || !need) {
-        rc = rf_error_set(p->err, RF_ENOMEM, "out of memory");
-        goto out;
-    }
-    for (size_t i = 0; i < nd;) {
-        size_t j = i;
-        struct dom *d = &dom[n_dom];
-        d->lead = -1;
-        d->run = -1;
-        while (j < nd && pl[dsts[j]].domain == pl[dsts[i]].domain) {
-            if (bsearch(&dsts[j], h, nh, sizeof(int32_t), cmp_i32)) {
-                if ((rc = emit(p, box, dsts[j], dsts[j], 1, 0, RF_PHASE_DELIVER, bytes, true)) < 0)
-                    goto out;
-                if (d->lead < 0) {
-                    d->lead = dsts[j];
-                    d->run = (int32_t)(p->plan->n_transfers - 1);
-                }
-            }
-            j++;
-        }
-        d->lo = i;
-        d->hi = j;
-        if (d->lead < 0)
-            need[n_lead++] = n_dom;
-        n_dom++;
-        i = j;
-    }
-    if (n_lead > 0 && p->sources == RF_SOURCES_LOCAL) {
-        /* Local sources choose a holder per destination, nearest first (assign_local): lead
-         * with a GPU on a rail some holder has, and the nearest holder is then on it. */
-        if (++p->rail_stamp == INT32_MAX) {
-            memset(p->rail_mark, 0, (size_t)t->cluster->nic.per_node * sizeof(int32_t));
-            p->rail_stamp = 1;
-        }
-        for (size_t k = 0; k < nh; k++)
-            if (pl[h[k]].rail >= 0)
-                p->rail_mark[pl[h[k]].rail] = p->rail_stamp;
-        for (size_t k = 0; k < n_lead; k++) {
-            struct dom *d = &dom[need[k]];
-            bool cross = !holder_in_domain(t, h, nh, pl[dsts[d->lo]].domain);
-            d->lead = pick_leader(p, dsts + d->lo, d->hi - d->lo, -1, cross);
-            leaders[k] = d->lead;
-        }
-        size_t first = p->plan->n_transfers;
-        if ((rc = assign(p, box, h, nh, leaders, n_lead, RF_PHASE_DELIVER, bytes, true)) < 0)
-            goto out;
-        /* Which run brought each leader the box: a binary search per destination, as the
-         * leaders ascend. */
-        for (size_t x = first; x < p->plan->n_transfers; x++) {
-            const struct rf_transfer *r = &p->plan->transfers[x];
-            for (int32_t i = 0; i < r->dst_count; i++) {
-                int32_t g = r->dst + i * r->dst_stride;
-                const int32_t *f = bsearch(&g, leaders, n_lead, sizeof(int32_t), cmp_i32);
-                dom[need[f - leaders]].run = (int32_t)x;
-            }
-        }
-    } else if (n_lead > 0) {
-        /* Balanced sources as assign gives them (contiguous blocks of domains over the
-         * least-loaded holders), chosen first so each leader can be on its source's rail. */
-        order_by_load(p, h, nh);
-        size_t kk = nh < n_lead ? nh : n_lead;
-        for (size_t j = 0; j < kk; j++) {
-            size_t lo = j * n_lead / kk, hi = (j + 1) * n_lead / kk;
-            int32_t src = p->order[j].gpu;
-            for (size_t k = lo; k < hi; k++) {
-                struct dom *d = &dom[need[k]];
-                bool cross = pl[src].domain != pl[dsts[d->lo]].domain;
-                d->lead = pick_leader(p, dsts + d->lo, d->hi - d->lo, src, cross);
-                leaders[k] = d->lead;
-            }
-            size_t from = p->plan->n_transfers;
-            if ((rc = emit_runs(p, box, src, leaders + lo, hi - lo, RF_PHASE_DELIVER, bytes,
-                                true)) < 0 ||
-                (rc = add_bytes(p, ti, &p->load[src], bytes, (int64_t)(hi - lo), "a GPU's load")) <
-                    0)
-                goto out;
-            /* emit_runs covers the leaders in order, a run at a time. */
-            size_t k = lo;
-            for (size_t x = from; x < p->plan->n_transfers; x++)
-                for (int32_t i = 0; i < p->plan->transfers[x].dst_count; i++)
-                    dom[need[k++]].run = (int32_t)x;
-        }
-    }
-    for (size_t k = 0; k < n_dom; k++) {
-        struct dom *d = &dom[k];
-        size_t nf = 0;
-        for (size_t j = d->lo; j < d->hi; j++)
-            if (dsts[j] != d->lead && !bsearch(&dsts[j], h, nh, sizeof(int32_t), cmp_i32))
-                p->rem[nf++] = dsts[j];
-        if (nf == 0)
-            continue;
-        size_t from = p->plan->n_transfers;
-        if ((rc = emit_runs(p, box, d->lead, p->rem, nf, RF_PHASE_DELIVER, bytes, true)) < 0)
-            goto out;
-        for (size_t x = from; x < p->plan->n_transfers; x++)
-            p->plan->transfers[x].after = d->run;
-        if ((rc = add_bytes(p, ti, &p->load[d->lead], bytes, (int64_t)nf, "a GPU's load")) < 0)
-            goto out;
-    }
-    rc = 0;
-out:
-    free(dom);
-    free(leaders);
-    free(need);
-    return rc;
 }
 
 /* Delivers every destination cell of tensor ti (already in p->dst) from the source cells in
@@ -697,7 +461,7 @@ static int plan_cells(struct planner *p, int32_t ti, size_t elem_size, uint8_t p
             struct rf_box piece;
             if (rf_box_intersect(b, &p->src.box[ci], t->ndim, &piece)) {
                 int64_t bytes = 0;
-                if ((rc = add_bytes(p, ti, &bytes, rf_box_numel(&piece, t->ndim),
+                if ((rc = planner_add_bytes(p, ti, &bytes, rf_box_numel(&piece, t->ndim),
                                     (int64_t)elem_size, "a box's bytes")) < 0 ||
                     (rc = push_box(p, ti, &piece)) < 0)
                     return rc;
@@ -706,8 +470,8 @@ static int plan_cells(struct planner *p, int32_t ti, size_t elem_size, uint8_t p
                 const int32_t *d = p->dst.holders + p->dst.hstart[di];
                 size_t nh = p->src.hstart[ci + 1] - p->src.hstart[ci];
                 size_t nd = p->dst.hstart[di + 1] - p->dst.hstart[di];
-                rc = hier ? assign_hierarchical(p, box, h, nh, d, nd, bytes)
-                          : assign(p, box, h, nh, d, nd, phase, bytes, count_logical);
+                rc = hier ? planner_assign_hierarchical(p, box, h, nh, d, nd, bytes)
+                          : planner_assign(p, box, h, nh, d, nd, phase, bytes, count_logical);
                 if (rc < 0)
                     return rc;
             }
@@ -726,7 +490,7 @@ static int plan_cells(struct planner *p, int32_t ti, size_t elem_size, uint8_t p
 /* acc += the bytes of tensor ti in dtype dt, checked. */
 static int tensor_bytes(struct planner *p, int32_t ti, enum rf_dtype dt, int64_t *acc)
 {
-    return add_bytes(p, ti, acc, rf_tensor_numel(&p->plan->tensors[ti]), (int64_t)rf_dtype_size(dt),
+    return planner_add_bytes(p, ti, acc, rf_tensor_numel(&p->plan->tensors[ti]), (int64_t)rf_dtype_size(dt),
                      "the tensor's bytes");
 }
 
@@ -780,8 +544,8 @@ static int plan_broadcast(struct planner *p, int32_t ti, const struct rf_side *t
     if (root >= infer->first_gpu && root < infer->first_gpu + infer->gpus)
         receivers--;
     if ((rc = tensor_bytes(p, ti, plan->wire_dtype[ti], &bytes)) < 0 ||
-        (rc = add_bytes(p, ti, &d.payload_bytes, bytes, receivers, "the broadcast's bytes")) < 0 ||
-        (rc = add_bytes(p, ti, &d.logical_bytes, bytes, 1, "the broadcast's bytes")) < 0)
+        (rc = planner_add_bytes(p, ti, &d.payload_bytes, bytes, receivers, "the broadcast's bytes")) < 0 ||
+        (rc = planner_add_bytes(p, ti, &d.logical_bytes, bytes, 1, "the broadcast's bytes")) < 0)
         return rc;
     GROW(plan->collectives, 0, plan->cap_collectives, plan->n_collectives + 1);
     plan->collectives[plan->n_collectives++] =
@@ -865,7 +629,7 @@ static int plan_tensors(struct planner *p, const struct rf_model *model,
 
 static bool holds(const int32_t *h, size_t n, int32_t gpu)
 {
-    return bsearch(&gpu, h, n, sizeof(int32_t), cmp_i32) != NULL;
+    return bsearch(&gpu, h, n, sizeof(int32_t), planner_cmp_i32) != NULL;
 }
 
 /* Sorted unique domains of a cell's holders, into out (capacity n). */
@@ -1023,7 +787,7 @@ int rf_plan_need(const struct rf_plan *plan, const struct rf_side *train,
             const int32_t *dh = p.dst.holders + p.dst.hstart[di];
             size_t ndh = p.dst.hstart[di + 1] - p.dst.hstart[di];
             int64_t bytes = 0;
-            if ((rc = add_bytes(&p, (int32_t)ti, &bytes, rf_box_numel(b, t->ndim), elem,
+            if ((rc = planner_add_bytes(&p, (int32_t)ti, &bytes, rf_box_numel(b, t->ndim), elem,
                                 "a shard's bytes")) < 0)
                 break;
             if (ndh > cap_dd) {
@@ -1042,10 +806,10 @@ int rf_plan_need(const struct rf_plan *plan, const struct rf_side *train,
                        dd[i] * domain_gpus >= train_end;
             for (size_t i = 0; i < ndh && rc == 0; i++)
                 if ((size_t)dh[i] < n_gpus)
-                    rc = add_bytes(&p, (int32_t)ti, &need->gpu_in[dh[i]], bytes, 1, "a GPU's need");
+                    rc = planner_add_bytes(&p, (int32_t)ti, &need->gpu_in[dh[i]], bytes, 1, "a GPU's need");
             for (size_t i = 0; i < nd && rc == 0; i++)
                 if ((size_t)dd[i] < n_domains)
-                    rc = add_bytes(&p, (int32_t)ti, &need->domain_in[dd[i]], bytes, 1,
+                    rc = planner_add_bytes(&p, (int32_t)ti, &need->domain_in[dd[i]], bytes, 1,
                                    "a domain's need");
             if (rc < 0)
                 break;
@@ -1170,6 +934,24 @@ int rf_plan_build(struct rf_plan *plan, const struct rf_model *model, struct rf_
 
     memset(plan, 0, sizeof(*plan));
     plan->strategy = strategy;
+    if (opts)
+        p.relay = opts->relay;
+    if (p.relay.fanout == 0)
+        p.relay.fanout = 1;
+    if (p.relay.fanout < 1 || p.relay.fanout > 64 || p.relay.depth < 0 ||
+        p.relay.depth > RF_GPUS_MAX) {
+        rc = rf_error_set(err, RF_EINVAL, "relay: fanout %d (1..64) or depth %d out of range",
+                          (int)p.relay.fanout, (int)p.relay.depth);
+        goto out;
+    }
+    plan->relay = p.relay;
+    /* NCCL halves p2p channels per peer in communicators past 128 ranks unless told a
+     * count: one 14 GB/s channel per pair cannot fill a relay's NIC, so refit-exec tells it
+     * what NCCL itself asks (README, Simulator). */
+    if (p.topo) {
+        int64_t ask = rf_topology_net_ask(p.topo);
+        plan->net_channels_per_peer = ask > 64 ? 64 : (int32_t)ask;
+    }
     /* Whoever built the model and sides, their sizes are checked here, so every product
      * below is of bounded factors: GPUs within RF_GPUS_MAX, bytes within int64. */
     if ((unsigned)strategy >= RF_STRAT_COUNT) {

@@ -25,9 +25,18 @@ enum rf_sources {
                           * same rail), then the least-loaded GPU or NIC */
 };
 
+/* hierarchical's relays between the destination NVLink domains of a box (M2N's ring). */
+struct rf_relay {
+    bool ring;      /* leaders forward leader to leader; false: a source feeds each leader */
+    int32_t fanout; /* leaders each forwards to: 1 a chain around the ring, more a tree
+                     * (0 means 1) */
+    int32_t depth;  /* leader-to-leader hops from the leader a source feeds; 0: no limit */
+};
+
 struct rf_plan_opts {
     const struct rf_topology *topo; /* needed by hierarchical and local sources */
     enum rf_sources sources;
+    struct rf_relay relay; /* zeroed: no ring */
 };
 
 /* Gather moves training shards to the broadcast root (training-side staging); deliver
@@ -55,6 +64,9 @@ struct rf_transfer {
     uint8_t phase;
     int32_t after; /* transfer run that must land first (the source's copy), or -1 */
     int32_t round; /* set by rf_schedule */
+    /* Set by rf_schedule: 0, or, for a relay placed in the round of the transfer it
+     * forwards (`after`), that transfer's hop + 1 (pipelined, sim/schedule.h). */
+    int32_t hop;
     int64_t bytes; /* per destination */
 };
 
@@ -97,7 +109,12 @@ struct rf_plan {
     size_t n_collectives, cap_collectives;
 
     int64_t model_params, model_bytes;
+    struct rf_relay relay; /* as planned (hierarchical tensors only use it) */
     int64_t staging_bytes; /* schedule: per-GPU send and receive budget of one round */
+    int64_t chunk_bytes;   /* schedule: a relay's pipeline chunk (sim/schedule.h) */
+    /* NCCL's nChannelsPerNetPeer refit-exec gives its communicator (rf_topology_net_ask of
+     * the planning cluster; 0: none given, NCCL's default halving in large ones). */
+    int32_t net_channels_per_peer;
     int32_t n_rounds;
     struct rf_tally total;
     struct rf_tally role[RF_ROLE_COUNT];

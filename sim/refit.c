@@ -301,6 +301,8 @@ static int plan_scenario(struct rf_lua *L, const struct rf_scenario_src *src, co
                                    .infer = &sc->infer,
                                    .topo = topo,
                                    .staging_bytes = sc->staging_bytes,
+                                   .chunk_bytes = sc->chunk_bytes,
+                                   .relay = sc->relay,
                                    .sources = sc->sources,
                                    .hybrid = hy.tensor_strategy,
                                    .sim = *sim};
@@ -308,11 +310,14 @@ static int plan_scenario(struct rf_lua *L, const struct rf_scenario_src *src, co
         rf_scenario_release(&hy);
         return rc;
     }
-    struct rf_plan_opts opts = {.topo = topo, .sources = sc->sources};
+    struct rf_plan_opts opts = {.topo = topo, .sources = sc->sources, .relay = sc->relay};
     if ((rc = rf_plan_build(plan, &sc->model, &sc->train, &sc->infer, sc->strategy,
                             sc->tensor_strategy, &opts, err)) < 0)
         return rc;
-    return rf_schedule(plan, &(struct rf_schedule_opts){.staging_bytes = sc->staging_bytes}, err);
+    return rf_schedule(plan,
+                       &(struct rf_schedule_opts){.staging_bytes = sc->staging_bytes,
+                                                  .chunk_bytes = sc->chunk_bytes},
+                       err);
 }
 
 /* One run of a scenario as every command makes it: plan (and, for sim, predict), store in

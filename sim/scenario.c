@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "checked.h"
 #include "sandbox.h"
 
 struct rf_lua {
@@ -559,8 +560,37 @@ static int read_scenario(lua_State *L, int t, struct rf_scenario *sc, struct rf_
         (rc = get_enum(L, t, "strategy", parse_strategy, &sc->strategy, "scenario", err)) < 0)
         goto out;
 
-    if ((rc = get_int(L, t, "staging_bytes", &sc->staging_bytes, "scenario", err)) < 0)
+    if ((rc = get_int(L, t, "staging_bytes", &sc->staging_bytes, "scenario", err)) < 0 ||
+        (rc = get_int(L, t, "chunk_bytes", &sc->chunk_bytes, "scenario", err)) < 0)
         goto out;
+    lua_getfield(L, t, "relay");
+    if (lua_istable(L, -1)) {
+        int64_t fanout = 1, depth = 0;
+        lua_getfield(L, -1, "ring");
+        sc->relay.ring = lua_toboolean(L, -1);
+        lua_pop(L, 1);
+        if ((rc = get_int(L, lua_gettop(L), "fanout", &fanout, "scenario.relay", err)) < 0 ||
+            (rc = get_int(L, lua_gettop(L), "depth", &depth, "scenario.relay", err)) < 0) {
+            lua_pop(L, 1);
+            goto out;
+        }
+        /* models/lib bounds both; C checks again (the planner sizes trees with them). */
+        if (fanout < 1 || fanout > 64 || depth < 0 || depth > RF_GPUS_MAX) {
+            lua_pop(L, 1);
+            rc = rf_error_set(err, RF_EINVAL,
+                              "scenario.relay: fanout %lld (1..64) or depth %lld (0..2^20) "
+                              "out of range",
+                              (long long)fanout, (long long)depth);
+            goto out;
+        }
+        sc->relay.fanout = (int32_t)fanout;
+        sc->relay.depth = (int32_t)depth;
+    }
+    lua_pop(L, 1);
+    if (sc->chunk_bytes < 0) {
+        rc = rf_error_set(err, RF_EINVAL, "scenario.chunk_bytes: must not be negative");
+        goto out;
+    }
     lua_getfield(L, t, "sources");
     const char *src = lua_tostring(L, -1);
     sc->sources = src && strcmp(src, "local") == 0 ? RF_SOURCES_LOCAL : RF_SOURCES_BALANCED;

@@ -20,7 +20,9 @@ struct rf_scenario {
     int64_t cluster_nodes;
     struct rf_cluster cluster;
     int64_t staging_bytes; /* schedule budget per GPU and round */
+    int64_t chunk_bytes;   /* a relay's pipeline chunk; 0: the default (sim/schedule.h) */
     enum rf_sources sources;
+    struct rf_relay relay;
 };
 
 struct rf_lua;

@@ -127,12 +127,15 @@ static int place_transfer(struct sched *s, struct rf_transfer *t)
 {
     int32_t r = 0;
     int rc;
+    /* A relay may share the round of what it forwards (pipelined, hop + 1). */
     if (t->after >= 0)
-        r = s->out[t->after].round + 1;
+        r = s->out[t->after].round;
+    t->hop = 0;
     if (t->src == t->dst && t->dst_count == 1) {
-        /* A local copy moves nothing through staging. */
-        t->round = r;
-        ensure_round(s, r);
+        /* A local copy moves nothing through staging; copying what is still arriving in
+         * this round would need the chunk-wise replay of a relay, so it waits a round. */
+        t->round = t->after >= 0 ? r + 1 : r;
+        ensure_round(s, t->round);
         return 0;
     }
     if (s->send_hint[t->src] > r)
@@ -154,6 +157,11 @@ static int place_transfer(struct sched *s, struct rf_transfer *t)
         advance_hint(s, &s->recv_hint[d], &s->recv[d]);
     }
     t->round = r;
+    /* A local copy is done before the round's sends (exec/replay.c): forwarding it is not
+     * a pipelined hop. */
+    const struct rf_transfer *a = t->after >= 0 ? &s->out[t->after] : NULL;
+    if (a && a->round == r && !(a->src == a->dst && a->dst_count == 1))
+        t->hop = a->hop + 1;
     return 0;
 }
 
@@ -191,6 +199,67 @@ static int place_collective(struct sched *s, struct rf_collective *c, int32_t mi
     return 0;
 }
 
+/* The order transfers are placed in. Plans list a tensor's boxes stage by stage and shard by
+ * shard, so first fit in plan order fills a round with the boxes of a few sources (one
+ * pipeline stage's expert ranks) while the others idle: DeepSeek-V3 from 64 GPUs in four
+ * stages sent from 16 of them per round, 4x the time their NICs need. Instead the boxes
+ * (each box's transfers, contiguous in the plan: its feeds, relays and fan-outs, every
+ * `after` inside it) are taken in the order of their source's progress, the bytes it
+ * sent before this box, then by source: every round draws on every source in proportion.
+ * order[] receives plan indices; a box keeps its transfers' order. */
+struct seg {
+    int64_t progress;
+    int32_t src;
+    size_t first, n;
+};
+
+static int cmp_seg(const void *a, const void *b)
+{
+    const struct seg *x = a, *y = b;
+    if (x->progress != y->progress)
+        return x->progress < y->progress ? -1 : 1;
+    if (x->src != y->src)
+        return x->src < y->src ? -1 : 1;
+    return (x->first > y->first) - (x->first < y->first);
+}
+
+static int interleave(const struct rf_plan *plan, size_t n_gpus, size_t *order,
+                      struct rf_error *err)
+{
+    size_t n = plan->n_transfers, ns = 0;
+    struct seg *seg = malloc((n + 1) * sizeof(*seg));
+    int64_t *sent = calloc(n_gpus + 1, sizeof(int64_t));
+    if (!seg || !sent) {
+        free(seg);
+        free(sent);
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && plan->transfers[j].box == plan->transfers[i].box)
+            j++;
+        const struct rf_transfer *t = &plan->transfers[i];
+        int64_t bytes;
+        seg[ns++] = (struct seg){sent[t->src], t->src, i, j - i};
+        /* A source's progress saturates rather than wraps (the plan's own totals are
+         * checked: this only orders). */
+        if (t->src != t->dst || t->dst_count > 1) {
+            if (rf_mul_overflow(t->bytes, t->dst_count, &bytes) ||
+                rf_add_overflow(sent[t->src], bytes, &sent[t->src]))
+                sent[t->src] = INT64_MAX;
+        }
+        i = j;
+    }
+    qsort(seg, ns, sizeof(*seg), cmp_seg);
+    size_t k = 0;
+    for (size_t i = 0; i < ns; i++)
+        for (size_t j = 0; j < seg[i].n; j++)
+            order[k++] = seg[i].first + j;
+    free(seg);
+    free(sent);
+    return 0;
+}
+
 static bool gpus_ok(int64_t src, int64_t lo, int64_t hi, int64_t count)
 {
     return src >= 0 && src < RF_GPUS_MAX && count >= 1 && count <= RF_GPUS_MAX && lo >= 0 &&
@@ -200,12 +269,17 @@ static bool gpus_ok(int64_t src, int64_t lo, int64_t hi, int64_t count)
 int rf_schedule(struct rf_plan *plan, const struct rf_schedule_opts *opts, struct rf_error *err)
 {
     struct sched s = {.plan = plan, .err = err, .budget = opts->staging_bytes};
+    int64_t chunk = opts->chunk_bytes ? opts->chunk_bytes : RF_CHUNK_DEFAULT_BYTES;
     int32_t *gather_round = NULL;
-    size_t *first_new = NULL, *n_new = NULL;
+    size_t *first_new = NULL, *n_new = NULL, *order = NULL;
     int rc;
 
     if (s.budget <= 0)
         return rf_error_set(err, RF_EINVAL, "staging bytes must be positive");
+    if (chunk <= 0)
+        return rf_error_set(err, RF_EINVAL, "chunk bytes must be positive");
+    if (chunk > s.budget)
+        chunk = s.budget;
     /* The per-GPU arrays are indexed by every GPU a run or broadcast names: each must lie
      * in 0..RF_GPUS_MAX - 1 (int64 products of int32 fields cannot overflow). */
     for (size_t i = 0; i < plan->n_transfers; i++) {
@@ -251,14 +325,33 @@ int rf_schedule(struct rf_plan *plan, const struct rf_schedule_opts *opts, struc
      * a dependency follows the piece that delivers to its source. */
     first_new = malloc((plan->n_transfers + 1) * sizeof(size_t));
     n_new = malloc((plan->n_transfers + 1) * sizeof(size_t));
-    if (!first_new || !n_new) {
+    order = malloc((plan->n_transfers + 1) * sizeof(size_t));
+    if (!first_new || !n_new || !order) {
         rc = rf_error_set(err, RF_ENOMEM, "out of memory");
         goto out;
     }
     for (size_t i = 0; i < plan->n_transfers; i++) {
         const struct rf_transfer *t = &plan->transfers[i];
-        if (t->after >= (int32_t)i) {
-            rc = rf_error_set(err, RF_EINVAL, "transfer %zu depends on a later one", i);
+        /* A dependency lies earlier, and on the same box (interleave keeps a box whole). */
+        if (t->after >= (int32_t)i ||
+            (t->after >= 0 && plan->transfers[t->after].box != t->box)) {
+            rc = rf_error_set(err, RF_EINVAL,
+                              "transfer %zu depends on a later one or on another box", i);
+            goto out;
+        }
+    }
+    if ((rc = interleave(plan, s.n_gpus, order, err)) < 0)
+        goto out;
+    for (size_t i = 0; i < plan->n_transfers; i++)
+        n_new[i] = SIZE_MAX; /* not placed yet */
+    for (size_t oi = 0; oi < plan->n_transfers; oi++) {
+        size_t i = order[oi];
+        const struct rf_transfer *t = &plan->transfers[i];
+        if (t->after >= 0 && n_new[t->after] == SIZE_MAX) {
+            rc = rf_error_set(err, RF_EINVAL,
+                              "transfer %zu depends on transfer %d of its box, which the plan "
+                              "lists apart from it",
+                              i, (int)t->after);
             goto out;
         }
         /* Destinations per piece: budget / bytes can exceed int32 (5 GiB of 2-byte boxes),
@@ -323,6 +416,7 @@ int rf_schedule(struct rf_plan *plan, const struct rf_schedule_opts *opts, struc
     }
     plan->n_rounds = s.n_rounds;
     plan->staging_bytes = s.budget;
+    plan->chunk_bytes = chunk;
     rc = 0;
 out:
     for (size_t g = 0; g < s.n_gpus + 1 && s.send && s.recv; g++) {
@@ -336,6 +430,7 @@ out:
     free(gather_round);
     free(first_new);
     free(n_new);
+    free(order);
     free(s.out);
     return rc;
 }

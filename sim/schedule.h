@@ -10,8 +10,15 @@
  * (nemo_rl/utils/packed_tensor.py); refit uses the same rule when a scenario gives none. */
 #define RF_STAGING_MAX_BYTES (5LL << 30)
 
+/* The pipeline chunk of a relay: what a relay receives before it forwards (the executor's
+ * step in a round that relays, the simulator's fill per hop). 4 MiB: large enough that a
+ * step's fixed cost (one NCCL group, about 10 us) is small against a chunk's 90 us on a
+ * 400 Gb/s NIC, small enough that a chain of 64 hops fills in 6 ms. */
+#define RF_CHUNK_DEFAULT_BYTES (4LL << 20)
+
 struct rf_schedule_opts {
     int64_t staging_bytes; /* per GPU and round: bytes sent, and bytes received */
+    int64_t chunk_bytes;   /* relay pipeline chunk; 0: min(RF_CHUNK_DEFAULT_BYTES, staging) */
 };
 
 /* Assigns a round to every transfer run and collective of plan (first fit, in plan order):
@@ -19,8 +26,15 @@ struct rf_schedule_opts {
  * all its destinations exceed the budget is first split into runs of as many destinations
  * as fit (plan->transfers is replaced; `after` indices follow). A single transfer larger
  * than the budget takes a round of its own on its GPUs (the executor sends it in
- * staging-sized pieces). A transfer follows the one it depends on (`after`), a broadcast
- * follows every gather of its tensor; local copies need no staging. */
+ * staging-sized pieces). A broadcast follows every gather of its tensor; local copies need
+ * no staging.
+ *
+ * Relays are pipelined: a transfer that forwards what another delivered (`after`) is placed
+ * in the same round when its GPUs have room there, and its `hop` is then its dependency's
+ * plus one: the relay forwards each chunk (plan->chunk_bytes) as it lands, so a chain of
+ * hops costs one round and a fill of one chunk per hop, not a round per hop. Where the
+ * round is full it goes to a later one (store and forward) with hop 0. A round with any
+ * hop > 0 is a pipelined round: the executor steps it in chunks (exec/replay.c). */
 int rf_schedule(struct rf_plan *plan, const struct rf_schedule_opts *opts, struct rf_error *err);
 
 #endif

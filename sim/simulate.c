@@ -8,6 +8,7 @@
 #include "simulate.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -68,7 +69,11 @@ struct msg {
     int32_t src, dst;
     uint8_t phase;
     uint8_t quant;
+    uint16_t hop; /* the transfer's (sim/schedule.h), at most UINT16_MAX: messages merge per hop */
     int32_t runs;
+    /* A relay's pipeline fill (relay_fill) on each topology: it starts forwarding once the
+     * first chunk of every hop before it has landed. */
+    float fill[RF_SIM_MAX_TOPOLOGIES];
     int64_t bytes;
 };
 
@@ -81,6 +86,8 @@ static int cmp_msg(const void *a, const void *b)
         return x->dst < y->dst ? -1 : 1;
     if (x->phase != y->phase)
         return x->phase < y->phase ? -1 : 1;
+    if (x->hop != y->hop)
+        return x->hop < y->hop ? -1 : 1;
     return (x->quant > y->quant) - (x->quant < y->quant);
 }
 
@@ -134,6 +141,8 @@ struct sim {
     /* NCCL's p2p channels of the replay's communicator (every GPU the plan touches; the
      * executor's world) and the largest send the executor issues, one staging piece. */
     int64_t comm_ranks, piece;
+    int topo_index;    /* which of a message's fills applies to s->topo */
+    float *fill[RF_SIM_MAX_TOPOLOGIES]; /* relay_fill per transfer and topology, or NULL */
     struct msg *msg_tmp; /* scratch of sort_msgs */
     size_t cap_tmp;
     size_t *count;
@@ -147,6 +156,7 @@ struct acc {
     int32_t *touched;
     size_t n_touched;
     double round_flow;   /* the round's slowest flow alone: latency + bytes / its best rate */
+    double dbg_bytes, dbg_lat, dbg_best; int dbg_n;
     double *round_alone; /* each round's round_flow */
     /* Each round's link loads, for the estimate: entries [lstart[r], lstart[r + 1]). */
     struct lload {
@@ -173,7 +183,7 @@ static int grow(void **p, size_t *cap, size_t need, size_t size, struct rf_error
 }
 
 static int add_flow(struct sim *s, const int32_t *full, int n_full, double bytes, double latency,
-                    double cap, int32_t group, enum rf_sim_phase phase)
+                    double tail, double cap, int32_t group, enum rf_sim_phase phase)
 {
     size_t c1 = s->cap_flows, c2 = s->cap_flows;
     int32_t path[RF_ROUTE_MAX + 3];
@@ -196,9 +206,12 @@ static int add_flow(struct sim *s, const int32_t *full, int n_full, double bytes
             if (a->topo->links[path[i]].capacity < best)
                 best = a->topo->links[path[i]].capacity;
         }
-        double alone = latency + (bytes > 0 && best < INFINITY ? bytes / best : 0);
-        if (alone > a->round_flow)
+        double alone = latency + tail + (bytes > 0 && best < INFINITY ? bytes / best : 0);
+        if (alone > a->round_flow) {
             a->round_flow = alone;
+            if (getenv("RF_DEBUG_ROUNDS"))
+                a->dbg_bytes = bytes, a->dbg_lat = latency, a->dbg_best = best, a->dbg_n = n;
+        }
         return 0;
     }
     if ((rc = grow((void **)&s->flow_phase, &c1, s->n_flows + 1, 1, s->err)) < 0 ||
@@ -207,6 +220,7 @@ static int add_flow(struct sim *s, const int32_t *full, int n_full, double bytes
     s->cap_flows = c1 < c2 ? c1 : c2;
     struct rf_flow_spec f = {.bytes = bytes,
                              .latency_s = latency,
+                             .tail_s = tail,
                              .rate_cap = cap,
                              .path = path,
                              .path_len = n,
@@ -289,6 +303,8 @@ static int round_messages(struct sim *s, int32_t r, struct msg *m, size_t n, int
         if (k > 0 && cmp_msg(&m[k - 1], &m[i]) == 0) {
             m[k - 1].bytes += m[i].bytes;
             m[k - 1].runs += m[i].runs;
+            for (int a = 0; a < RF_SIM_MAX_TOPOLOGIES; a++)
+                m[k - 1].fill[a] = fmaxf(m[k - 1].fill[a], m[i].fill[a]);
         } else {
             m[k++] = m[i];
         }
@@ -300,6 +316,7 @@ static int round_messages(struct sim *s, int32_t r, struct msg *m, size_t n, int
     for (int a = 0; a < (s->bound_only ? s->n_acc : 1) && rc == 0; a++) {
         if (s->bound_only)
             s->cur = &s->acc[a], s->topo = s->acc[a].topo;
+        s->topo_index = a;
         rc = emit_messages(s, r, m, k, runs_of);
     }
     for (size_t i = 0; i < k; i++)
@@ -316,14 +333,17 @@ static int emit_messages(struct sim *s, int32_t r, const struct msg *m, size_t k
     int rc = 0;
     double base = c->cal.bucket_overhead_us * 1e-6;
     struct rf_p2p p2p;
-    rf_topology_p2p(topo, s->comm_ranks, &p2p);
+    rf_topology_p2p(topo, s->comm_ranks, s->plan->net_channels_per_peer, &p2p);
     for (size_t i = 0; i < k; i++) {
         int32_t path[RF_ROUTE_MAX + 3];
         int np = 0;
         double latency = base + c->cal.tensor_overhead_us * 1e-6 * runs_of[m[i].src];
+        /* A relay's fill delays its end, not its start (relay_fill): as a tail it adds no
+         * activation events, which distinct start times would, one per hop and route. */
+        double tail = (double)m[i].fill[s->topo_index];
         if (m[i].src == m[i].dst) {
             path[np++] = rf_topology_link(topo, RF_LINK_COPY, m[i].src);
-            rc = add_flow(s, path, np, (double)m[i].bytes, latency, 0, r, RF_SIM_LOCAL);
+            rc = add_flow(s, path, np, (double)m[i].bytes, latency, tail, 0, r, RF_SIM_LOCAL);
         } else {
             struct rf_route route;
             rf_topology_route(topo, m[i].src, m[i].dst, &route);
@@ -340,7 +360,7 @@ static int emit_messages(struct sim *s, int32_t r, const struct msg *m, size_t k
             if (route.fabric)
                 cap =
                     rf_p2p_cap(&p2p, s->piece > 0 && m[i].bytes > s->piece ? s->piece : m[i].bytes);
-            rc = add_flow(s, path, np, (double)m[i].bytes, latency, cap, r,
+            rc = add_flow(s, path, np, (double)m[i].bytes, latency, tail, cap, r,
                           (enum rf_sim_phase)m[i].phase);
             s->out->messages++;
         }
@@ -400,7 +420,8 @@ static int round_chain(struct sim *s, int32_t r, const struct chain *ch)
             path[np++] = rf_topology_link(topo, RF_LINK_QUANT, col->root);
         for (int h = 0; h < route.n; h++)
             path[np++] = route.link[h];
-        if ((rc = add_flow(s, path, np, (double)ch->bytes, latency, 0, r, RF_SIM_BROADCAST)) < 0)
+        if ((rc = add_flow(s, path, np, (double)ch->bytes, latency, 0, 0, r, RF_SIM_BROADCAST)) <
+            0)
             return rc;
         prev = g;
     }
@@ -492,6 +513,48 @@ static int round_bound(struct sim *s, const struct acc *a, const double *capacit
 
 /* The rounds of a plan as flows and barriers: simulated (bound NULL), or reduced to the
  * least time any simulation of them can take (bound set). */
+/* A pipelined relay (hop > 0, sim/schedule.h) forwards chunk by chunk what the transfer it
+ * depends on delivers in the same round: every hop's flow runs at once (concurrent flows
+ * on all its links, as a broadcast chain's), and a hop starts once the first chunk has
+ * crossed every hop before it. Its fill is the fill of the transfer it forwards plus that
+ * transfer's fixed costs (message and route latency) and one chunk at the line rate of
+ * its slowest link: the least any relay must wait, so contention can only make the real
+ * fill longer. (A relay's flow may then run ahead of the bytes reaching it; the round
+ * still ends after its slowest hop, as a pipeline does.) NULL when nothing relays. */
+static int relay_fill(const struct rf_plan *plan, const struct rf_topology *topo, float **out,
+                      struct rf_error *err)
+{
+    const struct rf_cluster *c = topo->cluster;
+    bool any = false;
+    *out = NULL;
+    for (size_t i = 0; i < plan->n_transfers && !any; i++)
+        any = plan->transfers[i].hop > 0;
+    if (!any)
+        return 0;
+    float *fill = calloc(plan->n_transfers, sizeof(float));
+    if (!fill)
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    double chunk = plan->chunk_bytes > 0 ? (double)plan->chunk_bytes : (double)plan->staging_bytes;
+    for (size_t i = 0; i < plan->n_transfers; i++) {
+        const struct rf_transfer *t = &plan->transfers[i];
+        if (t->hop <= 0 || t->after < 0 || (size_t)t->after >= i)
+            continue;
+        const struct rf_transfer *a = &plan->transfers[t->after];
+        struct rf_route route;
+        rf_topology_route(topo, a->src, t->src, &route);
+        double slowest = INFINITY;
+        for (int h = 0; h < route.n; h++)
+            if (topo->links[route.link[h]].capacity < slowest)
+                slowest = topo->links[route.link[h]].capacity;
+        double bytes = (double)a->bytes < chunk ? (double)a->bytes : chunk;
+        double hop = route.latency_s + c->cal.message_latency_us * 1e-6 +
+                     (slowest < INFINITY ? bytes / slowest : 0);
+        fill[i] = fill[t->after] + (float)hop;
+    }
+    *out = fill;
+    return 0;
+}
+
 static int model(const struct rf_plan *plan, const struct rf_side *train,
                  const struct rf_side *infer, const struct rf_topology *const *topos, int n_topos,
                  double tolerance, struct rf_prediction *out, double *bound, double *estimate,
@@ -519,7 +582,7 @@ static int model(const struct rf_plan *plan, const struct rf_side *train,
     s.comm_ranks = train->first_gpu + train->gpus;
     if (infer->first_gpu + infer->gpus > s.comm_ranks)
         s.comm_ranks = infer->first_gpu + infer->gpus;
-    s.piece = plan->staging_bytes > 0 ? plan->staging_bytes / 8 * 8 : 0;
+    int64_t whole_piece = plan->staging_bytes > 0 ? plan->staging_bytes / 8 * 8 : 0;
     for (size_t i = 0; i < plan->n_transfers; i++) {
         const struct rf_transfer *t = &plan->transfers[i];
         int64_t hi = t->dst + (int64_t)(t->dst_count - 1) * t->dst_stride;
@@ -556,6 +619,9 @@ static int model(const struct rf_plan *plan, const struct rf_side *train,
         goto out;
     }
     mark_binding(plan, topo, s.binds);
+    for (int i = 0; i < (bound ? n_topos : 1); i++)
+        if ((rc = relay_fill(plan, topos[i], &s.fill[i], err)) < 0)
+            goto out;
     if (bound) {
         s.acc = acc;
         s.n_acc = n_topos;
@@ -608,6 +674,11 @@ static int model(const struct rf_plan *plan, const struct rf_side *train,
 
     for (int32_t r = 0; r < R; r++) {
         size_t n = 0;
+        /* A pipelined round (one that relays) is sent in chunks (exec/replay.c). */
+        bool pipelined = false;
+        for (size_t k = tstart[r]; k < tstart[r + 1] && !pipelined; k++)
+            pipelined = plan->transfers[torder[k]].hop > 0;
+        s.piece = pipelined && plan->chunk_bytes > 0 ? plan->chunk_bytes : whole_piece;
         for (size_t k = tstart[r]; k < tstart[r + 1]; k++) {
             const struct rf_transfer *t = &plan->transfers[torder[k]];
             int32_t tensor = plan->boxes[t->box].tensor;
@@ -618,17 +689,24 @@ static int model(const struct rf_plan *plan, const struct rf_side *train,
                          plan->tensors[tensor].dtype != RF_DT_FP8;
             if ((rc = grow((void **)&m, &cap_m, n + (size_t)t->dst_count, sizeof(*m), err)) < 0)
                 goto out;
+            struct msg one = {.src = t->src,
+                              .quant = quant,
+                              .hop = t->hop < UINT16_MAX ? (uint16_t)t->hop : UINT16_MAX,
+                              .runs = 1,
+                              .bytes = t->bytes};
+            for (int a = 0; a < RF_SIM_MAX_TOPOLOGIES; a++)
+                one.fill[a] = s.fill[a] ? s.fill[a][torder[k]] : 0;
             for (int32_t i = 0; i < t->dst_count; i++) {
                 int32_t d = t->dst + i * t->dst_stride;
-                m[n++] = (struct msg){.src = t->src,
-                                      .dst = d,
-                                      .phase = t->src == d ? RF_SIM_LOCAL : phase,
-                                      .quant = quant,
-                                      .runs = 1,
-                                      .bytes = t->bytes};
+                m[n] = one;
+                m[n].dst = d;
+                m[n].phase = t->src == d ? RF_SIM_LOCAL : phase;
+                n++;
             }
-            if (t->after >= 0 && plan->transfers[t->after].round > r - c->cal.streams &&
-                (rc = add_edge(&s, r, plan->transfers[t->after].round)) < 0)
+            /* A relay in a later round than what it forwards waits for that round; one in
+             * the same round is pipelined (its fill). */
+            int32_t ar = t->after >= 0 ? plan->transfers[t->after].round : r;
+            if (ar < r && ar > r - c->cal.streams && (rc = add_edge(&s, r, ar)) < 0)
                 goto out;
         }
         if ((rc = round_messages(&s, r, m, n, runs_of)) < 0)
@@ -680,6 +758,12 @@ static int model(const struct rf_plan *plan, const struct rf_side *train,
                 }
                 a->lstart[r + 1] = a->n_lloads;
                 a->round_dur[r] = d;
+                if (getenv("RF_DEBUG_ROUNDS") && i == 0) {
+                    int32_t wl = -1; double wb = 0;
+                    for (size_t k = a->lstart[r]; k < a->lstart[r + 1]; k++)
+                        if (a->lloads[k].seconds > wb) wb = a->lloads[k].seconds, wl = a->lloads[k].link;
+                    fprintf(stderr, "[%g B lat %g best %g n %d] round %d dur %.4f alone %.4f busiest %s %d %d %.4f\n", a->dbg_bytes, a->dbg_lat, a->dbg_best, a->dbg_n, r, d, a->round_flow, wl >= 0 ? rf_link_kind_name(a->topo->links[wl].kind) : "-", wl >= 0 ? a->topo->links[wl].a : -1, wl >= 0 ? a->topo->links[wl].b : -1, wb);
+                }
                 a->round_alone[r] = a->round_flow;
                 a->n_touched = 0;
                 a->round_flow = 0;
@@ -804,6 +888,8 @@ out:
     }
     free(s.msg_tmp);
     free(s.count);
+    for (int i = 0; i < RF_SIM_MAX_TOPOLOGIES; i++)
+        free(s.fill[i]);
     free(s.binds);
     free(s.extra_bytes);
     free(s.flow_phase);

@@ -217,9 +217,21 @@ static const char migration_v4[] =
     "JOIN predicted_round pr ON pr.run_id = m.run_id AND pr.round = mr.round\n"
     "WHERE m.status = 'ok';\n";
 
+/* Version 5: pipelined relays (sim/schedule.h). A transfer's hop (0, or its dependency's
+ * hop + 1 when it forwards within that round), the run's pipeline chunk and hierarchical's
+ * relay structure. Runs stored before have NULLs: every relay there sits in a later round
+ * than what it forwards (hop 0), and nothing relays within a round. */
+static const char migration_v5[] =
+    "ALTER TABLE transfer ADD COLUMN hop INTEGER;\n"
+    "ALTER TABLE run ADD COLUMN chunk_bytes INTEGER;\n"
+    "ALTER TABLE run ADD COLUMN relay_ring INTEGER;\n"
+    "ALTER TABLE run ADD COLUMN relay_fanout INTEGER;\n"
+    "ALTER TABLE run ADD COLUMN relay_depth INTEGER;\n"
+    "ALTER TABLE run ADD COLUMN net_channels_per_peer INTEGER;\n";
+
 /* migrations[v] takes a file from version v to v + 1; a new file runs them all. */
-static const char *const migrations[RF_STORE_SCHEMA_VERSION] = {schema_v1, migration_v2,
-                                                                migration_v3, migration_v4};
+static const char *const migrations[RF_STORE_SCHEMA_VERSION] = {
+    schema_v1, migration_v2, migration_v3, migration_v4, migration_v5};
 
 /* SQLite's "unable to open database file" says neither what is missing nor what is not
  * allowed: the file system does. */
@@ -502,12 +514,13 @@ static const char *const insert_sql[S_COUNT] = {
     "INSERT INTO run (label, scenario, model, strategy, cluster_system, cluster_nodes,"
     " train_gpus, train_first_gpu, train_layout, train_dtype, infer_gpus, infer_first_gpu,"
     " infer_layout, infer_dtype, model_params, model_bytes, payload_bytes, moved_bytes,"
-    " logical_bytes, local_bytes, transfers, collectives, plan_seconds, staging_bytes, rounds)"
-    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    " logical_bytes, local_bytes, transfers, collectives, plan_seconds, staging_bytes, rounds,"
+    " chunk_bytes, relay_ring, relay_fanout, relay_depth, net_channels_per_peer)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO tensor VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO box VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO transfer (run_id, id, box_id, src_gpu, dst_gpu, dst_count, dst_stride, phase,"
-    " bytes, round, after_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+    " bytes, round, after_id, hop) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO collective (run_id, id, kind, tensor_id, root_gpu, first_gpu, gpu_count,"
     " gpu_stride, bytes, round) VALUES (?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO role_summary VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -582,6 +595,11 @@ static int insert_run(struct rf_store *st, sqlite3_stmt *s, const struct rf_run_
     sqlite3_bind_double(s, i++, info->plan_seconds);
     sqlite3_bind_int64(s, i++, plan->staging_bytes);
     sqlite3_bind_int(s, i++, plan->n_rounds);
+    sqlite3_bind_int64(s, i++, plan->chunk_bytes);
+    sqlite3_bind_int(s, i++, plan->relay.ring);
+    sqlite3_bind_int(s, i++, plan->relay.fanout);
+    sqlite3_bind_int(s, i++, plan->relay.depth);
+    sqlite3_bind_int(s, i++, plan->net_channels_per_peer);
     return step(st, s, err, "run");
 }
 
@@ -779,6 +797,7 @@ static int insert_rows(struct rf_store *st, sqlite3_stmt **s, int64_t run,
             sqlite3_bind_int(q, 11, t->after);
         else
             sqlite3_bind_null(q, 11);
+        sqlite3_bind_int(q, 12, t->hop);
         if ((rc = step(st, q, err, "transfer")) < 0)
             return rc;
     }
@@ -1063,6 +1082,7 @@ static int row_transfer(sqlite3_stmt *q, void *ctx, size_t i)
         return -1; /* unscheduled */
     t->round = sqlite3_column_int(q, 8);
     t->after = sqlite3_column_type(q, 9) == SQLITE_NULL ? -1 : sqlite3_column_int(q, 9);
+    t->hop = sqlite3_column_type(q, 10) == SQLITE_NULL ? 0 : sqlite3_column_int(q, 10);
     if (t->round + 1 > p->n_rounds)
         p->n_rounds = t->round + 1;
     return t->box >= 0 && (size_t)t->box < p->n_boxes && t->dst_count >= 1 ? 0 : -1;
@@ -1113,7 +1133,8 @@ int rf_store_load_run(struct rf_store *st, int64_t id, struct rf_stored_run *run
     run->id = id;
     if (sqlite3_prepare_v2(st->db,
                            "SELECT model, strategy, staging_bytes, rounds, model_params,"
-                           " model_bytes FROM run WHERE id = ?",
+                           " model_bytes, chunk_bytes, relay_ring, relay_fanout, relay_depth,"
+                           " net_channels_per_peer FROM run WHERE id = ?",
                            -1, &q, NULL) != SQLITE_OK) {
         rc = db_error(st, err, "run");
         goto out;
@@ -1137,6 +1158,13 @@ int rf_store_load_run(struct rf_store *st, int64_t id, struct rf_stored_run *run
     p->staging_bytes = sqlite3_column_int64(q, 2);
     p->model_params = sqlite3_column_int64(q, 4);
     p->model_bytes = sqlite3_column_int64(q, 5);
+    /* Before schema 5 nothing relayed within a round: the chunk never applied. */
+    p->chunk_bytes = sqlite3_column_type(q, 6) == SQLITE_NULL ? p->staging_bytes
+                                                             : sqlite3_column_int64(q, 6);
+    p->relay.ring = sqlite3_column_int(q, 7) != 0;
+    p->relay.fanout = sqlite3_column_type(q, 8) == SQLITE_NULL ? 1 : sqlite3_column_int(q, 8);
+    p->relay.depth = sqlite3_column_int(q, 9);
+    p->net_channels_per_peer = sqlite3_column_int(q, 10); /* NULL (before 5): 0, none given */
     sqlite3_finalize(q);
     q = NULL;
 
@@ -1171,7 +1199,7 @@ int rf_store_load_run(struct rf_store *st, int64_t id, struct rf_stored_run *run
                         id, p, row_box, &p->n_boxes, "box", err)) < 0 ||
         (rc = load_rows(st,
                         "SELECT id, box_id, src_gpu, dst_gpu, dst_count, dst_stride, bytes,"
-                        " phase, round, after_id FROM transfer WHERE run_id = ? ORDER BY id",
+                        " phase, round, after_id, hop FROM transfer WHERE run_id = ? ORDER BY id",
                         id, p, row_transfer, &p->n_transfers, "transfer", err)) < 0 ||
         (rc = load_rows(st,
                         "SELECT id, tensor_id, root_gpu, first_gpu, gpu_count, gpu_stride, bytes,"

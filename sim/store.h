@@ -10,7 +10,7 @@
 #include "topology.h"
 
 #define RF_STORE_APPLICATION_ID 0x52454654 /* "REFT" */
-#define RF_STORE_SCHEMA_VERSION 4
+#define RF_STORE_SCHEMA_VERSION 5
 
 struct sqlite3;
 

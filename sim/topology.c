@@ -327,7 +327,20 @@ static int64_t pow2_up(int64_t n)
  * channels; maxP2pPeers defaults to the communicator's size, which refit-exec leaves as it
  * is. Set, the count is only capped by p2pnChannels. The rule depends on the communicator,
  * never on how many peers a GPU talks to in one group. */
-void rf_topology_p2p(const struct rf_topology *t, int64_t ranks, struct rf_p2p *p)
+int64_t rf_topology_net_ask(const struct rf_topology *t)
+{
+    const struct rf_cluster *c = t->cluster;
+    if (c->cal.net_channels_per_peer > 0)
+        return pow2_up(c->cal.net_channels_per_peer);
+    if (c->cal.channel_gbps <= 0)
+        return 1;
+    /* One NIC serves each GPU at most (models/lib refuses more NICs than GPUs). */
+    double need = ceil(c->nic.gbps / c->cal.channel_gbps);
+    return pow2_up(need < 1 ? 1 : need > (double)RF_GPUS_MAX ? RF_GPUS_MAX : (int64_t)need);
+}
+
+void rf_topology_p2p(const struct rf_topology *t, int64_t ranks, int64_t configured,
+                     struct rf_p2p *p)
 {
     const struct rf_cluster *c = t->cluster;
     memset(p, 0, sizeof(*p));
@@ -339,13 +352,8 @@ void rf_topology_p2p(const struct rf_topology *t, int64_t ranks, struct rf_p2p *
     p->spans = ranks > c->nvlink.domain_gpus && c->nic.per_node > 0 && c->cal.channel_gbps > 0;
     if (!p->spans)
         return;
-    bool given = c->cal.net_channels_per_peer > 0;
-    int64_t per = c->cal.net_channels_per_peer;
-    if (!given) {
-        /* One NIC serves each GPU at most (models/lib refuses more NICs than GPUs). */
-        double need = ceil(c->nic.gbps / c->cal.channel_gbps);
-        per = need < 1 ? 1 : need > (double)RF_GPUS_MAX ? RF_GPUS_MAX : (int64_t)need;
-    }
+    bool given = configured > 0 || c->cal.net_channels_per_peer > 0;
+    int64_t per = configured > 0 ? configured : rf_topology_net_ask(t);
     if (c->nvlink.domain_gpus > 1 && c->cal.nvl_channels_per_peer > 0 &&
         c->cal.nvl_channels_per_peer < per)
         per = c->cal.nvl_channels_per_peer;

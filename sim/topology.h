@@ -125,7 +125,14 @@ int32_t rf_topology_link(const struct rf_topology *topo, enum rf_link_kind kind,
 int64_t rf_topology_nic(const struct rf_topology *topo, int64_t gpu);
 int64_t rf_topology_leaf(const struct rf_topology *topo, int64_t nic);
 /* The p2p channels of a communicator of the first `ranks` GPUs of the topology. */
-void rf_topology_p2p(const struct rf_topology *topo, int64_t ranks, struct rf_p2p *p2p);
+/* configured > 0: the communicator was given nChannelsPerNetPeer = configured (refit-exec
+ * gives it rf_topology_net_ask, plan->net_channels_per_peer), which stops NCCL's halving;
+ * 0: NCCL's default (the cluster's net_channels_per_peer stands for the environment). */
+void rf_topology_p2p(const struct rf_topology *topo, int64_t ranks, int64_t configured,
+                     struct rf_p2p *p2p);
+/* What NCCL asks per network peer before any halving: the cluster's net_channels_per_peer,
+ * or ceil(nic.gbps / channel_gbps), as a power of two. */
+int64_t rf_topology_net_ask(const struct rf_topology *topo);
 /* The rate cap (bytes/s) of one network send of `bytes` bytes in that communicator: the
  * channels NCCL splits it over x channel_gbps; 0 (none) when the communicator has no
  * network peers. */

@@ -254,12 +254,12 @@ static void p2p_channels_follow_nccl(void **state)
     const double ch = 14e9, MiB = 1 << 20, KiB = 1 << 10;
     assert_int_equal(rf_topology_init(&t, &c, &err), 0);
     /* One NVLink domain: no network peer, no cap. */
-    rf_topology_p2p(&t, 8, &p);
+    rf_topology_p2p(&t, 8, 0, &p);
     assert_false(p.spans);
     assert_true(rf_p2p_cap(&p, (int64_t)(64 * MiB)) == 0);
     /* 32 ranks: 4 x ceil(32 / 8) = 16 <= 32 keeps 4 per peer; a send starts from 1 (1 x 32
      * ranks <= 32) and doubles while its parts exceed 128 KiB. */
-    rf_topology_p2p(&t, 32, &p);
+    rf_topology_p2p(&t, 32, 0, &p);
     assert_true(p.spans);
     assert_int_equal(p.per_peer, 4);
     assert_int_equal(p.min_channels, 1);
@@ -268,16 +268,22 @@ static void p2p_channels_follow_nccl(void **state)
     assert_true(rf_p2p_cap(&p, (int64_t)(200 * KiB)) == 2 * ch);
     assert_true(rf_p2p_cap(&p, 0) == 1 * ch);
     /* 128 ranks: 4 x 16 = 64 > 32 halves to 2 (2 x 16 = 32); 129 ranks: 2 x 17 > 32 -> 1. */
-    rf_topology_p2p(&t, 128, &p);
+    rf_topology_p2p(&t, 128, 0, &p);
     assert_int_equal(p.per_peer, 2);
-    rf_topology_p2p(&t, 129, &p);
+    rf_topology_p2p(&t, 129, 0, &p);
     assert_int_equal(p.per_peer, 1);
     assert_true(rf_p2p_cap(&p, (int64_t)(64 * MiB)) == 1 * ch);
+    /* refit-exec configures nChannelsPerNetPeer = the ask (4 for 50 GB/s): no halving, and
+     * a 4 MiB relay chunk (parts of 64..128 KiB doubling from 1) gets all 4. */
+    assert_int_equal(rf_topology_net_ask(&t), 4);
+    rf_topology_p2p(&t, 129, rf_topology_net_ask(&t), &p);
+    assert_int_equal(p.per_peer, 4);
+    assert_true(rf_p2p_cap(&p, (int64_t)(4 * MiB)) == 4 * ch);
     rf_topology_release(&t);
     /* NCCL_NCHANNELS_PER_NET_PEER=8 set: no halving, only p2p_channels caps it. */
     c.cal.net_channels_per_peer = 8;
     assert_int_equal(rf_topology_init(&t, &c, &err), 0);
-    rf_topology_p2p(&t, 256, &p);
+    rf_topology_p2p(&t, 256, 0, &p);
     assert_int_equal(p.per_peer, 8);
     assert_true(rf_p2p_cap(&p, (int64_t)(64 * MiB)) == 8 * ch);
     rf_topology_release(&t);
@@ -285,14 +291,14 @@ static void p2p_channels_follow_nccl(void **state)
     c.cal.net_channels_per_peer = 0;
     c.cal.nvl_channels_per_peer = 2;
     assert_int_equal(rf_topology_init(&t, &c, &err), 0);
-    rf_topology_p2p(&t, 16, &p);
+    rf_topology_p2p(&t, 16, 0, &p);
     assert_int_equal(p.per_peer, 2);
     rf_topology_release(&t);
     /* A 100 GB/s NIC asks ceil(100 / 14) = 8 (a power of two already). */
     c.cal.nvl_channels_per_peer = 32;
     c.nic.gbps = 100;
     assert_int_equal(rf_topology_init(&t, &c, &err), 0);
-    rf_topology_p2p(&t, 16, &p);
+    rf_topology_p2p(&t, 16, 0, &p);
     assert_int_equal(p.per_peer, 8);
     rf_topology_release(&t);
 }

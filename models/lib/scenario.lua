@@ -29,6 +29,21 @@ local SCENARIO = { type = "record", fields = {
     hybrid_bulk = { type = "string", values = { "reshard", "hierarchical" }, default = "reshard" },
     -- Replicated sources: balanced (least loaded) or local (nearest first, then least loaded).
     sources = { type = "string", values = policy.sources, default = "balanced" },
+    -- A relay's pipeline chunk in KiB: what a relay receives before it forwards it (the
+    -- executor's step in a round that relays; the simulator's fill per hop). Default 4096
+    -- (sim/schedule.h says why); at most the staging buffer, which caps it.
+    chunk_kib = { type = "integer", min = 1, max = 1024 * 1024 * 1024 },
+    -- hierarchical's relays between destination NVLink domains (M2N's ring). ring: the
+    -- domain leaders of a box forward it leader to leader (true, the default) instead of
+    -- each being fed by a source; fanout: each leader forwards to this many (1: a chain
+    -- around the ring of domains, as M2N does; 2 or more: a tree, shallower but each
+    -- leader sends more); depth: at most this many leader-to-leader hops from the leader
+    -- a source feeds (0: no limit), more sources feed the box the lower it is.
+    relay = { type = "record", fields = {
+        ring = { type = "boolean", default = true },
+        fanout = { type = "integer", min = 1, max = 64, default = 1 },
+        depth = { type = "integer", min = 0, max = schema.MAX_GPUS, default = 0 },
+    } },
 } }
 
 -- NeMo-RL's refit buckets: 2% of GPU memory, at most 5 GiB (nemo_rl/utils/packed_tensor.py),
@@ -141,6 +156,8 @@ function scenario.normalise(raw, source, base_dir, context, overrides, line)
         infer = infer,
         cluster = c,
         staging_bytes = staging,
+        chunk_bytes = s.chunk_kib and math.min(s.chunk_kib * 1024, staging) or 0,
+        relay = s.relay or { ring = true, fanout = 1, depth = 0 },
         sources = s.sources,
         tensor_strategy = tensor_strategies(s, model, site),
     }

@@ -1,0 +1,93 @@
+/* The planner's internals, shared by plan.c (cells, sources, reshard and broadcast) and
+ * relay.c (hierarchical: domain leaders and the relays between them). Nothing outside
+ * these two files includes it. */
+#ifndef RF_PLAN_INT_H
+#define RF_PLAN_INT_H
+
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "plan.h"
+
+/* The distinct non-empty shards of one tensor on one side, each with its holder GPUs. */
+struct cells {
+    size_t n, cap;
+    struct rf_box *box;
+    size_t *hstart; /* n + 1 offsets into holders */
+    int32_t *holders;
+    size_t nh, caph;
+};
+
+struct gpu_load {
+    int64_t load;
+    int32_t gpu;
+};
+
+struct planner {
+    struct rf_plan *plan;
+    struct rf_error *err;
+    const struct rf_topology *topo; /* NULL when planning without a cluster */
+    enum rf_sources sources;
+    int64_t *load;     /* bytes each GPU has been chosen to send so far */
+    int64_t *nic_load; /* the same per NIC, for local source choice */
+    /* Bytes each GPU has been assigned to receive from another GPU, and each NIC from
+     * another NVLink domain: hierarchical's leaders are chosen by them. Kept only when a
+     * tensor is hierarchical (track_in), so other plans pay nothing for them. */
+    bool track_in;
+    int64_t *in_load, *nic_in;
+    int32_t *rail_mark; /* per rail: the stamp of the last box whose holders use it */
+    int32_t rail_stamp;
+    struct rf_relay relay; /* hierarchical's relays between domains (fanout >= 1) */
+    uint32_t ring_turn;    /* boxes relayed so far: where the next one enters the ring */
+    int32_t (*pairs)[2];
+    size_t cap_pairs;
+    struct cells src, dst;
+    int64_t *starts[RF_MAX_DIMS]; /* source grid: sorted interval starts per dim */
+    size_t nstart[RF_MAX_DIMS];
+    int32_t *cell_of;
+    size_t cap_cell_of;
+    int32_t *rem;
+    struct gpu_load *order;
+    size_t cap_rem, cap_order;
+};
+
+#define GROW(ptr, n, cap, need)                                                                    \
+    do {                                                                                           \
+        if ((need) > (cap)) {                                                                      \
+            size_t nc_ = (cap) ? (cap)*2 : 64;                                                     \
+            while (nc_ < (need))                                                                   \
+                nc_ *= 2;                                                                          \
+            void *np_ = realloc((ptr), nc_ * sizeof(*(ptr)));                                      \
+            if (!np_)                                                                              \
+                return rf_error_set(p->err, RF_ENOMEM, "out of memory");                           \
+            (ptr) = np_;                                                                           \
+            (cap) = nc_;                                                                           \
+        }                                                                                          \
+        (void)(n);                                                                                 \
+    } while (0)
+
+/* qsort comparison of int32_t. */
+int planner_cmp_i32(const void *a, const void *b);
+/* *acc += a * b for a byte or load count of tensor ti, checked (an overflow is RF_EINVAL
+ * naming the tensor and `what`). */
+int planner_add_bytes(struct planner *p, int32_t ti, int64_t *acc, int64_t a, int64_t b,
+                      const char *what);
+/* Appends the run of box from src to dst, dst + stride, ... (count of them), with its
+ * tallies (and ingress loads when track_in). */
+int planner_emit(struct planner *p, int32_t box, int32_t src, int32_t dst, int32_t count,
+                 int32_t stride, uint8_t phase, int64_t bytes, bool count_logical);
+/* Emits dsts[0..n) from src as maximal arithmetic runs, in their order. */
+int planner_emit_runs(struct planner *p, int32_t box, int32_t src, const int32_t *dsts, size_t n,
+                      uint8_t phase, int64_t bytes, bool count_logical);
+/* The holders h in p->order (grown to nh by the caller), least-loaded first. */
+void planner_order_by_load(struct planner *p, const int32_t *h, size_t nh);
+/* Serves dsts[0..nd) of one box from its holders h[0..nh) (sorted): local copies where a
+ * destination holds it, else the balanced or local source choice. */
+int planner_assign(struct planner *p, int32_t box, const int32_t *h, size_t nh,
+                   const int32_t *dsts, size_t nd, uint8_t phase, int64_t bytes,
+                   bool count_logical);
+/* hierarchical delivery of one box (relay.c). */
+int planner_assign_hierarchical(struct planner *p, int32_t box, const int32_t *h, size_t nh,
+                                const int32_t *dsts, size_t nd, int64_t bytes);
+
+#endif
