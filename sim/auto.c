@@ -96,7 +96,7 @@ static uint64_t fingerprint(const struct rf_plan *p)
         h = mix64(h, (uint64_t)t->box << 32 | (uint32_t)t->src);
         h = mix64(h, (uint64_t)(uint32_t)t->dst << 32 | (uint32_t)t->dst_count);
         h = mix64(h, (uint64_t)(uint32_t)t->dst_stride << 32 | (uint32_t)t->round);
-        h = mix64(h, (uint64_t)t->bytes ^ (uint64_t)t->phase << 56);
+        h = mix64(h, (uint64_t)t->bytes ^ (uint64_t)t->phase << 56 ^ (uint64_t)t->chain << 48);
         h = mix64(h, (uint64_t)(uint32_t)t->after);
     }
     for (size_t i = 0; i < p->n_collectives; i++) {
@@ -120,8 +120,10 @@ static int ensure_plan(struct search *s, struct cand *c, struct rf_error *err)
                             err)) < 0)
         return rc;
     if ((rc = rf_schedule(&c->plan,
-                          &(struct rf_schedule_opts){.staging_bytes = in->staging_bytes,
-                                                     .chunk_bytes = in->chunk_bytes},
+                          &(struct rf_schedule_opts){
+                              .staging_bytes = in->staging_bytes,
+                              .chunk_bytes = in->chunk_bytes,
+                              .streams = (int32_t)in->topo->cluster->cal.streams},
                           err)) < 0) {
         rf_plan_release(&c->plan);
         return rc;
@@ -539,19 +541,28 @@ int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_pred
         for (int t = 0; t < s->n_topo && s->c[i].same_as < 0; t++)
             rank[nr++] = (struct ranked){s->c[i].estimate[t], s->c[i].bound[t], i, t};
     qsort(rank, (size_t)nr, sizeof(*rank), cmp_ranked);
-    /* The first pick is the best estimate, the second the best of the other kind (relayed
-     * through domain leaders, or direct) when there is one, else the runner-up. The
-     * estimate serves rounds first come first served and so misses what a relay's later
-     * round costs: on DeepSeek-V3 GB200 128 -> 128 the two best estimates were hierarchical
-     * (0.945, 0.963 s; predicted 1.245, 1.264) while the best plan, reshard without PXN,
-     * came third (1.003; predicted 1.056). */
+    /* The first pick is the best estimate; the second, predicted beside it, the best of the
+     * other kind (relayed through domain leaders, or direct) when there is one, else the
+     * runner-up, and either only when its bound is below the first's estimate: a bound at
+     * or above it can hardly win, and the named check below still predicts it if its bound
+     * is below the best prediction. Without one of the other kind, a named strategy that
+     * check would predict anyway goes now, in parallel. The estimate serves rounds first come first served and
+     * can misrank the kinds: on DeepSeek-V3 GB200 128 -> 128 the two best estimates were
+     * hierarchical (0.945, 0.963 s; predicted 1.245, 1.264) while the best plan, reshard
+     * without PXN, came third (1.003; predicted 1.056). */
     int pick[PREDICT_TOP], npick = 0;
     if (nr > 0)
         pick[npick++] = 0;
     for (int i = 1; i < nr && npick < PREDICT_TOP; i++)
-        if (relayed(s, &s->c[rank[i].c]) != relayed(s, &s->c[rank[0].c]))
+        if (relayed(s, &s->c[rank[i].c]) != relayed(s, &s->c[rank[0].c]) &&
+            rank[i].bound < rank[0].estimate)
             pick[npick++] = i;
-    if (npick < PREDICT_TOP && nr > 1)
+    /* Else a named strategy the check below would predict anyway (in parallel now). */
+    for (int i = 1; i < nr && npick < PREDICT_TOP; i++)
+        if (s->c[rank[i].c].named && rank[i].t == 0 && rank[i].c != rank[0].c &&
+            rank[i].bound < rank[0].estimate)
+            pick[npick++] = i;
+    if (npick < PREDICT_TOP && nr > 1 && rank[1].bound < rank[0].estimate)
         pick[npick++] = 1;
     /* Only the plans about to be predicted stay in memory; a named strategy predicted
      * later is planned again (the broadcast plan alone is 0.3 GB on Kimi K3). */

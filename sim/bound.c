@@ -168,11 +168,11 @@ void rf_plan_role_loads(const struct rf_plan *plan, const struct rf_topology *to
         const struct rf_transfer *t = &plan->transfers[i];
         double *row = loads + (size_t)plan->tensors[plan->boxes[t->box].tensor].role * nl;
         for (int32_t k = 0; k < t->dst_count; k++) {
-            int32_t d = t->dst + k * t->dst_stride;
+            int32_t d = t->dst + k * t->dst_stride, from = rf_transfer_sender(t, k);
             struct rf_route r;
-            if (d == t->src)
+            if (d == from)
                 continue;
-            rf_topology_route(topo, t->src, d, &r);
+            rf_topology_route(topo, from, d, &r);
             for (int h = 0; h < r.n; h++)
                 row[r.link[h]] += (double)t->bytes;
         }

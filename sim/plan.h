@@ -54,7 +54,13 @@ struct rf_plan_box {
 
 /* A run of transfers of one box from one source GPU: destination GPUs
  * dst, dst + dst_stride, ..., dst_count of them. Runs keep the plan of a 4096-GPU refit in
- * the hundreds of thousands of records while every transfer stays exact. */
+ * the hundreds of thousands of records while every transfer stays exact.
+ *
+ * A chain run (chain = 1) is a relay chain as one record: src sends the box to dst, which
+ * forwards it to dst + dst_stride, and so on: destination k receives it from
+ * rf_transfer_sender(t, k), pipelined in one round (its hop is the run's hop + k). M2N's
+ * ring of domain leaders is a chain, so Kimi K3 onto 64 engines is a chain per box rather
+ * than a run per hop (0.5 M records instead of 9.6 M). */
 struct rf_transfer {
     int32_t box;
     int32_t src;
@@ -62,6 +68,7 @@ struct rf_transfer {
     int32_t dst_count;
     int32_t dst_stride;
     uint8_t phase;
+    uint8_t chain;
     int32_t after; /* transfer run that must land first (the source's copy), or -1 */
     int32_t round; /* set by rf_schedule */
     /* Set by rf_schedule: 0, or, for a relay placed in the round of the transfer it
@@ -69,6 +76,19 @@ struct rf_transfer {
     int32_t hop;
     int64_t bytes; /* per destination */
 };
+
+/* Who sends destination k of a run its copy: the run's source, or in a chain the member
+ * before it. */
+static inline int32_t rf_transfer_sender(const struct rf_transfer *t, int32_t k)
+{
+    return t->chain && k > 0 ? t->dst + (k - 1) * t->dst_stride : t->src;
+}
+
+/* The hop at which destination k of a run receives (sim/schedule.h). */
+static inline int32_t rf_transfer_hop(const struct rf_transfer *t, int32_t k)
+{
+    return t->chain ? t->hop + k : t->hop;
+}
 
 /* Broadcast of a whole tensor from root to gpu_count GPUs first_gpu + i * gpu_stride (the
  * root among them receives nothing). */

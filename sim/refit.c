@@ -316,7 +316,8 @@ static int plan_scenario(struct rf_lua *L, const struct rf_scenario_src *src, co
         return rc;
     return rf_schedule(plan,
                        &(struct rf_schedule_opts){.staging_bytes = sc->staging_bytes,
-                                                  .chunk_bytes = sc->chunk_bytes},
+                                                  .chunk_bytes = sc->chunk_bytes,
+                                                  .streams = (int32_t)sc->cluster.cal.streams},
                        err);
 }
 

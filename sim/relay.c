@@ -180,6 +180,48 @@ static int relay_tree(struct planner *p, int32_t box, const int32_t *dsts, struc
     return 0;
 }
 
+/* The relays of one chain of leaders (fanout 1): tree[0..n) are domains in ring order,
+ * tree[0]'s leader already fed. Each leader is picked on its predecessor's rail, then by
+ * ingress; stretches whose leaders are evenly spaced become one chain run each (with one
+ * destination per domain, as Kimi K3's expert shards have, a whole chain is one or two). */
+static int relay_chain(struct planner *p, int32_t box, const int32_t *dsts, struct dom *dom,
+                       const size_t *tree, size_t n, int64_t bytes)
+{
+    int32_t ti = p->plan->boxes[box].tensor;
+    int rc;
+    for (size_t i = 1; i < n; i++) {
+        struct dom *d = &dom[tree[i]];
+        d->lead = pick_leader(p, dsts + d->lo, d->hi - d->lo, dom[tree[i - 1]].lead, true);
+    }
+    for (size_t i = 1; i < n;) {
+        const struct dom *from = &dom[tree[i - 1]];
+        size_t j = i + 1;
+        int32_t stride = j < n ? dom[tree[j]].lead - dom[tree[i]].lead : 0;
+        while (j < n && stride > 0 && dom[tree[j]].lead - dom[tree[j - 1]].lead == stride)
+            j++;
+        int32_t count = (int32_t)(j - i);
+        if ((rc = planner_emit(p, box, from->lead, dom[tree[i]].lead, count,
+                               count > 1 ? stride : 0, RF_PHASE_DELIVER, bytes, true)) < 0)
+            return rc;
+        int32_t run = (int32_t)(p->plan->n_transfers - 1);
+        struct rf_transfer *x = &p->plan->transfers[run];
+        x->chain = count > 1;
+        x->after = from->run;
+        /* Every member but the last sends the box on, as does the run's source. */
+        if ((rc = planner_add_bytes(p, ti, &p->load[from->lead], bytes, 1, "a GPU's load")) < 0)
+            return rc;
+        for (size_t k = i; k < j; k++) {
+            dom[tree[k]].run = run;
+            if (k + 1 < j &&
+                (rc = planner_add_bytes(p, ti, &p->load[dom[tree[k]].lead], bytes, 1,
+                                        "a GPU's load")) < 0)
+                return rc;
+        }
+        i = j;
+    }
+    return 0;
+}
+
 /* Leaders a tree of this fanout holds within `depth` hops of its root (0: no limit), at
  * most n. */
 static size_t tree_capacity(int32_t fanout, int32_t depth, size_t n)
@@ -263,7 +305,9 @@ int planner_assign_hierarchical(struct planner *p, int32_t box, const int32_t *h
             goto out;
         for (size_t j = 0; j < trees; j++) {
             size_t lo = j * n_need / trees, hi = (j + 1) * n_need / trees;
-            if ((rc = relay_tree(p, box, dsts, dom, ring + lo, hi - lo, bytes, kids)) < 0)
+            rc = f == 1 ? relay_chain(p, box, dsts, dom, ring + lo, hi - lo, bytes)
+                        : relay_tree(p, box, dsts, dom, ring + lo, hi - lo, bytes, kids);
+            if (rc < 0)
                 goto out;
         }
     }

@@ -20,16 +20,28 @@ struct usage {
     int32_t fit_round;
 };
 
+/* Rounds of one kind, numbered on their own until rf_schedule interleaves the kinds. A
+ * plain round stages whole messages (at most the budget per GPU and direction); a
+ * pipelined round, which carries the boxes that relay, is sent in chunks, so it stages one
+ * chunk per item in flight: each item counts min(bytes, chunk) (a run's sends share one
+ * packed copy), and a round may carry far more than the budget in bytes. */
+struct lane {
+    bool pipelined;
+    struct usage *send, *recv; /* per GPU */
+    int32_t n_rounds;
+    int32_t *send_hint, *recv_hint; /* first round where the GPU may still have room */
+};
+
 struct sched {
     struct rf_plan *plan;
     struct rf_transfer *out; /* the scheduled runs: the plan's, split to fit the budget */
     size_t n_out, cap_out;
     struct rf_error *err;
-    int64_t budget;
+    int64_t budget, chunk;
+    int32_t streams;
     size_t n_gpus;
-    struct usage *send, *recv; /* per GPU */
-    int32_t n_rounds;
-    int32_t *send_hint, *recv_hint; /* first round where the GPU may still have room */
+    struct lane lanes[2]; /* plain, pipelined */
+    struct lane *ln;      /* the one being filled */
 };
 
 static int64_t min64(int64_t a, int64_t b)
@@ -54,7 +66,15 @@ static bool room(const struct sched *s, const struct usage *u, int32_t r, int64_
 static int64_t send_bytes(const struct sched *s, const struct rf_transfer *t)
 {
     int64_t all;
+    if (s->ln->pipelined)
+        return min64(t->bytes, s->chunk);
     return rf_mul_overflow(t->bytes, t->dst_count, &all) ? s->budget : min64(all, s->budget);
+}
+
+/* Bytes a run stages at each destination. */
+static int64_t recv_bytes(const struct sched *s, const struct rf_transfer *t)
+{
+    return min64(t->bytes, s->ln->pipelined ? s->chunk : s->budget);
 }
 
 static int add_use(struct sched *s, struct usage *u, int32_t r, int64_t bytes)
@@ -79,8 +99,8 @@ static int add_use(struct sched *s, struct usage *u, int32_t r, int64_t bytes)
 
 static void ensure_round(struct sched *s, int32_t r)
 {
-    if (r >= s->n_rounds)
-        s->n_rounds = r + 1;
+    if (r >= s->ln->n_rounds)
+        s->ln->n_rounds = r + 1;
 }
 
 /* The first round from r on where u has room for need bytes (need <= budget: rounds past
@@ -106,11 +126,15 @@ static int32_t next_fit(const struct sched *s, struct usage *u, int32_t r, int64
  * every destination being checked again at every round tried. */
 static int32_t transfer_round(struct sched *s, int32_t r, const struct rf_transfer *t)
 {
-    int64_t send = send_bytes(s, t), need = min64(t->bytes, s->budget);
+    int64_t send = send_bytes(s, t), need = recv_bytes(s, t);
     for (;;) {
-        int32_t at = next_fit(s, &s->send[t->src], r, send);
-        for (int32_t i = 0; i < t->dst_count; i++)
-            at = next_fit(s, &s->recv[t->dst + i * t->dst_stride], at, need);
+        int32_t at = next_fit(s, &s->ln->send[t->src], r, send);
+        for (int32_t i = 0; i < t->dst_count; i++) {
+            int32_t d = t->dst + i * t->dst_stride;
+            at = next_fit(s, &s->ln->recv[d], at, need);
+            if (t->chain && i + 1 < t->dst_count) /* a member forwards it */
+                at = next_fit(s, &s->ln->send[d], at, send);
+        }
         if (at == r)
             return r;
         r = at;
@@ -119,7 +143,7 @@ static int32_t transfer_round(struct sched *s, int32_t r, const struct rf_transf
 
 static void advance_hint(struct sched *s, int32_t *hint, const struct usage *u)
 {
-    while (*hint < s->n_rounds && used(u, *hint) >= s->budget)
+    while (*hint < s->ln->n_rounds && used(u, *hint) >= s->budget)
         (*hint)++;
 }
 
@@ -138,30 +162,41 @@ static int place_transfer(struct sched *s, struct rf_transfer *t)
         ensure_round(s, t->round);
         return 0;
     }
-    if (s->send_hint[t->src] > r)
-        r = s->send_hint[t->src];
+    if (s->ln->send_hint[t->src] > r)
+        r = s->ln->send_hint[t->src];
     for (int32_t i = 0; i < t->dst_count; i++) {
         int32_t d = t->dst + i * t->dst_stride;
-        if (s->recv_hint[d] > r)
-            r = s->recv_hint[d];
+        if (s->ln->recv_hint[d] > r)
+            r = s->ln->recv_hint[d];
+        if (t->chain && i + 1 < t->dst_count && s->ln->send_hint[d] > r)
+            r = s->ln->send_hint[d];
     }
     r = transfer_round(s, r, t);
+    /* A relay shares its feed's round (pipelined) or waits past the stream window. */
+    int32_t feed = t->after >= 0 ? s->out[t->after].round : -1;
+    if (feed >= 0 && r != feed && r < feed + s->streams)
+        r = transfer_round(s, feed + s->streams, t);
     ensure_round(s, r);
-    if ((rc = add_use(s, &s->send[t->src], r, send_bytes(s, t))) < 0)
+    if ((rc = add_use(s, &s->ln->send[t->src], r, send_bytes(s, t))) < 0)
         return rc;
-    advance_hint(s, &s->send_hint[t->src], &s->send[t->src]);
+    advance_hint(s, &s->ln->send_hint[t->src], &s->ln->send[t->src]);
     for (int32_t i = 0; i < t->dst_count; i++) {
         int32_t d = t->dst + i * t->dst_stride;
-        if ((rc = add_use(s, &s->recv[d], r, min64(t->bytes, s->budget))) < 0)
+        if ((rc = add_use(s, &s->ln->recv[d], r, recv_bytes(s, t))) < 0)
             return rc;
-        advance_hint(s, &s->recv_hint[d], &s->recv[d]);
+        advance_hint(s, &s->ln->recv_hint[d], &s->ln->recv[d]);
+        if (t->chain && i + 1 < t->dst_count) {
+            if ((rc = add_use(s, &s->ln->send[d], r, send_bytes(s, t))) < 0)
+                return rc;
+            advance_hint(s, &s->ln->send_hint[d], &s->ln->send[d]);
+        }
     }
     t->round = r;
     /* A local copy is done before the round's sends (exec/replay.c): forwarding it is not
      * a pipelined hop. */
     const struct rf_transfer *a = t->after >= 0 ? &s->out[t->after] : NULL;
     if (a && a->round == r && !(a->src == a->dst && a->dst_count == 1))
-        t->hop = a->hop + 1;
+        t->hop = a->hop + 1 + (a->chain && a->dst_stride ? (t->src - a->dst) / a->dst_stride : 0);
     return 0;
 }
 
@@ -169,11 +204,11 @@ static int place_transfer(struct sched *s, struct rf_transfer *t)
 static bool collective_fits(const struct sched *s, int32_t r, const struct rf_collective *c)
 {
     int64_t need = min64(c->bytes, s->budget);
-    if (!room(s, &s->send[c->root], r, need))
+    if (!room(s, &s->ln->send[c->root], r, need))
         return false;
     for (int32_t i = 0; i < c->gpu_count; i++) {
         int32_t g = c->first_gpu + i * c->gpu_stride;
-        if (g != c->root && (!room(s, &s->recv[g], r, need) || !room(s, &s->send[g], r, need)))
+        if (g != c->root && (!room(s, &s->ln->recv[g], r, need) || !room(s, &s->ln->send[g], r, need)))
             return false;
     }
     return true;
@@ -187,12 +222,12 @@ static int place_collective(struct sched *s, struct rf_collective *c, int32_t mi
         r++;
     ensure_round(s, r);
     int64_t need = min64(c->bytes, s->budget);
-    if ((rc = add_use(s, &s->send[c->root], r, need)) < 0)
+    if ((rc = add_use(s, &s->ln->send[c->root], r, need)) < 0)
         return rc;
     for (int32_t i = 0; i < c->gpu_count; i++) {
         int32_t g = c->first_gpu + i * c->gpu_stride;
-        if (g != c->root && ((rc = add_use(s, &s->recv[g], r, need)) < 0 ||
-                             (rc = add_use(s, &s->send[g], r, need)) < 0))
+        if (g != c->root && ((rc = add_use(s, &s->ln->recv[g], r, need)) < 0 ||
+                             (rc = add_use(s, &s->ln->send[g], r, need)) < 0))
             return rc;
     }
     c->round = r;
@@ -270,8 +305,13 @@ int rf_schedule(struct rf_plan *plan, const struct rf_schedule_opts *opts, struc
 {
     struct sched s = {.plan = plan, .err = err, .budget = opts->staging_bytes};
     int64_t chunk = opts->chunk_bytes ? opts->chunk_bytes : RF_CHUNK_DEFAULT_BYTES;
+    s.ln = &s.lanes[0];
     int32_t *gather_round = NULL;
-    size_t *first_new = NULL, *n_new = NULL, *order = NULL;
+    size_t *first_new = NULL, *n_new = NULL, *order = NULL, cap_lane = 0;
+    bool *relayed = NULL;
+    uint8_t *lane_of = NULL; /* per scheduled run: 1 in a pipelined round */
+    int32_t *map[2] = {NULL, NULL};
+    int64_t total_rounds;
     int rc;
 
     if (s.budget <= 0)
@@ -280,6 +320,8 @@ int rf_schedule(struct rf_plan *plan, const struct rf_schedule_opts *opts, struc
         return rf_error_set(err, RF_EINVAL, "chunk bytes must be positive");
     if (chunk > s.budget)
         chunk = s.budget;
+    s.chunk = chunk;
+    s.streams = opts->streams > 0 ? opts->streams : 1;
     /* The per-GPU arrays are indexed by every GPU a run or broadcast names: each must lie
      * in 0..RF_GPUS_MAX - 1 (int64 products of int32 fields cannot overflow). */
     for (size_t i = 0; i < plan->n_transfers; i++) {
@@ -294,6 +336,15 @@ int rf_schedule(struct rf_plan *plan, const struct rf_schedule_opts *opts, struc
             s.n_gpus = (size_t)t->src + 1;
         if ((size_t)hi + 1 > s.n_gpus)
             s.n_gpus = (size_t)hi + 1;
+        /* A chain's members are distinct and none is its source. */
+        int64_t off = (int64_t)t->src - t->dst;
+        if (t->chain && (t->dst_count < 2 || t->dst_stride == 0 ||
+                         (off % t->dst_stride == 0 && off / t->dst_stride >= 0 &&
+                          off / t->dst_stride < t->dst_count)))
+            return rf_error_set(err, RF_EINVAL,
+                                "transfer %zu: a chain needs 2 or more distinct members, none "
+                                "its source",
+                                i);
     }
     for (size_t i = 0; i < plan->n_collectives; i++) {
         const struct rf_collective *c = &plan->collectives[i];
@@ -308,12 +359,21 @@ int rf_schedule(struct rf_plan *plan, const struct rf_schedule_opts *opts, struc
         if ((size_t)hi + 1 > s.n_gpus)
             s.n_gpus = (size_t)hi + 1;
     }
-    s.send_hint = calloc(s.n_gpus + 1, sizeof(int32_t));
-    s.recv_hint = calloc(s.n_gpus + 1, sizeof(int32_t));
-    s.send = calloc(s.n_gpus + 1, sizeof(*s.send));
-    s.recv = calloc(s.n_gpus + 1, sizeof(*s.recv));
+    for (int k = 0; k < 2; k++) {
+        struct lane *l = &s.lanes[k];
+        l->pipelined = k == 1;
+        l->send_hint = calloc(s.n_gpus + 1, sizeof(int32_t));
+        l->recv_hint = calloc(s.n_gpus + 1, sizeof(int32_t));
+        l->send = calloc(s.n_gpus + 1, sizeof(*l->send));
+        l->recv = calloc(s.n_gpus + 1, sizeof(*l->recv));
+        if (!l->send_hint || !l->recv_hint || !l->send || !l->recv) {
+            rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+            goto out;
+        }
+    }
     gather_round = malloc((plan->n_tensors + 1) * sizeof(int32_t));
-    if (!s.send_hint || !s.recv_hint || !s.send || !s.recv || !gather_round) {
+    relayed = calloc(plan->n_transfers + 1, sizeof(bool));
+    if (!gather_round || !relayed) {
         rc = rf_error_set(err, RF_ENOMEM, "out of memory");
         goto out;
     }
@@ -339,6 +399,10 @@ int rf_schedule(struct rf_plan *plan, const struct rf_schedule_opts *opts, struc
                               "transfer %zu depends on a later one or on another box", i);
             goto out;
         }
+        if (t->after >= 0)
+            relayed[i] = relayed[t->after] = true;
+        if (t->chain)
+            relayed[i] = true;
     }
     if ((rc = interleave(plan, s.n_gpus, order, err)) < 0)
         goto out;
@@ -354,12 +418,17 @@ int rf_schedule(struct rf_plan *plan, const struct rf_schedule_opts *opts, struc
                               i, (int)t->after);
             goto out;
         }
+        /* Relaying boxes go to pipelined rounds, the others to plain ones. */
+        s.ln = &s.lanes[relayed[i] ? 1 : 0];
         /* Destinations per piece: budget / bytes can exceed int32 (5 GiB of 2-byte boxes),
-         * and a run never has more than dst_count. */
+         * and a run never has more than dst_count. A pipelined run stages one chunk however
+         * many it sends to, so it stays whole. */
         int64_t fit = t->bytes > 0 && t->bytes < s.budget ? s.budget / t->bytes : 1;
         int32_t per = fit < t->dst_count ? (int32_t)fit : t->dst_count;
         if (t->src == t->dst && t->dst_count == 1)
             per = 1;
+        if (s.ln->pipelined)
+            per = t->dst_count;
         int32_t after = -1;
         if (t->after >= 0) {
             for (size_t k = 0; k < n_new[t->after] && after < 0; k++) {
@@ -388,6 +457,17 @@ int rf_schedule(struct rf_plan *plan, const struct rf_schedule_opts *opts, struc
                 s.out = nt;
                 s.cap_out = cap;
             }
+            if (s.n_out >= cap_lane) {
+                size_t cap = s.cap_out > cap_lane ? s.cap_out : cap_lane * 2 + 64;
+                uint8_t *nl = realloc(lane_of, cap);
+                if (!nl) {
+                    rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+                    goto out;
+                }
+                lane_of = nl;
+                cap_lane = cap;
+            }
+            lane_of[s.n_out] = s.ln->pipelined;
             struct rf_transfer *piece = &s.out[s.n_out];
             *piece = *t;
             piece->dst = t->dst + j * t->dst_stride;
@@ -409,24 +489,56 @@ int rf_schedule(struct rf_plan *plan, const struct rf_schedule_opts *opts, struc
     plan->n_transfers = s.n_out;
     plan->cap_transfers = s.cap_out;
     s.out = NULL;
+    s.ln = &s.lanes[0];
     for (size_t i = 0; i < plan->n_collectives; i++) {
         struct rf_collective *c = &plan->collectives[i];
         if ((rc = place_collective(&s, c, gather_round[c->tensor] + 1)) < 0)
             goto out;
     }
-    plan->n_rounds = s.n_rounds;
+    /* The kinds interleaved: plain 0, pipelined 0, plain 1, ... Each kind's rounds keep
+     * their order (dependencies stay within a kind: a box is all of one kind, and a
+     * broadcast's gathers are plain). */
+    int32_t n0 = s.lanes[0].n_rounds, n1 = s.lanes[1].n_rounds, at = 0;
+    if (rf_add_overflow(n0, n1, &total_rounds) || total_rounds > INT32_MAX) {
+        rc = rf_error_set(err, RF_EINVAL, "the schedule exceeds 2^31 rounds");
+        goto out;
+    }
+    map[0] = malloc(((size_t)n0 + 1) * sizeof(int32_t));
+    map[1] = malloc(((size_t)n1 + 1) * sizeof(int32_t));
+    if (!map[0] || !map[1]) {
+        rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int32_t r = 0; r < n0 || r < n1; r++) {
+        if (r < n0)
+            map[0][r] = at++;
+        if (r < n1)
+            map[1][r] = at++;
+    }
+    for (size_t i = 0; i < plan->n_transfers; i++)
+        plan->transfers[i].round = map[lane_of[i]][plan->transfers[i].round];
+    for (size_t i = 0; i < plan->n_collectives; i++)
+        plan->collectives[i].round = map[0][plan->collectives[i].round];
+    plan->n_rounds = at;
     plan->staging_bytes = s.budget;
     plan->chunk_bytes = chunk;
     rc = 0;
 out:
-    for (size_t g = 0; g < s.n_gpus + 1 && s.send && s.recv; g++) {
-        free(s.send[g].by_round);
-        free(s.recv[g].by_round);
+    for (int k = 0; k < 2; k++) {
+        struct lane *l = &s.lanes[k];
+        for (size_t g = 0; g < s.n_gpus + 1 && l->send && l->recv; g++) {
+            free(l->send[g].by_round);
+            free(l->recv[g].by_round);
+        }
+        free(l->send);
+        free(l->recv);
+        free(l->send_hint);
+        free(l->recv_hint);
     }
-    free(s.send);
-    free(s.recv);
-    free(s.send_hint);
-    free(s.recv_hint);
+    free(relayed);
+    free(lane_of);
+    free(map[0]);
+    free(map[1]);
     free(gather_round);
     free(first_new);
     free(n_new);

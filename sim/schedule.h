@@ -19,6 +19,10 @@
 struct rf_schedule_opts {
     int64_t staging_bytes; /* per GPU and round: bytes sent, and bytes received */
     int64_t chunk_bytes;   /* relay pipeline chunk; 0: min(RF_CHUNK_DEFAULT_BYTES, staging) */
+    /* Rounds in flight at once (the cluster's calibration.streams; 0 means 1): a relay
+     * that cannot share its feed's round goes at least this many rounds later, which the
+     * stream window orders anyway, so that it does not hold a whole round back. */
+    int32_t streams;
 };
 
 /* Assigns a round to every transfer run and collective of plan (first fit, in plan order):
@@ -33,7 +37,7 @@ struct rf_schedule_opts {
  * in the same round when its GPUs have room there, and its `hop` is then its dependency's
  * plus one: the relay forwards each chunk (plan->chunk_bytes) as it lands, so a chain of
  * hops costs one round and a fill of one chunk per hop, not a round per hop. Where the
- * round is full it goes to a later one (store and forward) with hop 0. A round with any
+ * round is full it goes `streams` rounds later or more (store and forward) with hop 0. A round with any
  * hop > 0 is a pipelined round: the executor steps it in chunks (exec/replay.c). */
 int rf_schedule(struct rf_plan *plan, const struct rf_schedule_opts *opts, struct rf_error *err);
 

@@ -521,14 +521,40 @@ static int round_bound(struct sim *s, const struct acc *a, const double *capacit
  * its slowest link: the least any relay must wait, so contention can only make the real
  * fill longer. (A relay's flow may then run ahead of the bytes reaching it; the round
  * still ends after its slowest hop, as a pipeline does.) NULL when nothing relays. */
+/* The least time one hop of a relay takes to pass its first chunk on: the message's fixed
+ * costs, its route's latency and one chunk at the route's slowest link. */
+static double hop_fill(const struct rf_topology *topo, int32_t from, int32_t to, int64_t bytes,
+                       double chunk)
+{
+    struct rf_route route;
+    rf_topology_route(topo, from, to, &route);
+    double slowest = INFINITY;
+    for (int h = 0; h < route.n; h++)
+        if (topo->links[route.link[h]].capacity < slowest)
+            slowest = topo->links[route.link[h]].capacity;
+    double b = (double)bytes < chunk ? (double)bytes : chunk;
+    return route.latency_s + topo->cluster->cal.message_latency_us * 1e-6 +
+           (slowest < INFINITY ? b / slowest : 0);
+}
+
+/* The fill of destination k of run t given the fill at its source (chains add each hop
+ * before k). */
+static double member_fill(const struct rf_topology *topo, const struct rf_transfer *t, int32_t k,
+                          double at_src, double chunk)
+{
+    for (int32_t j = 0; t->chain && j < k; j++)
+        at_src += hop_fill(topo, rf_transfer_sender(t, j), t->dst + j * t->dst_stride, t->bytes,
+                           chunk);
+    return at_src;
+}
+
 static int relay_fill(const struct rf_plan *plan, const struct rf_topology *topo, float **out,
                       struct rf_error *err)
 {
-    const struct rf_cluster *c = topo->cluster;
     bool any = false;
     *out = NULL;
     for (size_t i = 0; i < plan->n_transfers && !any; i++)
-        any = plan->transfers[i].hop > 0;
+        any = plan->transfers[i].hop > 0 || plan->transfers[i].chain;
     if (!any)
         return 0;
     float *fill = calloc(plan->n_transfers, sizeof(float));
@@ -539,17 +565,11 @@ static int relay_fill(const struct rf_plan *plan, const struct rf_topology *topo
         const struct rf_transfer *t = &plan->transfers[i];
         if (t->hop <= 0 || t->after < 0 || (size_t)t->after >= i)
             continue;
+        /* t's source received its copy as member k of the run it forwards. */
         const struct rf_transfer *a = &plan->transfers[t->after];
-        struct rf_route route;
-        rf_topology_route(topo, a->src, t->src, &route);
-        double slowest = INFINITY;
-        for (int h = 0; h < route.n; h++)
-            if (topo->links[route.link[h]].capacity < slowest)
-                slowest = topo->links[route.link[h]].capacity;
-        double bytes = (double)a->bytes < chunk ? (double)a->bytes : chunk;
-        double hop = route.latency_s + c->cal.message_latency_us * 1e-6 +
-                     (slowest < INFINITY ? bytes / slowest : 0);
-        fill[i] = fill[t->after] + (float)hop;
+        int32_t k = a->chain && a->dst_stride ? (t->src - a->dst) / a->dst_stride : 0;
+        double at = member_fill(topo, a, k, fill[t->after], chunk);
+        fill[i] = (float)(at + hop_fill(topo, rf_transfer_sender(a, k), t->src, a->bytes, chunk));
     }
     *out = fill;
     return 0;
@@ -583,6 +603,7 @@ static int model(const struct rf_plan *plan, const struct rf_side *train,
     if (infer->first_gpu + infer->gpus > s.comm_ranks)
         s.comm_ranks = infer->first_gpu + infer->gpus;
     int64_t whole_piece = plan->staging_bytes > 0 ? plan->staging_bytes / 8 * 8 : 0;
+    double chunk = plan->chunk_bytes > 0 ? (double)plan->chunk_bytes : (double)whole_piece;
     for (size_t i = 0; i < plan->n_transfers; i++) {
         const struct rf_transfer *t = &plan->transfers[i];
         int64_t hi = t->dst + (int64_t)(t->dst_count - 1) * t->dst_stride;
@@ -677,7 +698,7 @@ static int model(const struct rf_plan *plan, const struct rf_side *train,
         /* A pipelined round (one that relays) is sent in chunks (exec/replay.c). */
         bool pipelined = false;
         for (size_t k = tstart[r]; k < tstart[r + 1] && !pipelined; k++)
-            pipelined = plan->transfers[torder[k]].hop > 0;
+            pipelined = plan->transfers[torder[k]].hop > 0 || plan->transfers[torder[k]].chain;
         s.piece = pipelined && plan->chunk_bytes > 0 ? plan->chunk_bytes : whole_piece;
         for (size_t k = tstart[r]; k < tstart[r + 1]; k++) {
             const struct rf_transfer *t = &plan->transfers[torder[k]];
@@ -689,18 +710,25 @@ static int model(const struct rf_plan *plan, const struct rf_side *train,
                          plan->tensors[tensor].dtype != RF_DT_FP8;
             if ((rc = grow((void **)&m, &cap_m, n + (size_t)t->dst_count, sizeof(*m), err)) < 0)
                 goto out;
-            struct msg one = {.src = t->src,
-                              .quant = quant,
-                              .hop = t->hop < UINT16_MAX ? (uint16_t)t->hop : UINT16_MAX,
-                              .runs = 1,
-                              .bytes = t->bytes};
+            struct msg one = {.quant = quant, .runs = 1, .bytes = t->bytes};
+            double fill[RF_SIM_MAX_TOPOLOGIES];
             for (int a = 0; a < RF_SIM_MAX_TOPOLOGIES; a++)
-                one.fill[a] = s.fill[a] ? s.fill[a][torder[k]] : 0;
+                fill[a] = s.fill[a] ? s.fill[a][torder[k]] : 0;
             for (int32_t i = 0; i < t->dst_count; i++) {
-                int32_t d = t->dst + i * t->dst_stride;
+                int32_t d = t->dst + i * t->dst_stride, hop = rf_transfer_hop(t, i);
                 m[n] = one;
+                m[n].src = rf_transfer_sender(t, i);
                 m[n].dst = d;
-                m[n].phase = t->src == d ? RF_SIM_LOCAL : phase;
+                m[n].hop = hop < UINT16_MAX ? (uint16_t)hop : UINT16_MAX;
+                m[n].phase = m[n].src == d ? RF_SIM_LOCAL : phase;
+                m[n].quant = quant && m[n].src == t->src; /* members forward FP8 as it came */
+                /* A chain member forwards at the fill of the hops before it. */
+                for (int a = 0; a < RF_SIM_MAX_TOPOLOGIES; a++) {
+                    m[n].fill[a] = (float)fill[a];
+                    if (t->chain && i + 1 < t->dst_count && s.fill[a])
+                        fill[a] += hop_fill(bound ? topos[a] : topo, m[n].src, d, t->bytes,
+                                            chunk);
+                }
                 n++;
             }
             /* A relay in a later round than what it forwards waits for that round; one in

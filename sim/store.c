@@ -223,11 +223,31 @@ static const char migration_v4[] =
  * than what it forwards (hop 0), and nothing relays within a round. */
 static const char migration_v5[] =
     "ALTER TABLE transfer ADD COLUMN hop INTEGER;\n"
+    "ALTER TABLE transfer ADD COLUMN chain INTEGER;\n"
     "ALTER TABLE run ADD COLUMN chunk_bytes INTEGER;\n"
     "ALTER TABLE run ADD COLUMN relay_ring INTEGER;\n"
     "ALTER TABLE run ADD COLUMN relay_fanout INTEGER;\n"
     "ALTER TABLE run ADD COLUMN relay_depth INTEGER;\n"
-    "ALTER TABLE run ADD COLUMN net_channels_per_peer INTEGER;\n";
+    "ALTER TABLE run ADD COLUMN net_channels_per_peer INTEGER;\n"
+    /* A chain run's destination k receives from the member before it (plan.h). */
+    "DROP VIEW transfer_each;\n"
+    "CREATE VIEW transfer_each AS\n"
+    "WITH RECURSIVE k(run_id, transfer_id, i) AS (\n"
+    "  SELECT run_id, id, 0 FROM transfer\n"
+    "  UNION ALL\n"
+    "  SELECT k.run_id, k.transfer_id, k.i + 1 FROM k\n"
+    "  JOIN transfer t ON t.run_id = k.run_id AND t.id = k.transfer_id\n"
+    "  WHERE k.i + 1 < t.dst_count)\n"
+    "SELECT t.run_id, t.id AS transfer_id, t.round, tn.id AS tensor_id, tn.name AS tensor,\n"
+    "  t.phase,\n"
+    "  CASE WHEN t.chain AND k.i > 0 THEN t.dst_gpu + (k.i - 1) * t.dst_stride\n"
+    "       ELSE t.src_gpu END AS src_gpu,\n"
+    "  t.dst_gpu + k.i * t.dst_stride AS dst_gpu,\n"
+    "  b.off0, b.off1, b.off2, b.off3, b.len0, b.len1, b.len2, b.len3, t.bytes,\n"
+    "  coalesce(t.hop, 0) + CASE WHEN t.chain THEN k.i ELSE 0 END AS hop\n"
+    "FROM k JOIN transfer t ON t.run_id = k.run_id AND t.id = k.transfer_id\n"
+    "JOIN box b ON b.run_id = t.run_id AND b.id = t.box_id\n"
+    "JOIN tensor tn ON tn.run_id = b.run_id AND tn.id = b.tensor_id;\n";
 
 /* migrations[v] takes a file from version v to v + 1; a new file runs them all. */
 static const char *const migrations[RF_STORE_SCHEMA_VERSION] = {
@@ -520,7 +540,7 @@ static const char *const insert_sql[S_COUNT] = {
     "INSERT INTO tensor VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO box VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO transfer (run_id, id, box_id, src_gpu, dst_gpu, dst_count, dst_stride, phase,"
-    " bytes, round, after_id, hop) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+    " bytes, round, after_id, hop, chain) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO collective (run_id, id, kind, tensor_id, root_gpu, first_gpu, gpu_count,"
     " gpu_stride, bytes, round) VALUES (?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO role_summary VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -798,6 +818,7 @@ static int insert_rows(struct rf_store *st, sqlite3_stmt **s, int64_t run,
         else
             sqlite3_bind_null(q, 11);
         sqlite3_bind_int(q, 12, t->hop);
+        sqlite3_bind_int(q, 13, t->chain);
         if ((rc = step(st, q, err, "transfer")) < 0)
             return rc;
     }
@@ -1083,6 +1104,7 @@ static int row_transfer(sqlite3_stmt *q, void *ctx, size_t i)
     t->round = sqlite3_column_int(q, 8);
     t->after = sqlite3_column_type(q, 9) == SQLITE_NULL ? -1 : sqlite3_column_int(q, 9);
     t->hop = sqlite3_column_type(q, 10) == SQLITE_NULL ? 0 : sqlite3_column_int(q, 10);
+    t->chain = sqlite3_column_int(q, 11) != 0;
     if (t->round + 1 > p->n_rounds)
         p->n_rounds = t->round + 1;
     return t->box >= 0 && (size_t)t->box < p->n_boxes && t->dst_count >= 1 ? 0 : -1;
@@ -1199,7 +1221,8 @@ int rf_store_load_run(struct rf_store *st, int64_t id, struct rf_stored_run *run
                         id, p, row_box, &p->n_boxes, "box", err)) < 0 ||
         (rc = load_rows(st,
                         "SELECT id, box_id, src_gpu, dst_gpu, dst_count, dst_stride, bytes,"
-                        " phase, round, after_id, hop FROM transfer WHERE run_id = ? ORDER BY id",
+                        " phase, round, after_id, hop, chain FROM transfer WHERE run_id = ?"
+                        " ORDER BY id",
                         id, p, row_transfer, &p->n_transfers, "transfer", err)) < 0 ||
         (rc = load_rows(st,
                         "SELECT id, tensor_id, root_gpu, first_gpu, gpu_count, gpu_stride, bytes,"

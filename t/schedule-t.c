@@ -110,26 +110,84 @@ static void broadcast_follows_its_gather(void **state)
 static void dependent_transfer_waits(void **state)
 {
     (void)state;
-    /* Forwarding: GPU 1 passes on what it received from GPU 0. The schedule replaces the
-     * transfer array (it may split runs), so it lives on the heap. */
+    /* Forwarding: GPU 1 passes on what it received from GPU 0, pipelined in the same round
+     * (hop 1), while GPU 3's plain transfer goes to a plain round of its own. The schedule
+     * replaces the transfer array (it may split runs), so it lives on the heap. */
     struct rf_tensor ts[] = {tensor("w", RF_CLASS_REPLICATED, RF_ROLE_NORM, 0, 64, 0, 0)};
-    struct rf_plan_box boxes[1] = {{.tensor = 0, .box = {.off = {0}, .len = {64, 1, 1, 1}}}};
-    struct rf_transfer *tr = malloc(2 * sizeof(*tr));
+    struct rf_plan_box boxes[2] = {{.tensor = 0, .box = {.off = {0}, .len = {64, 1, 1, 1}}},
+                                   {.tensor = 0, .box = {.off = {0}, .len = {64, 1, 1, 1}}}};
+    struct rf_transfer *tr = malloc(4 * sizeof(*tr));
     tr[0] = (struct rf_transfer){
         .box = 0, .src = 0, .dst = 1, .dst_count = 1, .after = -1, .bytes = 128};
     tr[1] = (struct rf_transfer){
         .box = 0, .src = 1, .dst = 2, .dst_count = 1, .after = 0, .bytes = 128};
+    tr[2] = (struct rf_transfer){
+        .box = 0, .src = 2, .dst = 4, .dst_count = 2, .dst_stride = 1, .after = 1, .bytes = 128};
+    tr[3] = (struct rf_transfer){
+        .box = 1, .src = 3, .dst = 6, .dst_count = 1, .after = -1, .bytes = 128};
     struct rf_plan p = {.tensors = ts,
                         .n_tensors = 1,
                         .boxes = boxes,
-                        .n_boxes = 1,
+                        .n_boxes = 2,
                         .transfers = tr,
-                        .n_transfers = 2};
+                        .n_transfers = 4};
     struct rf_error err;
     assert_int_equal(rf_schedule(&p, &(struct rf_schedule_opts){.staging_bytes = 1 << 20}, &err),
                      0);
-    assert_int_equal(p.transfers[0].round, 0);
-    assert_int_equal(p.transfers[1].round, 1);
+    assert_int_equal(p.n_rounds, 2);
+    /* Source progress orders the boxes: GPU 0's and GPU 3's first boxes both at 0 bytes,
+     * GPU 0 first; the kinds interleave plain 0, pipelined 0. */
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(p.transfers[i].hop, i < 3 ? i : 0);
+    assert_int_equal(p.transfers[0].round, p.transfers[2].round);
+    assert_int_not_equal(p.transfers[0].round, p.transfers[3].round);
+    /* The default chunk, capped at the budget. */
+    assert_int_equal(p.chunk_bytes, 1 << 20);
+    free(p.transfers);
+}
+
+/* A relay whose GPU has no room left in its feed's round waits past the stream window
+ * (hop 0 there), and a pipelined round stages a chunk per item, not its bytes. */
+static void relays_spill_past_the_stream_window(void **state)
+{
+    (void)state;
+    struct rf_tensor ts[] = {tensor("w", RF_CLASS_REPLICATED, RF_ROLE_NORM, 0, 1 << 20, 0, 0)};
+    struct rf_plan_box boxes[3];
+    for (int b = 0; b < 3; b++)
+        boxes[b] = (struct rf_plan_box){.tensor = 0, .box = {.off = {0}, .len = {1 << 20, 1, 1, 1}}};
+    /* 8 MiB boxes, 1 MiB chunks, a 2 MiB budget: two items per GPU, direction and round,
+     * 16 MiB of bytes. Sources 0 and 3 come first (source order), fill GPU 2's receive side
+     * with their feeds, and so box 0's relay into GPU 2 cannot share its feed's round. */
+    int32_t src[3] = {5, 0, 3}, mid[3] = {1, 2, 2}, end[3] = {2, 4, 6};
+    struct rf_transfer *tr = malloc(6 * sizeof(*tr));
+    for (int b = 0; b < 3; b++) {
+        tr[2 * b] = (struct rf_transfer){
+            .box = b, .src = src[b], .dst = mid[b], .dst_count = 1, .after = -1, .bytes = 8 << 20};
+        tr[2 * b + 1] = (struct rf_transfer){
+            .box = b, .src = mid[b], .dst = end[b], .dst_count = 1, .after = 2 * b, .bytes = 8 << 20};
+    }
+    struct rf_plan p = {.tensors = ts,
+                        .n_tensors = 1,
+                        .boxes = boxes,
+                        .n_boxes = 3,
+                        .transfers = tr,
+                        .n_transfers = 6};
+    struct rf_error err;
+    struct rf_schedule_opts o = {.staging_bytes = 2 << 20, .chunk_bytes = 1 << 20, .streams = 2};
+    assert_int_equal(rf_schedule(&p, &o, &err), 0);
+    /* Scheduled in source order: box 1 (0 -> 2 -> 4), box 2 (3 -> 2 -> 6), box 0. */
+    const struct rf_transfer *x = p.transfers;
+    assert_int_equal(x[0].src, 0);
+    assert_int_equal(x[2].src, 3);
+    assert_int_equal(x[4].src, 5);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(x[i].round, 0);
+    assert_int_equal(x[1].hop, 1);
+    assert_int_equal(x[3].hop, 1);
+    assert_int_equal(x[5].after, 4);
+    assert_int_equal(x[5].round, 2);
+    assert_int_equal(x[5].hop, 0);
+    assert_int_equal(p.n_rounds, 3);
     free(p.transfers);
 }
 
@@ -275,6 +333,7 @@ int main(void)
         cmocka_unit_test(oversized_transfer_is_alone),
         cmocka_unit_test(broadcast_follows_its_gather),
         cmocka_unit_test(dependent_transfer_waits),
+        cmocka_unit_test(relays_spill_past_the_stream_window),
         cmocka_unit_test(long_runs_are_split_to_fit),
         cmocka_unit_test(random_plans_respect_the_budget),
         cmocka_unit_test(tiny_boxes_under_a_huge_budget_stay_one_run),
