@@ -45,7 +45,7 @@ last_measurement() { sql "$db" "SELECT $1 FROM measurement ORDER BY id DESC LIMI
 
 # Every scenario, every strategy: all bytes arrive, and every strategy verifies exactly the
 # bytes that reshard delivers (each inference shard once). Hierarchical plans relay: a
-# domain's leader forwards what it received in an earlier round.
+# domain's leader forwards what it received, in the same round (pipelined) or a later one.
 for case in dsv3-disjoint:8 dsv3-fp8-colocated:4 qwen3-moe-dp:8 llama-pieces:4 llama-pair:2; do
     scen=${case%:*}
     np=${case#*:}
