@@ -76,7 +76,10 @@ struct rf_backend {
 
 /* Starts a backend on this rank; MPI is initialised and ctl is ready. */
 int rf_backend_mpi_new(struct rf_backend **out, struct rf_ctl *ctl, struct rf_error *err);
-/* Returns an error naming why when refit-exec was built without NCCL. */
-int rf_backend_nccl_new(struct rf_backend **out, struct rf_ctl *ctl, struct rf_error *err);
+/* Returns an error naming why when refit-exec was built without NCCL. net_channels_per_peer
+ * > 0: the plan's NCCL channels per network peer (rf_part), which the communicator is given
+ * unless NCCL_NCHANNELS_PER_NET_PEER is set; 0 leaves NCCL's default. */
+int rf_backend_nccl_new(struct rf_backend **out, struct rf_ctl *ctl, int32_t net_channels_per_peer,
+                        struct rf_error *err);
 
 #endif

@@ -483,7 +483,32 @@ out:
     return rc;
 }
 
-int rf_backend_nccl_new(struct rf_backend **out, struct rf_ctl *ctl, struct rf_error *err)
+/* The plan's NCCL channels per network peer (the simulator's p2p rate assumes them, sim/
+ * topology.c): given to the world communicator, which carries every point-to-point step,
+ * unless the user's NCCL_NCHANNELS_PER_NET_PEER says otherwise; that is left to NCCL. The
+ * config field came with NCCL 2.24. Built against an older nccl.h, or run on an older
+ * library (which ignores config fields it does not know), the plan's figure is not applied
+ * and the communicator keeps NCCL's default; rank 0 says so, and how to apply it. */
+static void set_net_channels(ncclConfig_t *cfg, const struct nccl_impl *n, int32_t channels,
+                             int version)
+{
+    if (channels <= 0 || getenv("NCCL_NCHANNELS_PER_NET_PEER"))
+        return;
+#if defined(NCCL_VERSION_CODE) && NCCL_VERSION_CODE >= NCCL_VERSION(2, 24, 0)
+    cfg->nChannelsPerNetPeer = channels;
+    if (version >= 22400)
+        return;
+#endif
+    if (n->rank == 0)
+        fprintf(stderr,
+                "refit-exec: NCCL %s has no nChannelsPerNetPeer (2.24 added it): the plan's %d "
+                "channels per network peer are not set, NCCL's default applies; "
+                "NCCL_NCHANNELS_PER_NET_PEER=%d sets them\n",
+                n->version, channels, channels);
+}
+
+int rf_backend_nccl_new(struct rf_backend **out, struct rf_ctl *ctl, int32_t net_channels_per_peer,
+                        struct rf_error *err)
 {
     struct rf_backend *b = calloc(1, sizeof(*b));
     struct nccl_impl *n = calloc(1, sizeof(*n));
@@ -545,6 +570,7 @@ int rf_backend_nccl_new(struct rf_backend **out, struct rf_ctl *ctl, struct rf_e
         goto fail;
     ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
     cfg.blocking = 0;
+    set_net_channels(&cfg, n, net_channels_per_peer, version);
     ncclResult_t r = ncclCommInitRankConfig(&n->world, n->size, id, n->rank, &cfg);
     if (r != ncclSuccess && r != ncclInProgress) {
         rc = nccl_error(err, n->world, r, "ncclCommInitRankConfig");

@@ -149,7 +149,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 }
 
 #ifndef RF_HAVE_NCCL
-int rf_backend_nccl_new(struct rf_backend **out, struct rf_ctl *ctl, struct rf_error *err)
+int rf_backend_nccl_new(struct rf_backend **out, struct rf_ctl *ctl, int32_t net_channels_per_peer,
+                        struct rf_error *err)
 {
     return rf_error_set(err, RF_EINVAL,
                         "this refit-exec was built without NCCL (configure found no CUDA and "
@@ -445,8 +446,9 @@ static int replay(struct exec *x, struct rf_error *err)
         rc = rf_error_set(err, RF_ENOMEM, "out of memory");
         goto out;
     }
-    rc = strcmp(x->o.backend, "nccl") == 0 ? rf_backend_nccl_new(&x->be, &x->ctl, err)
-                                           : rf_backend_mpi_new(&x->be, &x->ctl, err);
+    rc = strcmp(x->o.backend, "nccl") == 0
+             ? rf_backend_nccl_new(&x->be, &x->ctl, x->part.net_channels_per_peer, err)
+             : rf_backend_mpi_new(&x->be, &x->ctl, err);
     if (rc < 0)
         goto out;
     MPI_Get_processor_name(host, &len);

@@ -3,8 +3,11 @@
  * since MPI counts are int. */
 #include "part.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "checked.h"
 
 #define CHUNK ((size_t)1 << 30)
 
@@ -151,6 +154,69 @@ static int derive_tensors(struct rf_part *p, const struct rf_stored_run *run, st
     return 0;
 }
 
+/* A copy within one GPU: it moves nothing through staging and runs before the round's
+ * messages (exec/replay.c). */
+static bool is_local_copy(const struct rf_part_transfer *t)
+{
+    return t->src == t->dst && t->dst_count == 1;
+}
+
+/* Checks transfer k (already filled in, as is every earlier one) against the schedule's
+ * contract for relays (sim/schedule.h): what it forwards (`after`, or -1) is an earlier
+ * transfer that delivers the same box, as many bytes, to its sender in the same or an
+ * earlier round, and its hop is the one the rule gives, which the replay's steps rely on:
+ * 0, or in the round of what it forwards, that transfer's hop + 1, unless that is a local
+ * copy (done before the round's messages, so nothing to wait for). */
+static int check_relay(const struct rf_part *p, size_t k, int32_t after, struct rf_error *err)
+{
+    const struct rf_part_transfer *q = &p->transfers[k];
+    char why[96];
+    int32_t want = 0;
+    if (q->hop < 0 || q->hop > RF_GPUS_MAX)
+        return rf_error_set(err, RF_EINVAL, "transfer %zu has hop %d, not within 0..2^20", k,
+                            q->hop);
+    snprintf(why, sizeof(why), "it forwards nothing");
+    if (after >= 0) {
+        if ((size_t)after >= k)
+            return rf_error_set(err, RF_EINVAL,
+                                "transfer %zu depends on transfer %d, which is not an earlier one",
+                                k, after);
+        const struct rf_part_transfer *a = &p->transfers[after];
+        if (!rf_part_transfer_has_dst(a, q->src) || a->box != q->box || a->round > q->round)
+            return rf_error_set(err, RF_EINVAL,
+                                "transfer %zu depends on transfer %d, which does not deliver "
+                                "its box to GPU %d in the same or an earlier round",
+                                k, after, q->src);
+        if (a->bytes != q->bytes)
+            return rf_error_set(err, RF_EINVAL,
+                                "transfer %zu forwards box %d as %lld bytes, transfer %d "
+                                "delivered it as %lld",
+                                k, q->box, (long long)q->bytes, after, (long long)a->bytes);
+        if (a->round == q->round && is_local_copy(q) && !is_local_copy(a))
+            return rf_error_set(err, RF_EINVAL,
+                                "transfer %zu, a copy on GPU %d, copies in round %d what "
+                                "transfer %d delivers in that round: a round's local copies "
+                                "run before its messages",
+                                k, q->src, q->round, after);
+        if (a->round < q->round) {
+            snprintf(why, sizeof(why), "transfer %d, which it forwards, is in an earlier round",
+                     after);
+        } else if (is_local_copy(a)) {
+            snprintf(why, sizeof(why), "transfer %d, which it forwards, is a local copy", after);
+        } else {
+            want = a->hop + 1;
+            snprintf(why, sizeof(why), "transfer %d's hop + 1: it forwards it in that round",
+                     after);
+        }
+    }
+    if (q->hop != want)
+        return rf_error_set(err, RF_EINVAL,
+                            "transfer %zu in round %d has hop %d; the schedule's rule gives %d "
+                            "(%s)",
+                            k, q->round, q->hop, want, why);
+    return 0;
+}
+
 static int cmp_coll_order(const void *a, const void *b)
 {
     const struct rf_part_collective *x = a, *y = b;
@@ -170,13 +236,21 @@ int rf_part_derive(struct rf_part *p, const struct rf_stored_run *run, struct rf
     p->n_rounds = plan->n_rounds;
     p->strategy = plan->strategy;
     p->staging_bytes = plan->staging_bytes;
+    p->chunk_bytes = plan->chunk_bytes;
+    p->net_channels_per_peer = plan->net_channels_per_peer;
+    if (p->net_channels_per_peer < 0) {
+        rc = rf_error_set(err, RF_EINVAL, "run %lld: %d NCCL channels per network peer",
+                          (long long)run->id, p->net_channels_per_peer);
+        goto fail;
+    }
     if ((rc = derive_tensors(p, run, err)) < 0)
         goto fail;
     p->boxes = malloc((plan->n_boxes + 1) * sizeof(*p->boxes));
     p->transfers = calloc(plan->n_transfers + 1, sizeof(*p->transfers));
     p->colls = calloc(plan->n_collectives + 1, sizeof(*p->colls));
     p->groups = calloc(plan->n_collectives + 1, sizeof(*p->groups));
-    if (!p->boxes || !p->transfers || !p->colls || !p->groups) {
+    p->pipelined = calloc((size_t)(p->n_rounds > 0 ? p->n_rounds : 0) + 1, 1);
+    if (!p->boxes || !p->transfers || !p->colls || !p->groups || !p->pipelined) {
         rc = rf_error_set(err, RF_ENOMEM, "out of memory");
         goto fail;
     }
@@ -194,22 +268,19 @@ int rf_part_derive(struct rf_part *p, const struct rf_stored_run *run, struct rf
                                        .dst_count = t->dst_count,
                                        .dst_stride = t->dst_count > 1 ? t->dst_stride : 0,
                                        .round = t->round,
+                                       .hop = t->hop,
                                        .bytes = t->bytes};
         q->dst_buf = t->phase == RF_PHASE_GATHER ? RF_BUF_GATHER : RF_BUF_INFER;
         q->src_buf = RF_BUF_TRAIN;
-        if (t->after >= 0) {
-            /* A relay: the sender forwards the copy an earlier transfer landed on it. */
-            const struct rf_part_transfer *a = &p->transfers[t->after];
-            if ((size_t)t->after >= k || !rf_part_transfer_has_dst(a, t->src) || a->box != t->box ||
-                a->round >= t->round) {
-                rc = rf_error_set(err, RF_EINVAL,
-                                  "transfer %zu depends on transfer %d, which does not deliver "
-                                  "its box to GPU %d in an earlier round",
-                                  k, t->after, t->src);
-                goto fail;
-            }
-            q->src_buf = a->dst_buf;
+        if (t->round < 0 || t->round >= plan->n_rounds) {
+            rc = rf_error_set(err, RF_EINVAL, "transfer %zu is in round %d of %d", k, t->round,
+                              plan->n_rounds);
+            goto fail;
         }
+        if ((rc = check_relay(p, k, t->after, err)) < 0)
+            goto fail;
+        if (t->after >= 0)
+            q->src_buf = p->transfers[t->after].dst_buf;
         int32_t tensor = plan->boxes[t->box].tensor;
         if (t->phase == RF_PHASE_GATHER && p->tensors[tensor].strategy != RF_STRAT_BROADCAST) {
             rc = rf_error_set(err, RF_EINVAL, "transfer %zu gathers %s, which is not broadcast", k,
@@ -218,6 +289,22 @@ int rf_part_derive(struct rf_part *p, const struct rf_stored_run *run, struct rf
         }
     }
     p->n_transfers = plan->n_transfers;
+    /* A round is pipelined when it holds a relayed transfer: one that forwards, or one that
+     * is forwarded (the schedule keeps other transfers out of such rounds). */
+    for (size_t k = 0; k < p->n_transfers; k++) {
+        int32_t after = plan->transfers[k].after;
+        if (after < 0)
+            continue;
+        p->pipelined[p->transfers[k].round] = 1;
+        p->pipelined[p->transfers[after].round] = 1;
+        if (p->chunk_bytes <= 0) {
+            rc = rf_error_set(err, RF_EINVAL,
+                              "run %lld relays (transfer %zu) with a pipeline chunk of %lld "
+                              "bytes",
+                              (long long)run->id, k, (long long)p->chunk_bytes);
+            goto fail;
+        }
+    }
 
     for (size_t k = 0; k < plan->n_collectives; k++) {
         const struct rf_collective *c = &plan->collectives[k];
@@ -379,8 +466,8 @@ static int bcast_array(struct rf_ctl *ctl, void **ptr, size_t n, size_t size, st
 }
 
 struct header {
-    int64_t run_id, staging_bytes, payload_bytes, moved_bytes;
-    int32_t n_gpus, n_rounds, strategy;
+    int64_t run_id, staging_bytes, chunk_bytes, payload_bytes, moved_bytes;
+    int32_t n_gpus, n_rounds, strategy, net_channels_per_peer;
     uint64_t n_tensors, names_bytes, n_boxes, n_groups;
     struct rf_side train, infer; /* pointers are not used on arrival */
 };
@@ -395,10 +482,21 @@ int rf_part_share(struct rf_part *p, struct rf_ctl *ctl, struct rf_error *err)
 
     memset(&h, 0, sizeof(h));
     if (ctl->rank == 0)
-        h = (struct header){p->run_id,      p->staging_bytes, p->payload_bytes, p->moved_bytes,
-                            p->n_gpus,      p->n_rounds,      p->strategy,      p->n_tensors,
-                            p->names_bytes, p->n_boxes,       p->n_groups,      p->train,
-                            p->infer};
+        h = (struct header){.run_id = p->run_id,
+                            .staging_bytes = p->staging_bytes,
+                            .chunk_bytes = p->chunk_bytes,
+                            .payload_bytes = p->payload_bytes,
+                            .moved_bytes = p->moved_bytes,
+                            .n_gpus = p->n_gpus,
+                            .n_rounds = p->n_rounds,
+                            .strategy = p->strategy,
+                            .net_channels_per_peer = p->net_channels_per_peer,
+                            .n_tensors = p->n_tensors,
+                            .names_bytes = p->names_bytes,
+                            .n_boxes = p->n_boxes,
+                            .n_groups = p->n_groups,
+                            .train = p->train,
+                            .infer = p->infer};
     else
         memset(p, 0, sizeof(*p));
     if ((rc = bcast_bytes(ctl, &h, sizeof(h), err)) < 0)
@@ -406,6 +504,8 @@ int rf_part_share(struct rf_part *p, struct rf_ctl *ctl, struct rf_error *err)
     if (ctl->rank != 0) {
         p->run_id = h.run_id;
         p->staging_bytes = h.staging_bytes;
+        p->chunk_bytes = h.chunk_bytes;
+        p->net_channels_per_peer = h.net_channels_per_peer;
         p->payload_bytes = h.payload_bytes;
         p->moved_bytes = h.moved_bytes;
         p->n_gpus = h.n_gpus;
@@ -427,7 +527,8 @@ int rf_part_share(struct rf_part *p, struct rf_ctl *ctl, struct rf_error *err)
         (rc = bcast_array(ctl, (void **)&p->tensors, p->n_tensors, sizeof(*p->tensors), err)) < 0 ||
         (rc = bcast_array(ctl, (void **)&p->names, p->names_bytes, 1, err)) < 0 ||
         (rc = bcast_array(ctl, (void **)&p->boxes, p->n_boxes, sizeof(*p->boxes), err)) < 0 ||
-        (rc = bcast_array(ctl, (void **)&p->groups, p->n_groups, sizeof(*p->groups), err)) < 0)
+        (rc = bcast_array(ctl, (void **)&p->groups, p->n_groups, sizeof(*p->groups), err)) < 0 ||
+        (rc = bcast_array(ctl, (void **)&p->pipelined, (size_t)p->n_rounds, 1, err)) < 0)
         return rc;
     if (ctl->rank != 0 && ((rc = rf_side_init(&p->train, h.train.n_layers, err)) < 0 ||
                            (rc = rf_side_init(&p->infer, h.infer.n_layers, err)) < 0))
@@ -489,6 +590,7 @@ void rf_part_release(struct rf_part *p)
     free(p->names);
     free(p->boxes);
     free(p->groups);
+    free(p->pipelined);
     free(p->transfers);
     free(p->colls);
     rf_side_release(&p->train);

@@ -22,9 +22,11 @@ struct rf_part_tensor {
     int64_t shape[RF_MAX_DIMS];
 };
 
-/* A transfer run (rf_transfer), with the buffers it reads on src and writes on each dst. */
+/* A transfer run (rf_transfer), with the buffers it reads on src and writes on each dst.
+ * hop: 0, or for a relay in the round of the transfer it forwards, that one's hop + 1 (its
+ * pieces go out hop steps into the round, exec/replay.c). */
 struct rf_part_transfer {
-    int32_t id, box, src, dst, dst_count, dst_stride, round;
+    int32_t id, box, src, dst, dst_count, dst_stride, round, hop;
     int8_t src_buf, dst_buf;
     int64_t bytes;
 };
@@ -43,6 +45,14 @@ struct rf_part {
     int32_t n_gpus, n_rounds;
     int32_t strategy;
     int64_t staging_bytes;
+    int64_t chunk_bytes; /* a pipelined round's piece (sim/schedule.h) */
+    /* The nChannelsPerNetPeer the NCCL backend gives its communicator; 0: NCCL's default. */
+    int32_t net_channels_per_peer;
+    /* n_rounds bytes, on every rank: 1 where the round is pipelined, i.e. holds a relayed
+     * transfer (one with `after`, or one some transfer forwards). Both ends of a message
+     * must agree on how its round is stepped, and a sender may not hold the relay that
+     * makes its round pipelined, so rank 0 decides for all. */
+    uint8_t *pipelined;
     /* What the whole plan moves between GPUs (local copies excluded): into inference
      * buffers (payload) and over any link (gathers and every broadcast receiver too). */
     int64_t payload_bytes, moved_bytes;
@@ -66,8 +76,9 @@ struct rf_part {
 /* GPUs the run spans (the world must have as many ranks). */
 int32_t rf_part_gpus(const struct rf_stored_run *run);
 /* Derives the whole part (all transfers and collectives) from a stored run, checking that
- * the executor can replay it: element sizes agree with bytes, dependencies deliver to
- * their sender, only BF16 -> FP8 conversions at a root. */
+ * the executor can replay it: element sizes agree with bytes, dependencies deliver their
+ * box to their sender in the same or an earlier round with the hop the schedule's rule
+ * gives, only BF16 -> FP8 conversions at a root. */
 int rf_part_derive(struct rf_part *p, const struct rf_stored_run *run, struct rf_error *err);
 /* Keeps only what rank `rank` touches (used by rf_part_share; exposed for tests). */
 int rf_part_select(const struct rf_part *whole, int rank, struct rf_part_transfer **transfers,

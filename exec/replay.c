@@ -10,15 +10,33 @@
  *    message put piece s in step s, and every rank runs its steps of round r after all of
  *    round r - 1 and before round r's broadcasts, so the steps of all ranks match up and
  *    cannot deadlock (each step is one group of sends and receives).
+ *  - Pipelined rounds (rf_part.pipelined: the round holds relays, sim/schedule.h) forward
+ *    what arrives within the round. There the piece is the plan's chunk, every item is a
+ *    message of its own (nothing merged per pair), and a message whose transfer has hop h
+ *    carries piece k in step h + k, so the round has max(h + pieces) steps. A forward has
+ *    hop h(after) + 1 and the same box and bytes as the item it forwards, so its piece k
+ *    is exactly that item's piece k: it arrived on this rank in step h + k - 1 and was
+ *    unpacked into the buffer the forward reads (after's destination buffer) before step
+ *    h + k packs it (on NCCL all of it is in order on the rank's one stream). A forward of
+ *    a local copy or of an earlier round's transfer has hop 0: its data is there before the
+ *    round's first step. Deadlock-free as plain rounds are: both ends of a message know its
+ *    hop and size, so they put each piece in the same step, messages of a step between one
+ *    pair are posted in the same (transfer, destination) order on both, and every rank
+ *    runs its groups in the same (round, step) order; the step in which a piece is sent
+ *    never waits on a later step of any rank. Both ends must agree that a round is
+ *    pipelined, which a sender alone cannot tell (the relay may be its receiver's), so
+ *    rank 0 decides it for every rank.
  *  - Sends of one step with identical items (a run's box to several GPUs) share one
  *    packed copy in staging. The schedule bounds what a GPU sends and receives per round
- *    by the staging budget, so with that sharing staging never exceeds it.
+ *    by the staging budget (in a pipelined round the sum of min(item, chunk)), so with
+ *    that sharing staging never exceeds it; staging is sized from the steps themselves.
  *  - Broadcasts follow the round's messages, in (round, id) order on every member. The
  *    root broadcasts its whole tensor (after the emulated FP8 conversion) in pieces; each
  *    member receives a piece into staging and unpacks the part of its shard it holds.
  */
 #include "replay.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +67,9 @@ struct msg {
     int32_t round, peer, kind;
     size_t first, n; /* items */
     int64_t bytes;
-    int32_t pieces;
+    int64_t piece;   /* its round's piece size */
+    int32_t hop;     /* the step that carries its first piece */
+    int32_t pieces;  /* piece k travels in step hop + k */
     int32_t content; /* sends: the message whose packed bytes this one sends */
     uint64_t hash;
     int64_t stage_at; /* offset in staging during the current step */
@@ -74,7 +94,8 @@ struct rf_replay {
     int32_t *colls; /* indices into part->colls, by (round, id) */
     uint8_t *send_stage, *recv_stage;
     int64_t send_stage_bytes, recv_stage_bytes;
-    int64_t piece;
+    int64_t piece; /* a plain round's piece: the staging budget */
+    int64_t chunk; /* a pipelined round's: the plan's relay chunk */
     struct rf_xfer *sends, *recvs;
     struct rf_replay_need need;
     bool corrupted;
@@ -264,10 +285,17 @@ static bool same_items(const struct item *a, const struct item *b, size_t n)
     return true;
 }
 
-static int64_t piece_len(const struct rf_replay *r, int64_t bytes, int32_t s)
+/* Bytes of piece s of `bytes` cut in pieces of `piece`. */
+static int64_t piece_len(int64_t piece, int64_t bytes, int32_t s)
 {
-    int64_t lo = (int64_t)s * r->piece;
-    return bytes - lo < r->piece ? bytes - lo : r->piece;
+    int64_t lo = (int64_t)s * piece;
+    return bytes - lo < piece ? bytes - lo : piece;
+}
+
+/* The piece of message m that step s carries, or -1 for none. */
+static int32_t piece_at(const struct msg *m, int32_t s)
+{
+    return s >= m->hop && s - m->hop < m->pieces ? s - m->hop : -1;
 }
 
 static int build_messages(struct rf_replay *r, struct rf_error *err)
@@ -278,15 +306,25 @@ static int build_messages(struct rf_replay *r, struct rf_error *err)
     for (size_t k = 0; k < p->n_transfers; k++)
         n += (size_t)p->transfers[k].dst_count;
     struct entry *e = malloc((n + 1) * sizeof(*e));
+    /* Per transfer: the first message that sends its box (pipelined rounds). */
+    int32_t *first_send = malloc((p->n_transfers + 1) * sizeof(*first_send));
     r->items = malloc((n + 1) * sizeof(*r->items));
     r->msgs = malloc((n + 1) * sizeof(*r->msgs));
-    if (!e || !r->items || !r->msgs) {
+    if (!e || !first_send || !r->items || !r->msgs) {
         free(e);
+        free(first_send);
         return rf_error_set(err, RF_ENOMEM, "out of memory");
     }
+    for (size_t k = 0; k < p->n_transfers; k++)
+        first_send[k] = -1;
     n = 0;
     for (size_t k = 0; k < p->n_transfers; k++) {
         const struct rf_part_transfer *t = &p->transfers[k];
+        if (t->round < 0 || t->round >= p->n_rounds) {
+            rc = rf_error_set(err, RF_EINVAL, "transfer %d is in round %d of %d", t->id, t->round,
+                              p->n_rounds);
+            goto out;
+        }
         for (int32_t i = 0; i < t->dst_count; i++) {
             int32_t d = t->dst + i * t->dst_stride;
             if (t->src == r->rank && d == r->rank)
@@ -314,12 +352,17 @@ static int build_messages(struct rf_replay *r, struct rf_error *err)
             goto out;
         if (e[j].kind != K_SEND && (rc = check_buffer(r, it, it->dst_buf, err)) < 0)
             goto out;
-        if (j == 0 || e[j].round != e[j - 1].round || e[j].kind != e[j - 1].kind ||
+        /* In a pipelined round every item is a message of its own, which starts at its
+         * transfer's hop: piece k of a forward then waits on piece k of one item only. */
+        bool own = p->pipelined[e[j].round];
+        if (j == 0 || own || e[j].round != e[j - 1].round || e[j].kind != e[j - 1].kind ||
             e[j].peer != e[j - 1].peer) {
             r->msgs[r->n_msgs] = (struct msg){.round = e[j].round,
                                               .peer = e[j].peer,
                                               .kind = e[j].kind,
                                               .first = j,
+                                              .piece = own ? r->chunk : r->piece,
+                                              .hop = own ? t->hop : 0,
                                               .content = (int32_t)r->n_msgs};
             r->n_msgs++;
         }
@@ -331,10 +374,28 @@ static int build_messages(struct rf_replay *r, struct rf_error *err)
     r->n_items = n;
     for (size_t i = 0; i < r->n_msgs; i++) {
         struct msg *m = &r->msgs[i];
-        m->pieces = (int32_t)((m->bytes + r->piece - 1) / r->piece);
+        int64_t pieces = (m->bytes + m->piece - 1) / m->piece;
+        if (pieces + m->hop > INT32_MAX) {
+            rc = rf_error_set(err, RF_EINVAL,
+                              "transfer %d: %lld bytes in pieces of %lld from step %d need more "
+                              "than 2^31 steps",
+                              p->transfers[r->items[m->first].xfer].id, (long long)m->bytes,
+                              (long long)m->piece, m->hop);
+            goto out;
+        }
+        m->pieces = (int32_t)pieces;
         m->hash = hash_items(&r->items[m->first], m->n);
         if (m->kind != K_SEND)
             continue;
+        if (p->pipelined[m->round]) {
+            /* Its one item's transfer run sends the same box to each of its GPUs. */
+            int32_t x = r->items[m->first].xfer;
+            if (first_send[x] < 0)
+                first_send[x] = (int32_t)i;
+            else
+                m->content = first_send[x];
+            continue;
+        }
         /* Identical sends of the round share their packed bytes. */
         for (size_t j = i; j-- > 0 && r->msgs[j].round == m->round && r->msgs[j].kind == K_SEND;) {
             const struct msg *o = &r->msgs[j];
@@ -348,6 +409,7 @@ static int build_messages(struct rf_replay *r, struct rf_error *err)
     rc = 0;
 out:
     free(e);
+    free(first_send);
     return rc;
 }
 
@@ -384,8 +446,8 @@ static int build_rounds(struct rf_replay *r, struct rf_error *err)
         if (rp->n_msgs == 0)
             rp->msg0 = i;
         rp->n_msgs++;
-        if (m->kind != K_LOCAL && m->pieces > rp->steps)
-            rp->steps = m->pieces;
+        if (m->kind != K_LOCAL && m->hop + m->pieces > rp->steps)
+            rp->steps = m->hop + m->pieces;
     }
     for (size_t k = 0; k < p->n_colls; k++) {
         const struct rf_part_collective *c = &p->colls[r->colls[k]];
@@ -410,12 +472,13 @@ static int build_rounds(struct rf_replay *r, struct rf_error *err)
             int64_t send = 0, recv = 0;
             for (size_t i = rp->msg0; i < rp->msg0 + rp->n_msgs; i++) {
                 const struct msg *m = &r->msgs[i];
-                if (m->pieces <= s)
+                int32_t k = piece_at(m, s);
+                if (k < 0)
                     continue;
                 if (m->kind == K_SEND && m->content == (int32_t)i)
-                    send = align_up(send, STAGE_ALIGN) + piece_len(r, m->bytes, s);
+                    send = align_up(send, STAGE_ALIGN) + piece_len(m->piece, m->bytes, k);
                 else if (m->kind == K_RECV)
-                    recv = align_up(recv, STAGE_ALIGN) + piece_len(r, m->bytes, s);
+                    recv = align_up(recv, STAGE_ALIGN) + piece_len(m->piece, m->bytes, k);
             }
             if (send > r->send_stage_bytes)
                 r->send_stage_bytes = send;
@@ -445,6 +508,9 @@ int rf_replay_new(struct rf_replay **out, const struct rf_part *part, int rank,
     r->piece = part->staging_bytes / 8 * 8;
     if (r->piece < 8)
         r->piece = 8;
+    r->chunk = part->chunk_bytes > 0 ? part->chunk_bytes / 8 * 8 : r->piece;
+    if (r->chunk < 8)
+        r->chunk = 8;
     if ((rc = plan_buffers(r, err)) < 0 || (rc = build_messages(r, err)) < 0 ||
         (rc = build_rounds(r, err)) < 0) {
         rf_replay_free(r);
@@ -522,7 +588,7 @@ static int pack_piece(struct rf_replay *r, const struct msg *m, int32_t s, uint8
                       bool unpack, struct rf_error *err)
 {
     const struct rf_part *p = r->part;
-    int64_t lo = (int64_t)s * r->piece, hi = lo + piece_len(r, m->bytes, s);
+    int64_t lo = (int64_t)s * m->piece, hi = lo + piece_len(m->piece, m->bytes, s);
     int rc;
     for (size_t j = m->first; j < m->first + m->n; j++) {
         const struct item *it = &r->items[j];
@@ -582,22 +648,30 @@ static int run_locals(struct rf_replay *r, const struct msg *m, struct rf_error 
     return 0;
 }
 
-/* Keeps the control plane's `where` current, so a timeout names round, step and peers. */
-static void describe_step(struct rf_replay *r, const struct round_prog *rp, int32_t s, size_t ns,
-                          size_t nr)
+/* Keeps the control plane's `where` current, so a timeout names round, step and peers.
+ * Sends and receives are in peer order (messages are sorted by it), so a peer that several
+ * messages of a pipelined step go to is named once by skipping repeats. */
+static void describe_step(struct rf_replay *r, int32_t round, const struct round_prog *rp,
+                          int32_t s, size_t ns, size_t nr)
 {
     char *w = r->be->ctl->where;
     size_t size = sizeof(r->be->ctl->where);
-    int n = snprintf(w, size, "round %d, step %d (sending to",
-                     rp->n_msgs ? r->msgs[rp->msg0].round : -1, s);
+    int n = snprintf(w, size, "round %d, step %d of %d%s (sending to", round, s, rp->steps,
+                     r->part->pipelined[round] ? ", pipelined" : "");
     for (int dir = 0; dir < 2; dir++) {
         const struct rf_xfer *x = dir ? r->recvs : r->sends;
-        size_t nx = dir ? nr : ns;
+        size_t nx = dir ? nr : ns, named = 0;
         if (dir && n > 0 && (size_t)n < size)
             n += snprintf(w + n, size - (size_t)n, "; receiving from");
-        for (size_t i = 0; i < nx && n > 0 && (size_t)n < size; i++)
-            n += i < 8 ? snprintf(w + n, size - (size_t)n, " %d", x[i].peer)
-                       : (i == 8 ? snprintf(w + n, size - (size_t)n, " ...") : 0);
+        for (size_t i = 0; i < nx && n > 0 && (size_t)n < size; i++) {
+            if (i > 0 && x[i].peer == x[i - 1].peer)
+                continue;
+            if (named < 8)
+                n += snprintf(w + n, size - (size_t)n, " %d", x[i].peer);
+            else if (named == 8)
+                n += snprintf(w + n, size - (size_t)n, " ...");
+            named++;
+        }
         if (nx == 0 && n > 0 && (size_t)n < size)
             n += snprintf(w + n, size - (size_t)n, " none");
     }
@@ -605,8 +679,8 @@ static void describe_step(struct rf_replay *r, const struct round_prog *rp, int3
         snprintf(w + n, size - (size_t)n, ")");
 }
 
-static int run_steps(struct rf_replay *r, const struct round_prog *rp, const struct rf_fault *f,
-                     struct rf_error *err)
+static int run_steps(struct rf_replay *r, int32_t round, const struct round_prog *rp,
+                     const struct rf_fault *f, struct rf_error *err)
 {
     int rc;
     for (int32_t s = 0; s < rp->steps; s++) {
@@ -614,9 +688,10 @@ static int run_steps(struct rf_replay *r, const struct round_prog *rp, const str
         int64_t sat = 0, rat = 0;
         for (size_t i = rp->msg0; i < rp->msg0 + rp->n_msgs; i++) {
             struct msg *m = &r->msgs[i];
-            if (m->pieces <= s || m->kind == K_LOCAL)
+            int32_t k = piece_at(m, s);
+            if (k < 0 || m->kind == K_LOCAL)
                 continue;
-            int64_t len = piece_len(r, m->bytes, s);
+            int64_t len = piece_len(m->piece, m->bytes, k);
             if (m->kind == K_RECV) {
                 m->stage_at = rat;
                 r->recvs[nr++] = (struct rf_xfer){m->peer, r->recv_stage + rat, (size_t)len};
@@ -625,7 +700,7 @@ static int run_steps(struct rf_replay *r, const struct round_prog *rp, const str
             }
             if (m->content == (int32_t)i) {
                 m->stage_at = sat;
-                if ((rc = pack_piece(r, m, s, r->send_stage + sat, false, err)) < 0)
+                if ((rc = pack_piece(r, m, k, r->send_stage + sat, false, err)) < 0)
                     return rc;
                 if (f && f->kind == RF_FAULT_CORRUPT && !r->corrupted) {
                     r->corrupted = true;
@@ -641,13 +716,16 @@ static int run_steps(struct rf_replay *r, const struct round_prog *rp, const str
             r->sends[ns++] = (struct rf_xfer){m->peer, r->send_stage + r->msgs[m->content].stage_at,
                                               (size_t)len};
         }
-        describe_step(r, rp, s, ns, nr);
+        describe_step(r, round, rp, s, ns, nr);
         if ((rc = r->be->exchange(r->be, r->sends, ns, r->recvs, nr, err)) < 0)
             return rc;
+        /* Unpacked before the next step packs: a forward of one of these pieces goes out
+         * in the next step, from the buffer it lands in. */
         for (size_t i = rp->msg0; i < rp->msg0 + rp->n_msgs; i++) {
             const struct msg *m = &r->msgs[i];
-            if (m->kind == K_RECV && m->pieces > s &&
-                (rc = pack_piece(r, m, s, r->recv_stage + m->stage_at, true, err)) < 0)
+            int32_t k = piece_at(m, s);
+            if (m->kind == K_RECV && k >= 0 &&
+                (rc = pack_piece(r, m, k, r->recv_stage + m->stage_at, true, err)) < 0)
                 return rc;
         }
     }
@@ -694,8 +772,8 @@ static int run_collective(struct rf_replay *r, const struct rf_part_collective *
             return rc;
         for (int64_t at = 0; at < c->bytes; at += r->piece)
             if ((rc = r->be->bcast(r->be, c->group, (uint8_t *)wire->ptr + at,
-                                   (size_t)piece_len(r, c->bytes, (int32_t)(at / r->piece)), err)) <
-                0)
+                                   (size_t)piece_len(r->piece, c->bytes, (int32_t)(at / r->piece)),
+                                   err)) < 0)
                 return rc;
         /* Colocated: the root is an inference GPU too and takes its shard from its copy. */
         if (infer->ptr) {
@@ -708,7 +786,7 @@ static int run_collective(struct rf_replay *r, const struct rf_part_collective *
         return 0;
     }
     for (int64_t at = 0; at < c->bytes; at += r->piece) {
-        int64_t len = piece_len(r, c->bytes, (int32_t)(at / r->piece));
+        int64_t len = piece_len(r->piece, c->bytes, (int32_t)(at / r->piece));
         if ((rc = r->be->bcast(r->be, c->group, r->recv_stage, (size_t)len, err)) < 0)
             return rc;
         if (infer->ptr && (rc = unpack_range(r, c->tensor, at / pt->wire_elem,
@@ -738,7 +816,7 @@ int rf_replay_run(struct rf_replay *r, double *round_seconds, double *total,
         for (size_t i = rp->msg0; i < rp->msg0 + rp->n_msgs; i++)
             if (r->msgs[i].kind == K_LOCAL && (rc = run_locals(r, &r->msgs[i], err)) < 0)
                 return rc;
-        if ((rc = run_steps(r, rp, fault, err)) < 0)
+        if ((rc = run_steps(r, rd, rp, fault, err)) < 0)
             return rc;
         for (size_t k = rp->coll0; k < rp->coll0 + rp->n_colls; k++)
             if ((rc = run_collective(r, &p->colls[r->colls[k]], err)) < 0)

@@ -1,7 +1,8 @@
 /* Executor pieces that need no MPI world: box copies and linear ranges (pack and unpack in
  * pieces), the pattern and its FP8 emulation, fault parsing and checking, each rank's part of a
- * plan and its memory need, known before anything is allocated. Property tests print their
- * seed; REFIT_SEED=N repeats one. */
+ * plan and its memory need, known before anything is allocated, the relay contract, and the
+ * steps of a pipelined round, replayed rank after rank in one process. Property tests print
+ * their seed; REFIT_SEED=N repeats one. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -536,6 +537,314 @@ static void memory_is_known_before_it_is_allocated(void **state)
     plan_fixture_release(&f);
 }
 
+/* A world of ranks in one process, for replays run one rank after another in an order in
+ * which every sender runs before its receivers: a send is posted with a copy of its bytes,
+ * a receive takes the oldest matching send of its pair, which must have been posted in the
+ * same round and step (read from the control plane's `where`, as a timeout would name it). */
+struct posted {
+    int src, dst;
+    int32_t round, step;
+    size_t bytes;
+    const void *from; /* the sender's staging */
+    uint8_t *data;
+    bool taken;
+};
+static struct posted *mail;
+static size_t n_mail;
+static int world_rank;
+
+static int host_upload(struct rf_backend *b, void *dev, const void *host, size_t bytes,
+                       struct rf_error *err)
+{
+    memcpy(dev, host, bytes);
+    return 0;
+}
+
+static int host_download(struct rf_backend *b, void *host, const void *dev, size_t bytes,
+                         struct rf_error *err)
+{
+    memcpy(host, dev, bytes);
+    return 0;
+}
+
+static int host_copy(struct rf_backend *b, void *dst, const void *src, const struct rf_copy *c,
+                     struct rf_error *err)
+{
+    rf_copy_host(dst, src, c);
+    return 0;
+}
+
+static int host_nothing(struct rf_backend *b, struct rf_error *err)
+{
+    return 0;
+}
+
+static int host_mark(struct rf_backend *b, int i, struct rf_error *err)
+{
+    return 0;
+}
+
+static double host_elapsed(struct rf_backend *b, int from, int to)
+{
+    return 0;
+}
+
+static int mail_exchange(struct rf_backend *b, const struct rf_xfer *sends, size_t n_sends,
+                         const struct rf_xfer *recvs, size_t n_recvs, struct rf_error *err)
+{
+    int32_t round = -1, step = -1;
+    if (sscanf(b->ctl->where, "round %d, step %d", &round, &step) != 2)
+        return rf_error_set(err, RF_EINVAL, "no round and step in '%s'", b->ctl->where);
+    for (size_t i = 0; i < n_sends; i++) {
+        mail = realloc(mail, (n_mail + 1) * sizeof(*mail));
+        mail[n_mail] = (struct posted){.src = world_rank,
+                                       .dst = sends[i].peer,
+                                       .round = round,
+                                       .step = step,
+                                       .bytes = sends[i].bytes,
+                                       .from = sends[i].buf,
+                                       .data = malloc(sends[i].bytes + 1)};
+        memcpy(mail[n_mail].data, sends[i].buf, sends[i].bytes);
+        n_mail++;
+    }
+    for (size_t i = 0; i < n_recvs; i++) {
+        struct posted *m = NULL;
+        for (size_t j = 0; j < n_mail && !m; j++)
+            if (!mail[j].taken && mail[j].src == recvs[i].peer && mail[j].dst == world_rank)
+                m = &mail[j];
+        if (!m || m->round != round || m->step != step || m->bytes != recvs[i].bytes)
+            return rf_error_set(err, RF_EINVAL,
+                                "rank %d receives %zu bytes from rank %d in round %d, step %d; "
+                                "it sent %zu in round %d, step %d",
+                                world_rank, recvs[i].bytes, recvs[i].peer, round, step,
+                                m ? m->bytes : 0, m ? m->round : -1, m ? m->step : -1);
+        memcpy(recvs[i].buf, m->data, m->bytes);
+        m->taken = true;
+    }
+    return 0;
+}
+
+/* Steps of round `round` in which src sent dst a message, and bytes per step (one value
+ * when all agree, else -1); *per_step: most messages of that pair in one step. */
+static int32_t mail_steps(int src, int dst, int32_t round, int32_t *first, int32_t *last,
+                          int64_t *bytes, int *per_step)
+{
+    int32_t n = 0;
+    *first = *last = -1;
+    *bytes = 0;
+    *per_step = 0;
+    for (size_t j = 0; j < n_mail; j++) {
+        const struct posted *m = &mail[j];
+        if (m->src != src || m->dst != dst || m->round != round)
+            continue;
+        int same = 0;
+        for (size_t k = 0; k < n_mail; k++)
+            same += mail[k].src == src && mail[k].dst == dst && mail[k].round == round &&
+                    mail[k].step == m->step;
+        *per_step = same > *per_step ? same : *per_step;
+        *first = *first < 0 ? m->step : *first;
+        *last = m->step;
+        *bytes = n == 0 || *bytes == (int64_t)m->bytes ? (int64_t)m->bytes : -1;
+        n++;
+    }
+    return n;
+}
+
+/* Replaces the plan's transfers of tensor `tensor` by a chain in a round of its own after
+ * the others: its first transfer's source feeds GPU 4 (twice, as two transfers, so the pair
+ * has two items in the round), 4 forwards to 5, 5 forwards to 6 and 7 (one run), hops 0, 1,
+ * 2. Returns the chain's round. */
+static int32_t chain_fixture(struct planned *f, int32_t tensor, int64_t chunk)
+{
+    struct rf_plan *pl = &f->run.plan;
+    struct rf_transfer feed;
+    size_t n = 0;
+    bool found = false;
+    for (size_t k = 0; k < pl->n_transfers; k++) {
+        if (pl->boxes[pl->transfers[k].box].tensor != tensor) {
+            pl->transfers[n++] = pl->transfers[k];
+        } else if (!found) {
+            feed = pl->transfers[k];
+            found = true;
+        }
+    }
+    assert_true(found);
+    assert_int_equal(feed.phase, RF_PHASE_DELIVER);
+    pl->transfers = realloc(pl->transfers, (n + 4) * sizeof(*pl->transfers));
+    pl->cap_transfers = n + 4;
+    int32_t round = pl->n_rounds, k0 = (int32_t)n;
+    feed.dst = 4;
+    feed.dst_count = 1;
+    feed.dst_stride = 0;
+    feed.round = round;
+    feed.after = -1;
+    feed.hop = 0;
+    struct rf_transfer t = feed;
+    pl->transfers[n++] = feed;
+    pl->transfers[n++] = feed;
+    t.src = 4, t.dst = 5, t.after = k0, t.hop = 1;
+    pl->transfers[n++] = t;
+    t.src = 5, t.dst = 6, t.dst_count = 2, t.dst_stride = 1, t.after = k0 + 2, t.hop = 2;
+    pl->transfers[n++] = t;
+    pl->n_transfers = n;
+    pl->n_rounds = round + 1;
+    pl->chunk_bytes = chunk;
+    return round;
+}
+
+/* A pipelined round, replayed: each item is a message of its own (two from one sender to
+ * GPU 4 in the same step), in chunk-sized pieces, a message of hop h carrying piece k in
+ * step h + k, so every forward sends a piece one step after it landed, from the buffer it
+ * landed in; a run's two sends share one packed copy. Every byte arrives. Plain rounds
+ * keep one message per pair and step, in staging-sized pieces. */
+static void pipelined_rounds_forward_each_piece_a_step_after_it_lands(void **state)
+{
+    (void)state;
+    struct planned f;
+    struct rf_part p;
+    struct rf_error err;
+    struct rf_ctl ctl;
+    memset(&ctl, 0, sizeof(ctl));
+    struct rf_backend be = {.name = "mail",
+                            .ctl = &ctl,
+                            .alloc = fake_alloc,
+                            .free = fake_free,
+                            .upload = host_upload,
+                            .download = host_download,
+                            .copy = host_copy,
+                            .exchange = mail_exchange,
+                            .sync = host_nothing,
+                            .timers = fake_timers,
+                            .mark = host_mark,
+                            .elapsed = host_elapsed};
+    plan_fixture(&f, RF_STRAT_RESHARD, RF_DT_BF16, 4096);
+    /* The final norm: 256 BF16 elements, whole on every inference GPU; 8 pieces of 64. */
+    int32_t round = chain_fixture(&f, 3, 64);
+    int src = f.run.plan.transfers[f.run.plan.n_transfers - 4].src;
+    assert_int_equal(f.run.plan.transfers[f.run.plan.n_transfers - 1].bytes, 512);
+    if (rf_part_derive(&p, &f.run, &err) < 0)
+        fail_msg("%s", err.msg);
+    for (int32_t r = 0; r <= round; r++)
+        assert_int_equal(p.pipelined[r], r == round);
+    n_mail = 0;
+    for (world_rank = 0; world_rank < p.n_gpus; world_rank++) {
+        struct rf_replay *rp;
+        struct rf_check chk;
+        double seconds[64], total;
+        assert_true(p.n_rounds <= 64);
+        if (rf_replay_new(&rp, &p, world_rank, &be, &err) < 0 || rf_replay_alloc(rp, &err) < 0 ||
+            rf_replay_fill(rp, &err) < 0 || rf_replay_poison(rp, &err) < 0 ||
+            rf_replay_run(rp, seconds, &total, NULL, &err) < 0 || rf_replay_check(rp, &chk, &err))
+            fail_msg("rank %d: %s", world_rank, err.msg);
+        assert_int_equal(chk.errors, 0);
+        assert_true(world_rank < 4 || chk.bytes > 0);
+        rf_replay_free(rp);
+    }
+    int32_t first, last;
+    int64_t bytes;
+    int per_step;
+    /* The feed's two items: 8 pieces each, steps 0 to 7, two messages a step. */
+    assert_int_equal(mail_steps(src, 4, round, &first, &last, &bytes, &per_step), 16);
+    assert_int_equal(first, 0);
+    assert_int_equal(last, 7);
+    assert_int_equal(bytes, 64);
+    assert_int_equal(per_step, 2);
+    /* Hop 1 a step behind, hop 2 two steps behind. */
+    assert_int_equal(mail_steps(4, 5, round, &first, &last, &bytes, &per_step), 8);
+    assert_int_equal(first, 1);
+    assert_int_equal(last, 8);
+    for (int d = 6; d <= 7; d++) {
+        assert_int_equal(mail_steps(5, d, round, &first, &last, &bytes, &per_step), 8);
+        assert_int_equal(first, 2);
+        assert_int_equal(last, 9);
+        assert_int_equal(bytes, 64);
+    }
+    /* The run's sends to 6 and 7 in a step are one packed copy. */
+    for (size_t j = 0; j < n_mail; j++)
+        for (size_t k = 0; k < n_mail; k++)
+            if (mail[j].src == 5 && mail[j].dst == 6 && mail[k].src == 5 && mail[k].dst == 7 &&
+                mail[j].round == round && mail[j].step == mail[k].step)
+                assert_ptr_equal(mail[j].from, mail[k].from);
+    /* Plain rounds: one message per pair and step. */
+    for (size_t j = 0; j < n_mail; j++)
+        if (mail[j].round < round) {
+            mail_steps(mail[j].src, mail[j].dst, mail[j].round, &first, &last, &bytes, &per_step);
+            assert_int_equal(per_step, 1);
+        }
+    for (size_t j = 0; j < n_mail; j++)
+        free(mail[j].data);
+    free(mail);
+    mail = NULL;
+    n_mail = 0;
+    rf_part_release(&p);
+    plan_fixture_release(&f);
+}
+
+/* The relay contract (sim/schedule.h) is checked when the part is derived, naming the
+ * transfer: a forward's hop is its feed's + 1 in the feed's round, 0 otherwise; a local
+ * copy cannot copy what its round is still delivering. */
+static void relay_hops_are_checked(void **state)
+{
+    (void)state;
+    struct planned f;
+    struct rf_part p;
+    struct rf_error err;
+    plan_fixture(&f, RF_STRAT_RESHARD, RF_DT_BF16, 4096);
+    int32_t round = chain_fixture(&f, 3, 64);
+    size_t n = f.run.plan.n_transfers;
+    struct rf_transfer *t = f.run.plan.transfers;
+    char want[256];
+    t[n - 2].hop = 0;
+    assert_int_equal(rf_part_derive(&p, &f.run, &err), RF_EINVAL);
+    snprintf(want, sizeof(want),
+             "transfer %zu in round %d has hop 0; the schedule's rule gives 1 (transfer %zu's "
+             "hop + 1: it forwards it in that round)",
+             n - 2, round, n - 4);
+    assert_string_equal(err.msg, want);
+    t[n - 2].hop = 1;
+    t[n - 1].hop = 1 << 21;
+    assert_int_equal(rf_part_derive(&p, &f.run, &err), RF_EINVAL);
+    snprintf(want, sizeof(want), "transfer %zu has hop %d, not within 0..2^20", n - 1, 1 << 21);
+    assert_string_equal(err.msg, want);
+    /* In a later round a forward is store and forward: hop 0. */
+    t[n - 1].hop = 2;
+    t[n - 4].hop = 1;
+    assert_int_equal(rf_part_derive(&p, &f.run, &err), RF_EINVAL);
+    snprintf(want, sizeof(want),
+             "transfer %zu in round %d has hop 1; the schedule's rule gives 0 (it forwards "
+             "nothing)",
+             n - 4, round);
+    assert_string_equal(err.msg, want);
+    t[n - 4].hop = 0;
+    /* A same-GPU copy of what 4 receives in the same round. */
+    t[n - 2].dst = 4;
+    assert_int_equal(rf_part_derive(&p, &f.run, &err), RF_EINVAL);
+    snprintf(want, sizeof(want),
+             "transfer %zu, a copy on GPU 4, copies in round %d what transfer %zu delivers in "
+             "that round: a round's local copies run before its messages",
+             n - 2, round, n - 4);
+    assert_string_equal(err.msg, want);
+    /* Its forward of a local copy has hop 0, and is fine a round later. */
+    t[n - 2].round = round + 1;
+    t[n - 2].hop = 0;
+    t[n - 1].round = round + 1;
+    t[n - 1].src = 4;
+    t[n - 1].hop = 0;
+    f.run.plan.n_rounds = round + 2;
+    if (rf_part_derive(&p, &f.run, &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(p.pipelined[round + 1], 1);
+    rf_part_release(&p);
+    t[n - 1].hop = 1;
+    assert_int_equal(rf_part_derive(&p, &f.run, &err), RF_EINVAL);
+    snprintf(want, sizeof(want),
+             "transfer %zu in round %d has hop 1; the schedule's rule gives 0 (transfer %zu, "
+             "which it forwards, is a local copy)",
+             n - 1, round + 1, n - 2);
+    assert_string_equal(err.msg, want);
+    plan_fixture_release(&f);
+}
+
 int main(void)
 {
     const char *s = getenv("REFIT_SEED");
@@ -553,6 +862,8 @@ int main(void)
         cmocka_unit_test(memory_is_known_before_it_is_allocated),
         cmocka_unit_test(parts_agree_with_the_plan),
         cmocka_unit_test(a_relay_reads_what_landed_earlier),
+        cmocka_unit_test(pipelined_rounds_forward_each_piece_a_step_after_it_lands),
+        cmocka_unit_test(relay_hops_are_checked),
     };
     return cmocka_run_group_tests_name("exec", tests, NULL, NULL);
 }

@@ -45,7 +45,7 @@ last_measurement() { sql "$db" "SELECT $1 FROM measurement ORDER BY id DESC LIMI
 
 # Every scenario, every strategy: all bytes arrive, and every strategy verifies exactly the
 # bytes that reshard delivers (each inference shard once). Hierarchical plans relay: a
-# domain's leader forwards what it received in an earlier round.
+# domain's leader forwards what it received, in the same round (pipelined) or a later one.
 for case in dsv3-disjoint:8 dsv3-fp8-colocated:4 qwen3-moe-dp:8 llama-pieces:4 llama-pair:2; do
     scen=${case%:*}
     np=${case#*:}
@@ -80,6 +80,39 @@ done
 is "$(sql "$db" "SELECT count(*) > 0 FROM transfer t JOIN run r ON r.id = t.run_id
                  WHERE r.strategy = 'hierarchical' AND t.after_id IS NOT NULL")" 1 \
     "hierarchical plans relayed boxes (transfers with after_id)"
+
+# Pipelined relays: a forward shares the round of what it forwards (hop = its feed's + 1) and
+# sends each chunk a step after it landed. Clusters of small NVLink domains give long chains:
+# the ring of 3 destination domains with NVLink fan-outs (relay-ring), a tree of leaders
+# (relay-tree: a delivery forwarded to 2), FP8 boxes and scales (relay-fp8), and a chain of
+# 6 leaders (relay-chunks: each delivery forwarded to 1) in 4 KiB chunks, whose rounds take
+# hundreds of steps. Each plan is checked to forward at hop 2 or more, so no case passes
+# without pipelining; each replay verifies every byte, as many as reshard delivers.
+for case in relay-ring: relay-tree:2 relay-fp8: relay-chunks:1; do
+    scen=${case%:*}
+    fanout=${case#*:}
+    shards=$(plan "$scen" reshard) &&
+        shards=$(sql "$db" "SELECT sum(bytes * dst_count) FROM transfer
+                            WHERE run_id = $shards AND phase = 'deliver'")
+    id=$(plan "$scen" hierarchical)
+    ok $? "$scen: refit plan --strategy hierarchical"
+    hops=$(sql "$db" "SELECT max(hop) FROM transfer WHERE run_id = $id")
+    ok "$(test "$hops" -ge 2; echo $?)" "$scen: chains of forwards within a round ($hops hops deep)"
+    if [ -n "$fanout" ]; then
+        is "$(sql "$db" "SELECT max(n) FROM (SELECT count(*) n FROM transfer WHERE run_id = $id
+                                             AND after_id IS NOT NULL GROUP BY after_id)")" \
+            "$fanout" "$scen: at most $fanout forwards of one delivery"
+    fi
+    run 8 --run "$id" --backend mpi --check --iters 2 --warmup 1 --json
+    ok $rc "$scen: refit-exec replays the pipelined rounds on 8 ranks"
+    [ $rc -eq 0 ] || sed 's/^/# /' "$tmp/err"
+    is "$(json "$tmp/out" '$.status') $(json "$tmp/out" '$.errors') \
+$(json "$tmp/out" '$.bytes_verified')" "ok 0 $shards" \
+        "$scen: every inference byte verified ($shards), none wrong"
+done
+is "$(sql "$db" "SELECT chunk_bytes, max(bytes) / chunk_bytes FROM run r
+                 JOIN transfer t ON t.run_id = r.id WHERE r.id = $id")" "4096|128" \
+    "relay-chunks: 4 KiB chunks, the largest box in 128 pieces"
 id=$(plan qwen3-moe-dp auto)
 ok $? "refit plan --strategy auto (strategies chosen by the simulator)"
 run 8 --run "$id" --backend mpi --check --iters 1 --json
