@@ -204,9 +204,12 @@ static int check_relay(const struct rf_part *p, size_t k, int32_t after, struct 
         } else if (is_local_copy(a)) {
             snprintf(why, sizeof(why), "transfer %d, which it forwards, is a local copy", after);
         } else {
-            want = a->hop + 1;
-            snprintf(why, sizeof(why), "transfer %d's hop + 1: it forwards it in that round",
-                     after);
+            /* Member k of a chain receives at the chain's hop + k. */
+            int32_t member = a->chain && a->dst_stride ? (q->src - a->dst) / a->dst_stride : 0;
+            want = rf_part_hop(a, member) + 1;
+            snprintf(why, sizeof(why),
+                     "transfer %d's hop at GPU %d + 1: it forwards it in that round", after,
+                     q->src);
         }
     }
     if (q->hop != want)
@@ -269,7 +272,16 @@ int rf_part_derive(struct rf_part *p, const struct rf_stored_run *run, struct rf
                                        .dst_stride = t->dst_count > 1 ? t->dst_stride : 0,
                                        .round = t->round,
                                        .hop = t->hop,
+                                       .chain = (int8_t)(t->chain != 0),
                                        .bytes = t->bytes};
+        if (q->chain &&
+            (q->dst_count < 2 || q->dst_stride == 0 || rf_part_transfer_has_dst(q, q->src))) {
+            rc = rf_error_set(err, RF_EINVAL,
+                              "transfer %zu: a chain needs 2 or more distinct members, none its "
+                              "source",
+                              k);
+            goto fail;
+        }
         q->dst_buf = t->phase == RF_PHASE_GATHER ? RF_BUF_GATHER : RF_BUF_INFER;
         q->src_buf = RF_BUF_TRAIN;
         if (t->round < 0 || t->round >= plan->n_rounds) {
@@ -293,6 +305,8 @@ int rf_part_derive(struct rf_part *p, const struct rf_stored_run *run, struct rf
      * is forwarded (the schedule keeps other transfers out of such rounds). */
     for (size_t k = 0; k < p->n_transfers; k++) {
         int32_t after = plan->transfers[k].after;
+        if (p->transfers[k].chain)
+            p->pipelined[p->transfers[k].round] = 1;
         if (after < 0)
             continue;
         p->pipelined[p->transfers[k].round] = 1;
@@ -346,7 +360,7 @@ int rf_part_derive(struct rf_part *p, const struct rf_stored_run *run, struct rf
     for (size_t k = 0; k < plan->n_transfers; k++) {
         const struct rf_part_transfer *t = &p->transfers[k];
         for (int32_t i = 0; i < t->dst_count; i++) {
-            if (t->dst + i * t->dst_stride == t->src)
+            if (t->dst + i * t->dst_stride == rf_part_sender(t, i))
                 continue;
             p->moved_bytes += t->bytes;
             if (t->dst_buf == RF_BUF_INFER)

@@ -27,9 +27,21 @@ struct rf_part_tensor {
  * pieces go out hop steps into the round, exec/replay.c). */
 struct rf_part_transfer {
     int32_t id, box, src, dst, dst_count, dst_stride, round, hop;
-    int8_t src_buf, dst_buf;
+    int8_t src_buf, dst_buf; /* a chain member forwards from its dst_buf */
+    int8_t chain;            /* a relay chain (sim/plan.h): member i sends to member i + 1 */
     int64_t bytes;
 };
+
+/* Who sends destination i of t, and at which hop it receives (rf_transfer_sender). */
+static inline int32_t rf_part_sender(const struct rf_part_transfer *t, int32_t i)
+{
+    return t->chain && i > 0 ? t->dst + (i - 1) * t->dst_stride : t->src;
+}
+
+static inline int32_t rf_part_hop(const struct rf_part_transfer *t, int32_t i)
+{
+    return t->chain ? t->hop + i : t->hop;
+}
 
 struct rf_part_collective {
     int32_t id, tensor, group, round, root;

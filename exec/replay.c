@@ -326,13 +326,13 @@ static int build_messages(struct rf_replay *r, struct rf_error *err)
             goto out;
         }
         for (int32_t i = 0; i < t->dst_count; i++) {
-            int32_t d = t->dst + i * t->dst_stride;
-            if (t->src == r->rank && d == r->rank)
+            int32_t d = t->dst + i * t->dst_stride, from = rf_part_sender(t, i);
+            if (from == r->rank && d == r->rank)
                 e[n++] = (struct entry){t->round, K_LOCAL, d, (int32_t)k, i};
-            else if (t->src == r->rank)
+            else if (from == r->rank)
                 e[n++] = (struct entry){t->round, K_SEND, d, (int32_t)k, i};
             else if (d == r->rank)
-                e[n++] = (struct entry){t->round, K_RECV, t->src, (int32_t)k, i};
+                e[n++] = (struct entry){t->round, K_RECV, from, (int32_t)k, i};
         }
     }
     qsort(e, n, sizeof(*e), cmp_entry);
@@ -344,7 +344,8 @@ static int build_messages(struct rf_replay *r, struct rf_error *err)
         it->box = t->box;
         it->tensor = p->boxes[t->box].tensor;
         pt = &p->tensors[it->tensor];
-        it->src_buf = t->src_buf;
+        /* A chain member forwards the copy it received. */
+        it->src_buf = t->chain && e[j].i > 0 ? t->dst_buf : t->src_buf;
         it->dst_buf = t->dst_buf;
         it->elem = t->dst_buf == RF_BUF_GATHER ? pt->gather_elem : pt->wire_elem;
         it->bytes = t->bytes;
@@ -362,7 +363,7 @@ static int build_messages(struct rf_replay *r, struct rf_error *err)
                                               .kind = e[j].kind,
                                               .first = j,
                                               .piece = own ? r->chunk : r->piece,
-                                              .hop = own ? t->hop : 0,
+                                              .hop = own ? rf_part_hop(t, e[j].i) : 0,
                                               .content = (int32_t)r->n_msgs};
             r->n_msgs++;
         }

@@ -119,12 +119,12 @@ static int ensure_plan(struct search *s, struct cand *c, struct rf_error *err)
     if ((rc = rf_plan_build(&c->plan, in->model, in->train, in->infer, RF_STRAT_AUTO, c->ts, &opts,
                             err)) < 0)
         return rc;
-    if ((rc = rf_schedule(&c->plan,
-                          &(struct rf_schedule_opts){
-                              .staging_bytes = in->staging_bytes,
-                              .chunk_bytes = in->chunk_bytes,
-                              .streams = (int32_t)in->topo->cluster->cal.streams},
-                          err)) < 0) {
+    if ((rc = rf_schedule(
+             &c->plan,
+             &(struct rf_schedule_opts){.staging_bytes = in->staging_bytes,
+                                        .chunk_bytes = in->chunk_bytes,
+                                        .streams = (int32_t)in->topo->cluster->cal.streams},
+             err)) < 0) {
         rf_plan_release(&c->plan);
         return rc;
     }
@@ -546,8 +546,8 @@ int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_pred
      * runner-up, and either only when its bound is below the first's estimate: a bound at
      * or above it can hardly win, and the named check below still predicts it if its bound
      * is below the best prediction. Without one of the other kind, a named strategy that
-     * check would predict anyway goes now, in parallel. The estimate serves rounds first come first served and
-     * can misrank the kinds: on DeepSeek-V3 GB200 128 -> 128 the two best estimates were
+     * check would predict anyway goes now, in parallel. The estimate serves rounds first come first
+     * served and can misrank the kinds: on DeepSeek-V3 GB200 128 -> 128 the two best estimates were
      * hierarchical (0.945, 0.963 s; predicted 1.245, 1.264) while the best plan, reshard
      * without PXN, came third (1.003; predicted 1.056). */
     int pick[PREDICT_TOP], npick = 0;

@@ -13,8 +13,8 @@ struct rf_flowsim; /* opaque */
 /* One flow. The path is copied by rf_flowsim_add; its order does not matter (a fluid flow
  * occupies all its links at once). */
 struct rf_flow_spec {
-    double bytes;        /* payload; 0 allowed (pure latency) */
-    double latency_s;    /* fixed delay after release before bytes start moving (alpha) */
+    double bytes;     /* payload; 0 allowed (pure latency) */
+    double latency_s; /* fixed delay after release before bytes start moving (alpha) */
     /* Fixed time after its bytes have moved before the flow counts as finished: its links
      * are free, its group is not (a pipeline's drain). 0 for most flows. */
     double tail_s;

@@ -256,8 +256,8 @@ static uint64_t dbits(double d)
 
 static uint64_t flow_hash(const struct rf_flowsim *fs, const struct flow *f)
 {
-    uint64_t h = mix(mix(mix(mix(0, dbits(f->bytes)), dbits(f->lat)), dbits(f->cap)),
-                     dbits(f->tail));
+    uint64_t h =
+        mix(mix(mix(mix(0, dbits(f->bytes)), dbits(f->lat)), dbits(f->cap)), dbits(f->tail));
     h = mix(h, (uint64_t)f->path_len);
     for (int32_t k = 0; k < f->path_len; k++)
         h = mix(h, (uint64_t)(uint32_t)fs->paths[f->path + k]);
@@ -269,8 +269,8 @@ static uint64_t flow_hash(const struct rf_flowsim *fs, const struct flow *f)
 
 static bool flow_same(const struct rf_flowsim *fs, const struct flow *a, const struct flow *b)
 {
-    return a->bytes == b->bytes && a->lat == b->lat && a->cap == b->cap &&
-           a->tail == b->tail && a->path_len == b->path_len &&
+    return a->bytes == b->bytes && a->lat == b->lat && a->cap == b->cap && a->tail == b->tail &&
+           a->path_len == b->path_len &&
            (a->path_len == 0 || memcmp(fs->paths + a->path, fs->paths + b->path,
                                        sizeof(int32_t) * (size_t)a->path_len) == 0);
 }

@@ -30,7 +30,7 @@ struct cls {
     double hkey;  /* key of the class's registered completion heap entry, at most key while
                    * active (INFINITY: none); other entries of the class are stale */
     double lat, cap, finish;
-    double tail; /* added to the finish once the bytes have moved (rf_flow_spec.tail_s) */
+    double tail;  /* added to the finish once the bytes have moved (rf_flow_spec.tail_s) */
     int64_t path; /* offset into fs->cpath */
     int32_t path_len, group;
     int32_t w;      /* flows in the class */

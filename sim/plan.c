@@ -29,7 +29,6 @@ int rf_strategy_parse(const char *s, enum rf_strategy *out)
     return -1;
 }
 
-
 static int cells_reserve(struct planner *p, struct cells *c, size_t n, size_t nh)
 {
     if (n + 1 > c->cap) {
@@ -199,7 +198,7 @@ static int overflow(struct planner *p, int32_t ti, const char *what)
 
 /* *acc += a * b for a byte or load count of tensor ti, checked. */
 int planner_add_bytes(struct planner *p, int32_t ti, int64_t *acc, int64_t a, int64_t b,
-                     const char *what)
+                      const char *what)
 {
     return rf_muladd_overflow(acc, a, b) ? overflow(p, ti, what) : 0;
 }
@@ -224,7 +223,7 @@ static int tally_add(struct planner *p, int32_t ti, const struct rf_tally *d)
 }
 
 int planner_emit(struct planner *p, int32_t box, int32_t src, int32_t dst, int32_t count,
-                int32_t stride, uint8_t phase, int64_t bytes, bool count_logical)
+                 int32_t stride, uint8_t phase, int64_t bytes, bool count_logical)
 {
     struct rf_plan *plan = p->plan;
     int32_t ti = plan->boxes[box].tensor;
@@ -254,7 +253,8 @@ int planner_emit(struct planner *p, int32_t box, int32_t src, int32_t dst, int32
             int32_t g = dst + i * stride;
             if ((rc = planner_add_bytes(p, ti, &p->in_load[g], bytes, 1, "a GPU's ingress")) < 0 ||
                 (pl[g].domain != pl[src].domain && pl[g].nic >= 0 &&
-                 (rc = planner_add_bytes(p, ti, &p->nic_in[pl[g].nic], bytes, 1, "a NIC's ingress")) < 0))
+                 (rc = planner_add_bytes(p, ti, &p->nic_in[pl[g].nic], bytes, 1,
+                                         "a NIC's ingress")) < 0))
                 return rc;
         }
     }
@@ -274,7 +274,7 @@ int planner_emit(struct planner *p, int32_t box, int32_t src, int32_t dst, int32
 
 /* Emits dsts[0..n) from src as maximal arithmetic runs. */
 int planner_emit_runs(struct planner *p, int32_t box, int32_t src, const int32_t *dsts, size_t n,
-                     uint8_t phase, int64_t bytes, bool count_logical)
+                      uint8_t phase, int64_t bytes, bool count_logical)
 {
     size_t i = 0;
     while (i < n) {
@@ -282,8 +282,8 @@ int planner_emit_runs(struct planner *p, int32_t box, int32_t src, const int32_t
         int32_t stride = j < n ? dsts[j] - dsts[i] : 0;
         while (j < n && dsts[j] - dsts[j - 1] == stride)
             j++;
-        int rc = planner_emit(p, box, src, dsts[i], (int32_t)(j - i), j - i > 1 ? stride : 0, phase, bytes,
-                      count_logical);
+        int rc = planner_emit(p, box, src, dsts[i], (int32_t)(j - i), j - i > 1 ? stride : 0, phase,
+                              bytes, count_logical);
         if (rc < 0)
             return rc;
         i = j;
@@ -356,7 +356,8 @@ static int assign_local(struct planner *p, int32_t box, const int32_t *h, size_t
         int32_t ti = p->plan->boxes[box].tensor;
         if ((rc = planner_add_bytes(p, ti, &p->load[best], bytes, 1, "a GPU's load")) < 0 ||
             (best_tier > 0 && pl[best].nic >= 0 &&
-             (rc = planner_add_bytes(p, ti, &p->nic_load[pl[best].nic], bytes, 1, "a NIC's load")) < 0))
+             (rc = planner_add_bytes(p, ti, &p->nic_load[pl[best].nic], bytes, 1, "a NIC's load")) <
+                 0))
             return rc;
         p->pairs[i][0] = best;
         p->pairs[i][1] = dsts[i];
@@ -369,8 +370,8 @@ static int assign_local(struct planner *p, int32_t box, const int32_t *h, size_t
             p->rem[j - i] = p->pairs[j][1];
             j++;
         }
-        if ((rc = planner_emit_runs(p, box, p->pairs[i][0], p->rem, j - i, phase, bytes, count_logical)) <
-            0)
+        if ((rc = planner_emit_runs(p, box, p->pairs[i][0], p->rem, j - i, phase, bytes,
+                                    count_logical)) < 0)
             return rc;
         i = j;
     }
@@ -382,14 +383,15 @@ static int assign_local(struct planner *p, int32_t box, const int32_t *h, size_t
  * loaded holders, so sources stay balanced across replicas (or, with local sources, each
  * takes its nearest holder). */
 int planner_assign(struct planner *p, int32_t box, const int32_t *h, size_t nh, const int32_t *dsts,
-                  size_t nd, uint8_t phase, int64_t bytes, bool count_logical)
+                   size_t nd, uint8_t phase, int64_t bytes, bool count_logical)
 {
     size_t nrem = 0;
     int rc;
     GROW(p->rem, 0, p->cap_rem, nd);
     for (size_t i = 0; i < nd; i++) {
         if (bsearch(&dsts[i], h, nh, sizeof(int32_t), planner_cmp_i32)) {
-            if ((rc = planner_emit(p, box, dsts[i], dsts[i], 1, 0, phase, bytes, count_logical)) < 0)
+            if ((rc = planner_emit(p, box, dsts[i], dsts[i], 1, 0, phase, bytes, count_logical)) <
+                0)
                 return rc;
         } else {
             p->rem[nrem++] = dsts[i];
@@ -413,10 +415,11 @@ int planner_assign(struct planner *p, int32_t box, const int32_t *h, size_t nh, 
     for (size_t j = 0; j < k; j++) {
         size_t lo = j * nrem / k, hi = (j + 1) * nrem / k;
         int32_t src = p->order[j].gpu;
-        if ((rc = planner_emit_runs(p, box, src, p->rem + lo, hi - lo, phase, bytes, count_logical)) < 0)
+        if ((rc = planner_emit_runs(p, box, src, p->rem + lo, hi - lo, phase, bytes,
+                                    count_logical)) < 0)
             return rc;
-        if ((rc = planner_add_bytes(p, p->plan->boxes[box].tensor, &p->load[src], bytes, (int64_t)(hi - lo),
-                            "a GPU's load")) < 0)
+        if ((rc = planner_add_bytes(p, p->plan->boxes[box].tensor, &p->load[src], bytes,
+                                    (int64_t)(hi - lo), "a GPU's load")) < 0)
             return rc;
     }
     return 0;
@@ -462,7 +465,7 @@ static int plan_cells(struct planner *p, int32_t ti, size_t elem_size, uint8_t p
             if (rf_box_intersect(b, &p->src.box[ci], t->ndim, &piece)) {
                 int64_t bytes = 0;
                 if ((rc = planner_add_bytes(p, ti, &bytes, rf_box_numel(&piece, t->ndim),
-                                    (int64_t)elem_size, "a box's bytes")) < 0 ||
+                                            (int64_t)elem_size, "a box's bytes")) < 0 ||
                     (rc = push_box(p, ti, &piece)) < 0)
                     return rc;
                 int32_t box = (int32_t)(p->plan->n_boxes - 1);
@@ -490,8 +493,8 @@ static int plan_cells(struct planner *p, int32_t ti, size_t elem_size, uint8_t p
 /* acc += the bytes of tensor ti in dtype dt, checked. */
 static int tensor_bytes(struct planner *p, int32_t ti, enum rf_dtype dt, int64_t *acc)
 {
-    return planner_add_bytes(p, ti, acc, rf_tensor_numel(&p->plan->tensors[ti]), (int64_t)rf_dtype_size(dt),
-                     "the tensor's bytes");
+    return planner_add_bytes(p, ti, acc, rf_tensor_numel(&p->plan->tensors[ti]),
+                             (int64_t)rf_dtype_size(dt), "the tensor's bytes");
 }
 
 static int plan_reshard(struct planner *p, int32_t ti, const struct rf_side *train,
@@ -544,7 +547,8 @@ static int plan_broadcast(struct planner *p, int32_t ti, const struct rf_side *t
     if (root >= infer->first_gpu && root < infer->first_gpu + infer->gpus)
         receivers--;
     if ((rc = tensor_bytes(p, ti, plan->wire_dtype[ti], &bytes)) < 0 ||
-        (rc = planner_add_bytes(p, ti, &d.payload_bytes, bytes, receivers, "the broadcast's bytes")) < 0 ||
+        (rc = planner_add_bytes(p, ti, &d.payload_bytes, bytes, receivers,
+                                "the broadcast's bytes")) < 0 ||
         (rc = planner_add_bytes(p, ti, &d.logical_bytes, bytes, 1, "the broadcast's bytes")) < 0)
         return rc;
     GROW(plan->collectives, 0, plan->cap_collectives, plan->n_collectives + 1);
@@ -788,7 +792,7 @@ int rf_plan_need(const struct rf_plan *plan, const struct rf_side *train,
             size_t ndh = p.dst.hstart[di + 1] - p.dst.hstart[di];
             int64_t bytes = 0;
             if ((rc = planner_add_bytes(&p, (int32_t)ti, &bytes, rf_box_numel(b, t->ndim), elem,
-                                "a shard's bytes")) < 0)
+                                        "a shard's bytes")) < 0)
                 break;
             if (ndh > cap_dd) {
                 free(dd);
@@ -806,11 +810,12 @@ int rf_plan_need(const struct rf_plan *plan, const struct rf_side *train,
                        dd[i] * domain_gpus >= train_end;
             for (size_t i = 0; i < ndh && rc == 0; i++)
                 if ((size_t)dh[i] < n_gpus)
-                    rc = planner_add_bytes(&p, (int32_t)ti, &need->gpu_in[dh[i]], bytes, 1, "a GPU's need");
+                    rc = planner_add_bytes(&p, (int32_t)ti, &need->gpu_in[dh[i]], bytes, 1,
+                                           "a GPU's need");
             for (size_t i = 0; i < nd && rc == 0; i++)
                 if ((size_t)dd[i] < n_domains)
                     rc = planner_add_bytes(&p, (int32_t)ti, &need->domain_in[dd[i]], bytes, 1,
-                                   "a domain's need");
+                                           "a domain's need");
             if (rc < 0)
                 break;
             /* Subtract what a GPU or its domain already holds on the training side, and

@@ -83,9 +83,8 @@ int planner_emit_runs(struct planner *p, int32_t box, int32_t src, const int32_t
 void planner_order_by_load(struct planner *p, const int32_t *h, size_t nh);
 /* Serves dsts[0..nd) of one box from its holders h[0..nh) (sorted): local copies where a
  * destination holds it, else the balanced or local source choice. */
-int planner_assign(struct planner *p, int32_t box, const int32_t *h, size_t nh,
-                   const int32_t *dsts, size_t nd, uint8_t phase, int64_t bytes,
-                   bool count_logical);
+int planner_assign(struct planner *p, int32_t box, const int32_t *h, size_t nh, const int32_t *dsts,
+                   size_t nd, uint8_t phase, int64_t bytes, bool count_logical);
 /* hierarchical delivery of one box (relay.c). */
 int planner_assign_hierarchical(struct planner *p, int32_t box, const int32_t *h, size_t nh,
                                 const int32_t *dsts, size_t nd, int64_t bytes);

@@ -200,8 +200,8 @@ static int relay_chain(struct planner *p, int32_t box, const int32_t *dsts, stru
         while (j < n && stride > 0 && dom[tree[j]].lead - dom[tree[j - 1]].lead == stride)
             j++;
         int32_t count = (int32_t)(j - i);
-        if ((rc = planner_emit(p, box, from->lead, dom[tree[i]].lead, count,
-                               count > 1 ? stride : 0, RF_PHASE_DELIVER, bytes, true)) < 0)
+        if ((rc = planner_emit(p, box, from->lead, dom[tree[i]].lead, count, count > 1 ? stride : 0,
+                               RF_PHASE_DELIVER, bytes, true)) < 0)
             return rc;
         int32_t run = (int32_t)(p->plan->n_transfers - 1);
         struct rf_transfer *x = &p->plan->transfers[run];
@@ -212,9 +212,8 @@ static int relay_chain(struct planner *p, int32_t box, const int32_t *dsts, stru
             return rc;
         for (size_t k = i; k < j; k++) {
             dom[tree[k]].run = run;
-            if (k + 1 < j &&
-                (rc = planner_add_bytes(p, ti, &p->load[dom[tree[k]].lead], bytes, 1,
-                                        "a GPU's load")) < 0)
+            if (k + 1 < j && (rc = planner_add_bytes(p, ti, &p->load[dom[tree[k]].lead], bytes, 1,
+                                                     "a GPU's load")) < 0)
                 return rc;
         }
         i = j;
@@ -325,8 +324,8 @@ int planner_assign_hierarchical(struct planner *p, int32_t box, const int32_t *h
             goto out;
         for (size_t x = from; x < p->plan->n_transfers; x++)
             p->plan->transfers[x].after = d->run;
-        if ((rc = planner_add_bytes(p, ti, &p->load[d->lead], bytes, (int64_t)nf,
-                                    "a GPU's load")) < 0)
+        if ((rc = planner_add_bytes(p, ti, &p->load[d->lead], bytes, (int64_t)nf, "a GPU's load")) <
+            0)
             goto out;
     }
     rc = 0;

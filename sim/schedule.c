@@ -208,7 +208,8 @@ static bool collective_fits(const struct sched *s, int32_t r, const struct rf_co
         return false;
     for (int32_t i = 0; i < c->gpu_count; i++) {
         int32_t g = c->first_gpu + i * c->gpu_stride;
-        if (g != c->root && (!room(s, &s->ln->recv[g], r, need) || !room(s, &s->ln->send[g], r, need)))
+        if (g != c->root &&
+            (!room(s, &s->ln->recv[g], r, need) || !room(s, &s->ln->send[g], r, need)))
             return false;
     }
     return true;
@@ -393,8 +394,7 @@ int rf_schedule(struct rf_plan *plan, const struct rf_schedule_opts *opts, struc
     for (size_t i = 0; i < plan->n_transfers; i++) {
         const struct rf_transfer *t = &plan->transfers[i];
         /* A dependency lies earlier, and on the same box (interleave keeps a box whole). */
-        if (t->after >= (int32_t)i ||
-            (t->after >= 0 && plan->transfers[t->after].box != t->box)) {
+        if (t->after >= (int32_t)i || (t->after >= 0 && plan->transfers[t->after].box != t->box)) {
             rc = rf_error_set(err, RF_EINVAL,
                               "transfer %zu depends on a later one or on another box", i);
             goto out;

@@ -37,8 +37,8 @@ struct rf_schedule_opts {
  * in the same round when its GPUs have room there, and its `hop` is then its dependency's
  * plus one: the relay forwards each chunk (plan->chunk_bytes) as it lands, so a chain of
  * hops costs one round and a fill of one chunk per hop, not a round per hop. Where the
- * round is full it goes `streams` rounds later or more (store and forward) with hop 0. A round with any
- * hop > 0 is a pipelined round: the executor steps it in chunks (exec/replay.c). */
+ * round is full it goes `streams` rounds later or more (store and forward) with hop 0. A round with
+ * any hop > 0 is a pipelined round: the executor steps it in chunks (exec/replay.c). */
 int rf_schedule(struct rf_plan *plan, const struct rf_schedule_opts *opts, struct rf_error *err);
 
 #endif

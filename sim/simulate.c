@@ -141,9 +141,9 @@ struct sim {
     /* NCCL's p2p channels of the replay's communicator (every GPU the plan touches; the
      * executor's world) and the largest send the executor issues, one staging piece. */
     int64_t comm_ranks, piece;
-    int topo_index;    /* which of a message's fills applies to s->topo */
+    int topo_index;                     /* which of a message's fills applies to s->topo */
     float *fill[RF_SIM_MAX_TOPOLOGIES]; /* relay_fill per transfer and topology, or NULL */
-    struct msg *msg_tmp; /* scratch of sort_msgs */
+    struct msg *msg_tmp;                /* scratch of sort_msgs */
     size_t cap_tmp;
     size_t *count;
 };
@@ -155,8 +155,9 @@ struct acc {
     double *round_load, *total_load, *round_dur;
     int32_t *touched;
     size_t n_touched;
-    double round_flow;   /* the round's slowest flow alone: latency + bytes / its best rate */
-    double dbg_bytes, dbg_lat, dbg_best; int dbg_n;
+    double round_flow; /* the round's slowest flow alone: latency + bytes / its best rate */
+    double dbg_bytes, dbg_lat, dbg_best;
+    int dbg_n;
     double *round_alone; /* each round's round_flow */
     /* Each round's link loads, for the estimate: entries [lstart[r], lstart[r + 1]). */
     struct lload {
@@ -420,8 +421,7 @@ static int round_chain(struct sim *s, int32_t r, const struct chain *ch)
             path[np++] = rf_topology_link(topo, RF_LINK_QUANT, col->root);
         for (int h = 0; h < route.n; h++)
             path[np++] = route.link[h];
-        if ((rc = add_flow(s, path, np, (double)ch->bytes, latency, 0, 0, r, RF_SIM_BROADCAST)) <
-            0)
+        if ((rc = add_flow(s, path, np, (double)ch->bytes, latency, 0, 0, r, RF_SIM_BROADCAST)) < 0)
             return rc;
         prev = g;
     }
@@ -543,8 +543,8 @@ static double member_fill(const struct rf_topology *topo, const struct rf_transf
                           double at_src, double chunk)
 {
     for (int32_t j = 0; t->chain && j < k; j++)
-        at_src += hop_fill(topo, rf_transfer_sender(t, j), t->dst + j * t->dst_stride, t->bytes,
-                           chunk);
+        at_src +=
+            hop_fill(topo, rf_transfer_sender(t, j), t->dst + j * t->dst_stride, t->bytes, chunk);
     return at_src;
 }
 
@@ -726,8 +726,7 @@ static int model(const struct rf_plan *plan, const struct rf_side *train,
                 for (int a = 0; a < RF_SIM_MAX_TOPOLOGIES; a++) {
                     m[n].fill[a] = (float)fill[a];
                     if (t->chain && i + 1 < t->dst_count && s.fill[a])
-                        fill[a] += hop_fill(bound ? topos[a] : topo, m[n].src, d, t->bytes,
-                                            chunk);
+                        fill[a] += hop_fill(bound ? topos[a] : topo, m[n].src, d, t->bytes, chunk);
                 }
                 n++;
             }
@@ -787,10 +786,18 @@ static int model(const struct rf_plan *plan, const struct rf_side *train,
                 a->lstart[r + 1] = a->n_lloads;
                 a->round_dur[r] = d;
                 if (getenv("RF_DEBUG_ROUNDS") && i == 0) {
-                    int32_t wl = -1; double wb = 0;
+                    int32_t wl = -1;
+                    double wb = 0;
                     for (size_t k = a->lstart[r]; k < a->lstart[r + 1]; k++)
-                        if (a->lloads[k].seconds > wb) wb = a->lloads[k].seconds, wl = a->lloads[k].link;
-                    fprintf(stderr, "[%g B lat %g best %g n %d] round %d dur %.4f alone %.4f busiest %s %d %d %.4f\n", a->dbg_bytes, a->dbg_lat, a->dbg_best, a->dbg_n, r, d, a->round_flow, wl >= 0 ? rf_link_kind_name(a->topo->links[wl].kind) : "-", wl >= 0 ? a->topo->links[wl].a : -1, wl >= 0 ? a->topo->links[wl].b : -1, wb);
+                        if (a->lloads[k].seconds > wb)
+                            wb = a->lloads[k].seconds, wl = a->lloads[k].link;
+                    fprintf(stderr,
+                            "[%g B lat %g best %g n %d] round %d dur %.4f alone %.4f busiest %s %d "
+                            "%d %.4f\n",
+                            a->dbg_bytes, a->dbg_lat, a->dbg_best, a->dbg_n, r, d, a->round_flow,
+                            wl >= 0 ? rf_link_kind_name(a->topo->links[wl].kind) : "-",
+                            wl >= 0 ? a->topo->links[wl].a : -1,
+                            wl >= 0 ? a->topo->links[wl].b : -1, wb);
                 }
                 a->round_alone[r] = a->round_flow;
                 a->n_touched = 0;

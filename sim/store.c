@@ -1181,8 +1181,8 @@ int rf_store_load_run(struct rf_store *st, int64_t id, struct rf_stored_run *run
     p->model_params = sqlite3_column_int64(q, 4);
     p->model_bytes = sqlite3_column_int64(q, 5);
     /* Before schema 5 nothing relayed within a round: the chunk never applied. */
-    p->chunk_bytes = sqlite3_column_type(q, 6) == SQLITE_NULL ? p->staging_bytes
-                                                             : sqlite3_column_int64(q, 6);
+    p->chunk_bytes =
+        sqlite3_column_type(q, 6) == SQLITE_NULL ? p->staging_bytes : sqlite3_column_int64(q, 6);
     p->relay.ring = sqlite3_column_int(q, 7) != 0;
     p->relay.fanout = sqlite3_column_type(q, 8) == SQLITE_NULL ? 1 : sqlite3_column_int(q, 8);
     p->relay.depth = sqlite3_column_int(q, 9);

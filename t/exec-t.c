@@ -798,8 +798,8 @@ static void relay_hops_are_checked(void **state)
     assert_int_equal(rf_part_derive(&p, &f.run, &err), RF_EINVAL);
     snprintf(want, sizeof(want),
              "transfer %zu in round %d has hop 0; the schedule's rule gives 1 (transfer %zu's "
-             "hop + 1: it forwards it in that round)",
-             n - 2, round, n - 4);
+             "hop at GPU %d + 1: it forwards it in that round)",
+             n - 2, round, n - 4, (int)t[n - 2].src);
     assert_string_equal(err.msg, want);
     t[n - 2].hop = 1;
     t[n - 1].hop = 1 << 21;

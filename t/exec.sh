@@ -96,8 +96,14 @@ for case in relay-ring: relay-tree:2 relay-fp8: relay-chunks:1; do
                             WHERE run_id = $shards AND phase = 'deliver'")
     id=$(plan "$scen" hierarchical)
     ok $? "$scen: refit plan --strategy hierarchical"
-    hops=$(sql "$db" "SELECT max(hop) FROM transfer WHERE run_id = $id")
+    # transfer_each gives each destination of a chain run its own hop (the run's + k).
+    hops=$(sql "$db" "SELECT max(hop) FROM transfer_each WHERE run_id = $id")
     ok "$(test "$hops" -ge 2; echo $?)" "$scen: chains of forwards within a round ($hops hops deep)"
+    if [ "$fanout" = 1 ]; then
+        is "$(sql "$db" "SELECT count(*) > 0, max(dst_count) >= 2 FROM transfer
+                         WHERE run_id = $id AND chain")" "1|1" \
+            "$scen: leaders evenly spaced relay as chain runs (one record per chain)"
+    fi
     if [ -n "$fanout" ]; then
         is "$(sql "$db" "SELECT max(n) FROM (SELECT count(*) n FROM transfer WHERE run_id = $id
                                              AND after_id IS NOT NULL GROUP BY after_id)")" \

@@ -154,7 +154,8 @@ static void relays_spill_past_the_stream_window(void **state)
     struct rf_tensor ts[] = {tensor("w", RF_CLASS_REPLICATED, RF_ROLE_NORM, 0, 1 << 20, 0, 0)};
     struct rf_plan_box boxes[3];
     for (int b = 0; b < 3; b++)
-        boxes[b] = (struct rf_plan_box){.tensor = 0, .box = {.off = {0}, .len = {1 << 20, 1, 1, 1}}};
+        boxes[b] =
+            (struct rf_plan_box){.tensor = 0, .box = {.off = {0}, .len = {1 << 20, 1, 1, 1}}};
     /* 8 MiB boxes, 1 MiB chunks, a 2 MiB budget: two items per GPU, direction and round,
      * 16 MiB of bytes. Sources 0 and 3 come first (source order), fill GPU 2's receive side
      * with their feeds, and so box 0's relay into GPU 2 cannot share its feed's round. */
@@ -163,8 +164,12 @@ static void relays_spill_past_the_stream_window(void **state)
     for (int b = 0; b < 3; b++) {
         tr[2 * b] = (struct rf_transfer){
             .box = b, .src = src[b], .dst = mid[b], .dst_count = 1, .after = -1, .bytes = 8 << 20};
-        tr[2 * b + 1] = (struct rf_transfer){
-            .box = b, .src = mid[b], .dst = end[b], .dst_count = 1, .after = 2 * b, .bytes = 8 << 20};
+        tr[2 * b + 1] = (struct rf_transfer){.box = b,
+                                             .src = mid[b],
+                                             .dst = end[b],
+                                             .dst_count = 1,
+                                             .after = 2 * b,
+                                             .bytes = 8 << 20};
     }
     struct rf_plan p = {.tensors = ts,
                         .n_tensors = 1,
