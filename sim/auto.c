@@ -240,6 +240,24 @@ static void cand_release(struct cand *c)
     c->loads[0] = c->loads[1] = NULL;
 }
 
+/* hierarchical's relay structures auto tries besides the scenario's: leaders fed by the
+ * sources (M2N without its ring), the ring as one chain (M2N), and chains of at most 8
+ * leader hops (a source feeds every ninth leader): more source egress, less pipeline fill.
+ * Trees (fanout 2 and more) are left to the scenario: on Kimi K3 their simulation does
+ * not finish in minutes yet (NEWS). */
+static const struct rf_relay relays[] = {
+    {.ring = false, .fanout = 1, .depth = 0},
+    {.ring = true, .fanout = 1, .depth = 0},
+    {.ring = true, .fanout = 1, .depth = 8},
+};
+
+static bool same_relay(const struct rf_relay *a, const struct rf_relay *b)
+{
+    int fa = a->fanout ? a->fanout : 1, fb = b->fanout ? b->fanout : 1;
+    /* Without the ring, fanout and depth mean nothing. */
+    return a->ring == b->ring && (!a->ring || (fa == fb && a->depth == b->depth));
+}
+
 /* The uniform candidate of strategy st with these sources, or -1. */
 static int find_uniform(const struct search *s, enum rf_strategy st, enum rf_sources sources)
 {
@@ -248,7 +266,8 @@ static int find_uniform(const struct search *s, enum rf_strategy st, enum rf_sou
         bool uniform = true;
         for (size_t k = 0; k < s->in->model->n_tensors && uniform; k++)
             uniform = c->ts[k] == st;
-        if (uniform && (st == RF_STRAT_BROADCAST || c->sources == sources))
+        if (uniform && (st == RF_STRAT_BROADCAST || c->sources == sources) &&
+            (st != RF_STRAT_HIERARCHICAL || same_relay(&c->relay, &s->in->relay)))
             return i;
     }
     return -1;
@@ -399,6 +418,7 @@ static int greedy_roles(struct search *s)
             struct cand *m = add_cand(s, s->c[inc].ts, 0, s->c[inc].sources, false);
             if (!m)
                 break; /* the candidate table is full: keep what was found */
+            m->relay = s->c[inc].relay;
             for (size_t i = 0; i < n; i++)
                 if (in->model->tensors[i].role == (enum rf_role)role)
                     m->ts[i] = alts[a];
@@ -442,10 +462,17 @@ static int predict(struct search *s, const int (*pairs)[2], int n)
 static void describe(const struct search *s, const struct cand *c, int t, char *buf, size_t size)
 {
     const struct rf_model *m = s->in->model;
+    char relay[48] = "";
+    if (relayed(s, c) && !c->relay.ring)
+        snprintf(relay, sizeof(relay), ", no ring");
+    else if (relayed(s, c))
+        snprintf(relay, sizeof(relay), ", ring%s%.0d%s%.0d", c->relay.fanout > 1 ? " fanout " : "",
+                 c->relay.fanout > 1 ? c->relay.fanout : 0, c->relay.depth ? " depth " : "",
+                 c->relay.depth);
     size_t len = (size_t)snprintf(
-        buf, size,
-        "pxn %s, %s sources:", s->topo[t]->cluster->fabric.pxn ? "on" : "off (NCCL_PXN_DISABLE=1)",
-        c->sources == RF_SOURCES_LOCAL ? "local" : "balanced");
+        buf, size, "pxn %s, %s sources%s:",
+        s->topo[t]->cluster->fabric.pxn ? "on" : "off (NCCL_PXN_DISABLE=1)",
+        c->sources == RF_SOURCES_LOCAL ? "local" : "balanced", relay);
     for (int r = 0; r < RF_ROLE_COUNT && len < size; r++) {
         int first = -1;
         bool mixed = false;
@@ -504,13 +531,22 @@ int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_pred
     if (s->threads > MAX_THREADS)
         s->threads = MAX_THREADS;
 
-    /* Step 1: the named strategies and their other source choice, bounded. */
+    /* Step 1: the named strategies and their other source choice, and hierarchical's
+     * other relay structures with the scenario's sources, bounded. */
     static const enum rf_strategy uniform[] = {RF_STRAT_RESHARD, RF_STRAT_HIERARCHICAL};
     for (size_t u = 0; u < sizeof(uniform) / sizeof(uniform[0]); u++)
         for (int src = RF_SOURCES_BALANCED; src <= RF_SOURCES_LOCAL; src++)
             if (!add_cand(s, NULL, uniform[u], (enum rf_sources)src,
                           (enum rf_sources)src == in->sources))
                 goto nomem;
+    for (size_t v = 0; v < sizeof(relays) / sizeof(relays[0]); v++) {
+        if (same_relay(&relays[v], &in->relay))
+            continue;
+        struct cand *c = add_cand(s, NULL, RF_STRAT_HIERARCHICAL, in->sources, false);
+        if (!c)
+            goto nomem;
+        c->relay = relays[v];
+    }
     if (in->hybrid && !add_cand(s, in->hybrid, 0, in->sources, true))
         goto nomem;
     if ((rc = bound_new(s, 0)) < 0)
