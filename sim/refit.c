@@ -195,6 +195,24 @@ static double gb(int64_t bytes)
     return (double)bytes / 1e9;
 }
 
+/* Rounds that relay (pipelined: sim/schedule.h) and the chain runs among the transfers. */
+static void relay_counts(const struct rf_plan *plan, int64_t *pipelined, int64_t *chains)
+{
+    uint8_t *mark = calloc((size_t)plan->n_rounds + 1, 1);
+    *pipelined = *chains = 0;
+    for (size_t i = 0; i < plan->n_transfers && mark; i++) {
+        const struct rf_transfer *t = &plan->transfers[i];
+        *chains += t->chain;
+        if (t->after >= 0 || t->chain)
+            mark[t->round] = 1;
+        if (t->after >= 0)
+            mark[plan->transfers[t->after].round] = 1;
+    }
+    for (int32_t r = 0; r < plan->n_rounds && mark; r++)
+        *pipelined += mark[r];
+    free(mark);
+}
+
 static void print_plan(const struct rf_scenario *sc, const struct rf_plan *plan, int64_t run,
                        const char *db, double seconds)
 {
@@ -219,10 +237,15 @@ static void print_plan(const struct rf_scenario *sc, const struct rf_plan *plan,
                (double)t->params / 1e9, gb(t->payload_bytes), gb(t->moved_bytes),
                gb(t->logical_bytes), (long long)t->transfers);
     }
+    int64_t pipelined, chains;
+    relay_counts(plan, &pipelined, &chains);
     printf("\nrun %lld stored in %s: %zu boxes, %zu transfer runs, %zu collectives in %d rounds "
            "of %.2f GB staging per GPU (%.2f s)\n",
            (long long)run, db, plan->n_boxes, plan->n_transfers, plan->n_collectives,
            plan->n_rounds, gb(plan->staging_bytes), seconds);
+    if (pipelined > 0)
+        printf("  %lld rounds pipelined in %.0f KiB chunks, %lld chain runs\n",
+               (long long)pipelined, (double)plan->chunk_bytes / 1024, (long long)chains);
 }
 
 /* Peak resident memory of this process, in bytes. */
@@ -251,18 +274,26 @@ static int print_plan_json(const struct rf_scenario *sc, const struct rf_plan *p
                       "transfers", (json_int_t)t->transfers, "collectives",
                       (json_int_t)t->collectives));
     }
+    int64_t pipelined, chains;
+    relay_counts(plan, &pipelined, &chains);
+    json_t *relay =
+        json_pack("{sb sI sI}", "ring", plan->relay.ring, "fanout", (json_int_t)plan->relay.fanout,
+                  "depth", (json_int_t)plan->relay.depth);
     json_t *o = json_pack(
-        "{sI so so ss sI sI sI sI sI sI sI sI sI sI sI sI sf sf sI so}", "run_id", (json_int_t)run,
-        "scenario", rf_json_text(sc->source), "model", rf_json_text(sc->model.name), "strategy",
-        rf_strategy_name(plan->strategy), "model_params", (json_int_t)plan->model_params,
-        "model_bytes", (json_int_t)plan->model_bytes, "payload_bytes",
-        (json_int_t)plan->total.payload_bytes, "moved_bytes", (json_int_t)plan->total.moved_bytes,
-        "logical_bytes", (json_int_t)plan->total.logical_bytes, "local_bytes",
-        (json_int_t)plan->total.local_bytes, "transfers", (json_int_t)plan->total.transfers,
-        "transfer_runs", (json_int_t)plan->n_transfers, "boxes", (json_int_t)plan->n_boxes,
-        "collectives", (json_int_t)plan->n_collectives, "rounds", (json_int_t)plan->n_rounds,
-        "staging_bytes", (json_int_t)plan->staging_bytes, "plan_seconds", plan_seconds,
-        "store_seconds", store_seconds, "peak_rss_bytes", (json_int_t)peak_rss(), "roles", roles);
+        "{sI so so ss sI sI sI sI sI sI sI sI sI sI sI sI sf sf sI so sI sI sI sI so}", "run_id",
+        (json_int_t)run, "scenario", rf_json_text(sc->source), "model",
+        rf_json_text(sc->model.name), "strategy", rf_strategy_name(plan->strategy), "model_params",
+        (json_int_t)plan->model_params, "model_bytes", (json_int_t)plan->model_bytes,
+        "payload_bytes", (json_int_t)plan->total.payload_bytes, "moved_bytes",
+        (json_int_t)plan->total.moved_bytes, "logical_bytes", (json_int_t)plan->total.logical_bytes,
+        "local_bytes", (json_int_t)plan->total.local_bytes, "transfers",
+        (json_int_t)plan->total.transfers, "transfer_runs", (json_int_t)plan->n_transfers, "boxes",
+        (json_int_t)plan->n_boxes, "collectives", (json_int_t)plan->n_collectives, "rounds",
+        (json_int_t)plan->n_rounds, "staging_bytes", (json_int_t)plan->staging_bytes,
+        "plan_seconds", plan_seconds, "store_seconds", store_seconds, "peak_rss_bytes",
+        (json_int_t)peak_rss(), "roles", roles, "chunk_bytes", (json_int_t)plan->chunk_bytes,
+        "pipelined_rounds", (json_int_t)pipelined, "chain_runs", (json_int_t)chains,
+        "net_channels_per_peer", (json_int_t)plan->net_channels_per_peer, "relay", relay);
     return rf_json_print(o, stdout, err);
 }
 

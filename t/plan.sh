@@ -194,4 +194,28 @@ REFIT_MODELS=$tmp/notmodels "$REFIT" plan "$small" --db "$tmp/nm.db" >/dev/null 
 is "$? $(cat "$tmp/err")" "1 refit: $tmp/notmodels: not refit's models folder (it has no \
 lib/refit.lua); set REFIT_MODELS to the models folder of refit's source or installation" \
     "REFIT_MODELS naming another folder is one line saying so"
+# M2N's ring (issue 10's scenario A: DeepSeek-V3 from 64 GB200 trainers in domain 0 to 18 TP8
+# replicas in domains 1 and 2). With the ring every byte leaves the trainers once (the
+# leader of one domain forwards it to the other's); without it once per domain. Ring
+# forwards are pipelined: hop 1 leader to leader, hop 2 the NVLink fan-out after it.
+relay=$SRCDIR/scripts/dsv3-gb200-relay.lua
+"$REFIT" plan "$relay" --db "$tmp/relay.db" --strategy hierarchical --json >"$tmp/ring.json"
+ok $? "hierarchical with the ring plans scenario A"
+sed 's/strategy = "auto",/strategy = "auto", relay = { ring = false },/' "$relay" >"$tmp/noring.lua"
+"$REFIT" plan "$tmp/noring.lua" --db "$tmp/relay.db" --strategy hierarchical --json \
+    >"$tmp/noring.json"
+ok $? "and without it (relay = { ring = false })"
+mb=$(json "$tmp/ring.json" '$.model_bytes')
+out() { sql "$tmp/relay.db" "SELECT sum(bytes) FROM transfer_each WHERE run_id = $1
+                             AND src_gpu < 64 AND dst_gpu >= 72"; }
+is "$(out 1)" "$mb" "ring: the trainers send each model byte once ($mb)"
+is "$(out 2)" "$((2 * mb))" "no ring: once per destination domain"
+is "$(sql "$tmp/relay.db" "SELECT max(hop), count(DISTINCT round) FROM transfer_each
+                           WHERE run_id = 1")" "2|$(json "$tmp/ring.json" '$.rounds')" \
+    "ring forwards and fan-outs share their feed's round (hops 1 and 2), in every round"
+is "$(json "$tmp/ring.json" '$.relay.ring') $(json "$tmp/noring.json" '$.relay.ring')" \
+    "1 0" "--json says which relay structure was planned (true, false)"
+is "$(sql "$tmp/relay.db" "SELECT relay_ring, chunk_bytes FROM run ORDER BY id")" \
+    "1|4194304
+0|4194304" "the run rows record the relay structure and the 4 MiB chunk"
 done_testing
