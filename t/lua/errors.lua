@@ -79,6 +79,8 @@ local SCENARIOS = {
     { "cluster-channels.lua", 5, "cluster.calibration.channel_gbps",
       "nic.gbps / channel_gbps = 50 / 1e-09 needs 5e+10 network channels per peer, more than "
         .. "1048576; set calibration.net_channels_per_peer" },
+    { "relay-fanout.lua", 7, "relay.fanout", "expected an integer from 1 to 64, got 0" },
+    { "chunk-zero.lua", 8, "chunk_kib", "expected an integer from 1 to 1073741824, got 0" },
     { "staging-huge.lua", 7, "staging_mb",
       "expected an integer from 1 to 1000000000, got 4611686018427387904" },
     { "staging-hbm.lua", 7, "staging_mb", "50000 MB x 2 streams = 100 GB of staging does not "

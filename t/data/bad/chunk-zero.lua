@@ -1,0 +1,9 @@
+-- A pipeline chunk of no bytes.
+return {
+    model = "qwen3-8b",
+    cluster = { system = "dgx-h100", nodes = 2 },
+    train = { gpus = 8 },
+    infer = { gpus = 8, first_gpu = 8 },
+    strategy = "hierarchical",
+    chunk_kib = 0,
+}
