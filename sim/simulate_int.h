@@ -1,0 +1,121 @@
+/* The simulator's internals, shared by its three parts: sim/simulate.c (a plan's rounds as
+ * flow groups and barriers, the prediction), sim/simulate_round.c (one round's messages and
+ * broadcast chains as flows) and sim/simulate_bound.c (bound mode: rf_simulate_bound). */
+#ifndef RF_SIMULATE_INT_H
+#define RF_SIMULATE_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "flowsim.h"
+#include "simulate.h"
+
+/* One message (or local copy) of a round before merging. */
+struct msg {
+    int32_t src, dst;
+    uint8_t phase;
+    uint8_t quant;
+    uint16_t hop; /* the transfer's (sim/schedule.h), at most UINT16_MAX: messages merge per hop */
+    int32_t runs;
+    /* A relay's pipeline fill (sim_relay_fill) on each topology: it starts forwarding once
+     * the first chunk of every hop before it has landed. */
+    float fill[RF_SIM_MAX_TOPOLOGIES];
+    int64_t bytes;
+};
+
+/* The broadcasts of one round with one root and member set, merged into one chain. */
+struct chain {
+    const struct rf_collective *c;
+    int64_t bytes;
+    bool quant;
+};
+
+/* What bound mode gathers on one topology. Several topologies of one cluster (PXN on and
+ * off) share the rounds' messages and differ only in their routes. */
+struct acc {
+    const struct rf_topology *topo;
+    double *round_load, *total_load, *round_dur;
+    int32_t *touched;
+    size_t n_touched;
+    double round_flow;   /* the round's slowest flow alone: latency + bytes / its best rate */
+    double *round_alone; /* each round's round_flow */
+    /* Each round's link loads, for the estimate: entries [lstart[r], lstart[r + 1]). */
+    struct lload {
+        int32_t link;
+        float seconds; /* the round's bytes on the link at full rate */
+    } * lloads;
+    size_t n_lloads, cap_lloads;
+    size_t *lstart;
+};
+
+struct sim {
+    const struct rf_plan *plan;
+    const struct rf_topology *topo; /* the one being emitted on (bound mode: each in turn) */
+    const struct rf_topology *const *topos;
+    int n_topos;
+    double tolerance;
+    /* Links that can saturate are simulated; the others (leaf links of a non-blocking
+     * fabric, copy engines and quantisers faster than everything feeding them) only carry
+     * bytes, counted here, which keeps rounds decoupled and each rate solve small. */
+    bool *binds;
+    double *extra_bytes;
+    double *capacity; /* of every link of topos[0] */
+    struct rf_flowsim *fs;
+    struct rf_error *err;
+    uint8_t *flow_phase;
+    int32_t *flow_group;
+    size_t n_flows, cap_flows;
+    int32_t (*edges)[2];
+    size_t n_edges, cap_edges;
+    struct rf_prediction *out;
+    /* Bound mode (rf_simulate_bound): flows are not simulated; each round's link loads and
+     * slowest lone flow give a least duration per round, and whole-run loads a link bound. */
+    bool bound_only;
+    struct acc acc[RF_SIM_MAX_TOPOLOGIES], *cur; /* one per topology; the one being filled */
+    int n_acc;
+    /* NCCL's p2p channels of the replay's communicator (every GPU the plan touches; the
+     * executor's world) and the largest send the executor issues, one staging piece (one
+     * chunk in a pipelined round). */
+    int64_t comm_ranks, piece, whole_piece;
+    double chunk;                       /* a relay's pipeline chunk (sim_hop_fill) */
+    int topo_index;                     /* which of a message's fills applies to s->topo */
+    float *fill[RF_SIM_MAX_TOPOLOGIES]; /* sim_relay_fill per transfer and topology, or NULL */
+    /* The plan's transfers and collectives by round: those of round r are
+     * torder[tstart[r] .. tstart[r + 1]) (corder and cstart likewise). */
+    size_t *tstart, *cstart, *torder, *corder;
+    struct msg *m; /* a round's messages */
+    size_t cap_m;
+    struct chain *chains; /* a round's broadcasts */
+    int32_t *runs_of;     /* per GPU: the transfer runs it sends in the round */
+    struct msg *msg_tmp;  /* scratch of the message sort */
+    size_t cap_tmp;
+    size_t *count;
+};
+
+/* Grows *p (of `size`-byte entries, *cap of them) to hold need; RF_ENOMEM into err. */
+int sim_grow(void **p, size_t *cap, size_t need, size_t size, struct rf_error *err);
+/* Group `group` (a round) waits for round `prerequisite`. */
+int sim_add_edge(struct sim *s, int32_t group, int32_t prerequisite);
+
+/* sim/simulate_round.c: round r's transfers and broadcasts as flows (bound mode: as loads on
+ * every topology), and the relay edges to earlier rounds. */
+int sim_round_transfers(struct sim *s, int32_t r);
+int sim_round_chains(struct sim *s, int32_t r);
+/* The pipeline fill of every relayed transfer on topo (*out NULL when nothing relays). */
+int sim_relay_fill(const struct rf_plan *plan, const struct rf_topology *topo, float **out,
+                   struct rf_error *err);
+
+/* sim/simulate_bound.c. */
+int sim_bound_init(struct sim *s);
+void sim_bound_release(struct sim *s);
+/* A flow's bytes on the binding links path[0 .. n) of s->cur's topology. */
+void sim_bound_add(struct sim *s, const int32_t *path, int n, double bytes, double latency,
+                   double tail, double cap);
+/* Closes round r on every topology: its least duration and its link loads. */
+int sim_bound_round(struct sim *s, int32_t r);
+/* The bound (and estimate, when not NULL) of each topology, from the closed rounds and the
+ * sorted edges. */
+int sim_bound_finish(struct sim *s, double *bound, double *estimate);
+
+#endif

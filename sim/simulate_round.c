@@ -1,0 +1,403 @@
+/* One round of a plan as flows: its transfers merged into one message per (source,
+ * destination) pair as the executor packs them, each message a flow through the source's copy
+ * engine (pack), the route and the destination's copy engine (unpack), FP8 runs through the
+ * source's quantiser; its broadcasts as pipelined chains; a relay's pipeline fill as a tail. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "simulate_int.h"
+
+static int cmp_msg(const void *a, const void *b)
+{
+    const struct msg *x = a, *y = b;
+    if (x->src != y->src)
+        return x->src < y->src ? -1 : 1;
+    if (x->dst != y->dst)
+        return x->dst < y->dst ? -1 : 1;
+    if (x->phase != y->phase)
+        return x->phase < y->phase ? -1 : 1;
+    if (x->hop != y->hop)
+        return x->hop < y->hop ? -1 : 1;
+    return (x->quant > y->quant) - (x->quant < y->quant);
+}
+
+static int cmp_chain(const void *a, const void *b)
+{
+    const struct rf_collective *x = ((const struct chain *)a)->c;
+    const struct rf_collective *y = ((const struct chain *)b)->c;
+    int32_t kx[4] = {x->root, x->first_gpu, x->gpu_count, x->gpu_stride};
+    int32_t ky[4] = {y->root, y->first_gpu, y->gpu_count, y->gpu_stride};
+    for (int i = 0; i < 4; i++)
+        if (kx[i] != ky[i])
+            return kx[i] < ky[i] ? -1 : 1;
+    return 0;
+}
+
+static int add_flow(struct sim *s, const int32_t *full, int n_full, double bytes, double latency,
+                    double tail, double cap, int32_t group, enum rf_sim_phase phase)
+{
+    size_t c1 = s->cap_flows, c2 = s->cap_flows;
+    int32_t path[RF_ROUTE_MAX + 3];
+    int n = 0;
+    int rc;
+    for (int i = 0; i < n_full; i++) {
+        if (s->binds[full[i]])
+            path[n++] = full[i];
+        else if (!s->bound_only) /* bytes of links left out, for link_load */
+            s->extra_bytes[full[i]] += bytes;
+    }
+    if (s->bound_only) {
+        sim_bound_add(s, path, n, bytes, latency, tail, cap);
+        return 0;
+    }
+    if ((rc = sim_grow((void **)&s->flow_phase, &c1, s->n_flows + 1, 1, s->err)) < 0 ||
+        (rc = sim_grow((void **)&s->flow_group, &c2, s->n_flows + 1, sizeof(int32_t), s->err)) < 0)
+        return rc;
+    s->cap_flows = c1 < c2 ? c1 : c2;
+    struct rf_flow_spec f = {.bytes = bytes,
+                             .latency_s = latency,
+                             .tail_s = tail,
+                             .rate_cap = cap,
+                             .path = path,
+                             .path_len = n,
+                             .group = group};
+    if ((rc = rf_flowsim_add(s->fs, &f, s->err)) < 0)
+        return rc;
+    s->flow_phase[s->n_flows] = (uint8_t)phase;
+    s->flow_group[s->n_flows] = group;
+    s->n_flows++;
+    s->out->phase_bytes[phase] += (int64_t)bytes;
+    return 0;
+}
+
+/* One stable counting pass: m sorted by src (by_src) or dst into out. */
+static void count_pass(const struct msg *m, size_t n, struct msg *out, size_t *count, size_t gpus,
+                       bool by_src)
+{
+    memset(count, 0, (gpus + 1) * sizeof(*count));
+    for (size_t i = 0; i < n; i++)
+        count[(by_src ? m[i].src : m[i].dst) + 1]++;
+    for (size_t g = 0; g < gpus; g++)
+        count[g + 1] += count[g];
+    for (size_t i = 0; i < n; i++)
+        out[count[by_src ? m[i].src : m[i].dst]++] = m[i];
+}
+
+/* Sorts a round's messages by (src, dst, phase, quant): stable counting passes by dst,
+ * then src, then insertion sort within each pair, which holds a few phases at most.
+ * qsort took a quarter of auto's time on Kimi K3 (7 M messages per candidate). */
+static int sort_msgs(struct sim *s, struct msg *m, size_t n)
+{
+    size_t gpus = (size_t)s->topo->gpus;
+    int rc;
+    if (n < 64) {
+        if (n > 0) /* qsort on a NULL base is undefined even for no elements */
+            qsort(m, n, sizeof(*m), cmp_msg);
+        return 0;
+    }
+    if ((rc = sim_grow((void **)&s->msg_tmp, &s->cap_tmp, n, sizeof(*m), s->err)) < 0)
+        return rc;
+    if (!s->count && !(s->count = malloc((gpus + 1) * sizeof(*s->count))))
+        return rf_error_set(s->err, RF_ENOMEM, "out of memory");
+    count_pass(m, n, s->msg_tmp, s->count, gpus, false);
+    count_pass(s->msg_tmp, n, m, s->count, gpus, true);
+    for (size_t i = 1; i < n; i++) {
+        struct msg x = m[i];
+        size_t j = i;
+        while (j > 0 && cmp_msg(&m[j - 1], &x) > 0) {
+            m[j] = m[j - 1];
+            j--;
+        }
+        m[j] = x;
+    }
+    return 0;
+}
+
+/* The flows of a round's merged messages on s->topo. */
+static int emit_messages(struct sim *s, int32_t r, const struct msg *m, size_t k,
+                         const int32_t *runs_of)
+{
+    const struct rf_topology *topo = s->topo;
+    const struct rf_cluster *c = topo->cluster;
+    int rc = 0;
+    double base = c->cal.bucket_overhead_us * 1e-6;
+    struct rf_p2p p2p;
+    rf_topology_p2p(topo, s->comm_ranks, s->plan->net_channels_per_peer, &p2p);
+    for (size_t i = 0; i < k; i++) {
+        int32_t path[RF_ROUTE_MAX + 3];
+        int np = 0;
+        double latency = base + c->cal.tensor_overhead_us * 1e-6 * runs_of[m[i].src];
+        /* A relay's fill delays its end, not its start (sim_relay_fill): as a tail it adds no
+         * activation events, which distinct start times would, one per hop and route. */
+        double tail = (double)m[i].fill[s->topo_index];
+        if (m[i].src == m[i].dst) {
+            path[np++] = rf_topology_link(topo, RF_LINK_COPY, m[i].src);
+            rc = add_flow(s, path, np, (double)m[i].bytes, latency, tail, 0, r, RF_SIM_LOCAL);
+        } else {
+            struct rf_route route;
+            rf_topology_route(topo, m[i].src, m[i].dst, &route);
+            if (m[i].quant)
+                path[np++] = rf_topology_link(topo, RF_LINK_QUANT, m[i].src);
+            path[np++] = rf_topology_link(topo, RF_LINK_COPY, m[i].src);
+            for (int h = 0; h < route.n; h++)
+                path[np++] = route.link[h];
+            path[np++] = rf_topology_link(topo, RF_LINK_COPY, m[i].dst);
+            latency += route.latency_s + c->cal.message_latency_us * 1e-6;
+            /* A network send moves over the NCCL channels it is split into, each at most
+             * channel_gbps (rf_p2p_cap); the executor sends a message in staging pieces. */
+            double cap = 0;
+            if (route.fabric)
+                cap =
+                    rf_p2p_cap(&p2p, s->piece > 0 && m[i].bytes > s->piece ? s->piece : m[i].bytes);
+            rc = add_flow(s, path, np, (double)m[i].bytes, latency, tail, cap, r,
+                          (enum rf_sim_phase)m[i].phase);
+            s->out->messages++;
+        }
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* The flows of one round's point-to-point messages: merged per (source, destination) as the
+ * executor packs them, then emitted on each topology. */
+static int round_messages(struct sim *s, int32_t r, struct msg *m, size_t n)
+{
+    int rc;
+    if ((rc = sort_msgs(s, m, n)) < 0)
+        return rc;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (k > 0 && cmp_msg(&m[k - 1], &m[i]) == 0) {
+            m[k - 1].bytes += m[i].bytes;
+            m[k - 1].runs += m[i].runs;
+            for (int a = 0; a < RF_SIM_MAX_TOPOLOGIES; a++)
+                m[k - 1].fill[a] = fmaxf(m[k - 1].fill[a], m[i].fill[a]);
+        } else {
+            m[k++] = m[i];
+        }
+    }
+    /* The host hands its tensors to the transport one by one: a per-tensor cost on every
+     * message the GPU sends this round. */
+    for (size_t i = 0; i < k; i++)
+        s->runs_of[m[i].src] += m[i].runs;
+    for (int a = 0; a < (s->bound_only ? s->n_acc : 1) && rc == 0; a++) {
+        if (s->bound_only)
+            s->cur = &s->acc[a], s->topo = s->acc[a].topo;
+        s->topo_index = a;
+        rc = emit_messages(s, r, m, k, s->runs_of);
+    }
+    for (size_t i = 0; i < k; i++)
+        s->runs_of[m[i].src] = 0;
+    return rc;
+}
+
+/* A broadcast as NCCL pipelines it: a chain root -> members in GPU order (node-local hops
+ * first), every hop carrying the whole tensor at once; the pipeline fill, hops x hop latency
+ * + (hops - 1) x one chunk at the slowest hop's rate, delays the whole chain:
+ * T = alpha + hops * hop_latency + (hops - 1) * chunk / B + bytes / B. A broadcast is a
+ * collective on the ring's channels (all of the communicator's), not p2p channels per
+ * peer, so its hops have no per-peer channel cap. */
+static int round_chain(struct sim *s, int32_t r, const struct chain *ch)
+{
+    const struct rf_topology *topo = s->topo;
+    const struct rf_cluster *c = topo->cluster;
+    const struct rf_collective *col = ch->c;
+    double slowest = INFINITY, hop_latency = 0;
+    bool fabric = false;
+    int64_t hops = 0;
+    int32_t prev = col->root;
+    int rc;
+
+    for (int32_t i = 0; i < col->gpu_count; i++) {
+        int32_t g = col->first_gpu + i * col->gpu_stride;
+        struct rf_route route;
+        if (g == col->root)
+            continue;
+        rf_topology_route(topo, prev, g, &route);
+        for (int h = 0; h < route.n; h++)
+            if (topo->links[route.link[h]].capacity < slowest)
+                slowest = topo->links[route.link[h]].capacity;
+        if (route.latency_s > hop_latency)
+            hop_latency = route.latency_s;
+        fabric |= route.fabric;
+        prev = g;
+        hops++;
+    }
+    if (hops == 0)
+        return 0;
+    double chunk = (double)(fabric ? c->cal.net_chunk_kib : c->cal.nvl_chunk_kib) * 1024.0;
+    double latency = c->cal.bucket_overhead_us * 1e-6 + c->cal.message_latency_us * 1e-6 +
+                     (double)hops * hop_latency + (double)(hops - 1) * chunk / slowest;
+    prev = col->root;
+    for (int32_t i = 0; i < col->gpu_count; i++) {
+        int32_t g = col->first_gpu + i * col->gpu_stride;
+        int32_t path[RF_ROUTE_MAX + 1];
+        int np = 0;
+        struct rf_route route;
+        if (g == col->root)
+            continue;
+        rf_topology_route(topo, prev, g, &route);
+        if (ch->quant && prev == col->root)
+            path[np++] = rf_topology_link(topo, RF_LINK_QUANT, col->root);
+        for (int h = 0; h < route.n; h++)
+            path[np++] = route.link[h];
+        if ((rc = add_flow(s, path, np, (double)ch->bytes, latency, 0, 0, r, RF_SIM_BROADCAST)) < 0)
+            return rc;
+        prev = g;
+    }
+    s->out->messages += hops;
+    return 0;
+}
+
+/* The least time one hop of a relay takes to pass its first chunk on: the message's fixed
+ * costs, its route's latency and one chunk at the route's slowest link. */
+static double hop_fill(const struct rf_topology *topo, int32_t from, int32_t to, int64_t bytes,
+                       double chunk)
+{
+    struct rf_route route;
+    rf_topology_route(topo, from, to, &route);
+    double slowest = INFINITY;
+    for (int h = 0; h < route.n; h++)
+        if (topo->links[route.link[h]].capacity < slowest)
+            slowest = topo->links[route.link[h]].capacity;
+    double b = (double)bytes < chunk ? (double)bytes : chunk;
+    return route.latency_s + topo->cluster->cal.message_latency_us * 1e-6 +
+           (slowest < INFINITY ? b / slowest : 0);
+}
+
+/* Round r's transfers as messages, one per destination (a chain member sends its
+ * successor's), merged and emitted by round_messages; a relay whose feed is in an earlier
+ * round within the stream window waits for that round. */
+int sim_round_transfers(struct sim *s, int32_t r)
+{
+    const struct rf_plan *plan = s->plan;
+    const struct rf_cluster *c = s->topos[0]->cluster;
+    size_t n = 0;
+    int rc;
+    /* A pipelined round (one that relays) is sent in chunks (exec/replay.c). */
+    bool pipelined = false;
+    for (size_t k = s->tstart[r]; k < s->tstart[r + 1] && !pipelined; k++)
+        pipelined = plan->transfers[s->torder[k]].hop > 0 || plan->transfers[s->torder[k]].chain;
+    s->piece = pipelined && plan->chunk_bytes > 0 ? plan->chunk_bytes : s->whole_piece;
+    for (size_t k = s->tstart[r]; k < s->tstart[r + 1]; k++) {
+        const struct rf_transfer *t = &plan->transfers[s->torder[k]];
+        int32_t tensor = plan->boxes[t->box].tensor;
+        uint8_t phase = t->phase == RF_PHASE_GATHER ? RF_SIM_GATHER
+                        : t->after >= 0             ? RF_SIM_FANOUT
+                                                    : RF_SIM_DELIVER;
+        bool quant = phase == RF_SIM_DELIVER && plan->wire_dtype[tensor] == RF_DT_FP8 &&
+                     plan->tensors[tensor].dtype != RF_DT_FP8;
+        if ((rc = sim_grow((void **)&s->m, &s->cap_m, n + (size_t)t->dst_count, sizeof(*s->m),
+                           s->err)) < 0)
+            return rc;
+        struct msg *m = s->m;
+        struct msg one = {.quant = quant, .runs = 1, .bytes = t->bytes};
+        double fill[RF_SIM_MAX_TOPOLOGIES];
+        for (int a = 0; a < RF_SIM_MAX_TOPOLOGIES; a++)
+            fill[a] = s->fill[a] ? s->fill[a][s->torder[k]] : 0;
+        for (int32_t i = 0; i < t->dst_count; i++) {
+            int32_t d = t->dst + i * t->dst_stride, hop = rf_transfer_hop(t, i);
+            m[n] = one;
+            m[n].src = rf_transfer_sender(t, i);
+            m[n].dst = d;
+            m[n].hop = hop < UINT16_MAX ? (uint16_t)hop : UINT16_MAX;
+            m[n].phase = m[n].src == d ? RF_SIM_LOCAL : phase;
+            m[n].quant = quant && m[n].src == t->src; /* members forward FP8 as it came */
+            /* A chain member forwards at the fill of the hops before it (s->fill[a] is set
+             * only for the topologies messages are emitted on). */
+            for (int a = 0; a < RF_SIM_MAX_TOPOLOGIES; a++) {
+                m[n].fill[a] = (float)fill[a];
+                if (t->chain && i + 1 < t->dst_count && s->fill[a])
+                    fill[a] += hop_fill(s->topos[a], m[n].src, d, t->bytes, s->chunk);
+            }
+            n++;
+        }
+        /* A relay in a later round than what it forwards waits for that round; one in
+         * the same round is pipelined (its fill). */
+        int32_t ar = t->after >= 0 ? plan->transfers[t->after].round : r;
+        if (ar < r && ar > r - c->cal.streams && (rc = sim_add_edge(s, r, ar)) < 0)
+            return rc;
+    }
+    return round_messages(s, r, s->m, n);
+}
+
+/* Round r's broadcasts: those with the same root and members form one chain, emitted on
+ * every topology. */
+int sim_round_chains(struct sim *s, int32_t r)
+{
+    const struct rf_plan *plan = s->plan;
+    struct chain *chains = s->chains;
+    size_t nc = 0;
+    int rc = 0;
+    for (size_t k = s->cstart[r]; k < s->cstart[r + 1]; k++) {
+        const struct rf_collective *col = &plan->collectives[s->corder[k]];
+        chains[nc++] = (struct chain){
+            .c = col, .bytes = col->bytes, .quant = plan->wire_dtype[col->tensor] == RF_DT_FP8};
+    }
+    if (nc > 0)
+        qsort(chains, nc, sizeof(*chains), cmp_chain);
+    size_t kc = 0;
+    for (size_t i = 0; i < nc; i++) {
+        if (kc > 0 && cmp_chain(&chains[kc - 1], &chains[i]) == 0) {
+            chains[kc - 1].bytes += chains[i].bytes;
+            chains[kc - 1].quant |= chains[i].quant;
+        } else {
+            chains[kc++] = chains[i];
+        }
+    }
+    for (size_t i = 0; i < kc; i++)
+        for (int a = 0; a < (s->bound_only ? s->n_acc : 1) && rc == 0; a++) {
+            if (s->bound_only)
+                s->cur = &s->acc[a], s->topo = s->acc[a].topo;
+            rc = round_chain(s, r, &chains[i]);
+        }
+    return rc;
+}
+
+/* The fill of destination k of run t given the fill at its source (chains add each hop
+ * before k). */
+static double member_fill(const struct rf_topology *topo, const struct rf_transfer *t, int32_t k,
+                          double at_src, double chunk)
+{
+    for (int32_t j = 0; t->chain && j < k; j++)
+        at_src +=
+            hop_fill(topo, rf_transfer_sender(t, j), t->dst + j * t->dst_stride, t->bytes, chunk);
+    return at_src;
+}
+
+/* A pipelined relay (hop > 0, sim/schedule.h) forwards chunk by chunk what the transfer it
+ * depends on delivers in the same round: every hop's flow runs at once (concurrent flows
+ * on all its links, as a broadcast chain's), and a hop starts once the first chunk has
+ * crossed every hop before it. Its fill is the fill of the transfer it forwards plus that
+ * transfer's fixed costs (message and route latency) and one chunk at the line rate of
+ * its slowest link: the least any relay must wait, so contention can only make the real
+ * fill longer. (A relay's flow may then run ahead of the bytes reaching it; the round
+ * still ends after its slowest hop, as a pipeline does.) NULL when nothing relays. */
+int sim_relay_fill(const struct rf_plan *plan, const struct rf_topology *topo, float **out,
+                   struct rf_error *err)
+{
+    bool any = false;
+    *out = NULL;
+    for (size_t i = 0; i < plan->n_transfers && !any; i++)
+        any = plan->transfers[i].hop > 0 || plan->transfers[i].chain;
+    if (!any)
+        return 0;
+    float *fill = calloc(plan->n_transfers, sizeof(float));
+    if (!fill)
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    double chunk = plan->chunk_bytes > 0 ? (double)plan->chunk_bytes : (double)plan->staging_bytes;
+    for (size_t i = 0; i < plan->n_transfers; i++) {
+        const struct rf_transfer *t = &plan->transfers[i];
+        if (t->hop <= 0 || t->after < 0 || (size_t)t->after >= i)
+            continue;
+        /* t's source received its copy as member k of the run it forwards. */
+        const struct rf_transfer *a = &plan->transfers[t->after];
+        int32_t k = a->chain && a->dst_stride ? (t->src - a->dst) / a->dst_stride : 0;
+        double at = member_fill(topo, a, k, fill[t->after], chunk);
+        fill[i] = (float)(at + hop_fill(topo, rf_transfer_sender(a, k), t->src, a->bytes, chunk));
+    }
+    *out = fill;
+    return 0;
+}
