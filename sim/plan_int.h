@@ -23,13 +23,35 @@ struct gpu_load {
     int32_t gpu;
 };
 
+/* A holder of a box as the balanced choice sees it for one group of destinations: the NIC
+ * its deliveries would leave by (-1: they stay on NVLink), its GPU's load, its GPU. */
+struct exit_holder {
+    int64_t load;
+    int32_t nic, gpu;
+};
+
+/* The holders keys[next..end) that leave by one NIC (or one holder over NVLink). */
+struct exit_group {
+    uint32_t next, end;
+};
+
+/* An exit group's place in the deal: its NIC's load (-1 over NVLink), then its first
+ * holder's GPU load and GPU. */
+struct exit_deal {
+    int64_t nic_load, load;
+    int32_t gpu;
+    uint32_t group;
+};
+
 struct planner {
     struct rf_plan *plan;
     struct rf_error *err;
     const struct rf_topology *topo; /* NULL when planning without a cluster */
     enum rf_sources sources;
-    int64_t *load;     /* bytes each GPU has been chosen to send so far */
-    int64_t *nic_load; /* the same per NIC, for local source choice */
+    int64_t *load; /* bytes each GPU has been chosen to send so far */
+    /* Bytes each NIC sends so far: every transfer that leaves its NVLink domain counts on
+     * the NIC its route leaves by (planner_egress_nic), whoever planned it. */
+    int64_t *nic_load;
     /* Bytes each GPU has been assigned to receive from another GPU, and each NIC from
      * another NVLink domain: hierarchical's leaders are chosen by them. Kept only when a
      * tensor is hierarchical (track_in), so other plans pay nothing for them. */
@@ -49,6 +71,12 @@ struct planner {
     int32_t *rem;
     struct gpu_load *order;
     size_t cap_rem, cap_order;
+    /* The balanced choice's scratch: holders by exit NIC, a group per NIC, the order the
+     * groups are dealt blocks in. */
+    struct exit_holder *keys;
+    struct exit_group *groups;
+    struct exit_deal *deal;
+    size_t cap_keys, cap_groups, cap_deal;
 };
 
 #define GROW(ptr, n, cap, need)                                                                    \
@@ -73,12 +101,17 @@ int planner_cmp_i32(const void *a, const void *b);
 int planner_add_bytes(struct planner *p, int32_t ti, int64_t *acc, int64_t a, int64_t b,
                       const char *what);
 /* Appends the run of box from src to dst, dst + stride, ... (count of them), with its
- * tallies (and ingress loads when track_in). */
+ * tallies, the NIC egress of each delivery that leaves src's NVLink domain (nic_load) and,
+ * when track_in, the ingress loads. */
 int planner_emit(struct planner *p, int32_t box, int32_t src, int32_t dst, int32_t count,
                  int32_t stride, uint8_t phase, int64_t bytes, bool count_logical);
 /* Emits dsts[0..n) from src as maximal arithmetic runs, in their order. */
 int planner_emit_runs(struct planner *p, int32_t box, int32_t src, const int32_t *dsts, size_t n,
                       uint8_t phase, int64_t bytes, bool count_logical);
+/* The NIC a transfer from src to dst leaves by, as topology.c routes it: none (-1) inside
+ * an NVLink domain or without NICs; with PXN the NIC of src's node on dst's rail; else
+ * src's own. */
+int32_t planner_egress_nic(const struct planner *p, int32_t src, int32_t dst);
 /* The holders h in p->order (grown to nh by the caller), least-loaded first. */
 void planner_order_by_load(struct planner *p, const int32_t *h, size_t nh);
 /* Serves dsts[0..nd) of one box from its holders h[0..nh) (sorted): local copies where a

@@ -481,6 +481,83 @@ static void hierarchical_leaders_spread_over_nics(void **state)
     release_sides(&tr, &in);
 }
 
+/* Bytes each NIC sends in plan p, by the NIC_OUT link of each delivery's route: the
+ * simulator's routing, not the planner's own account. nic_out has topo.nics entries. */
+static void nic_egress(const struct rf_plan *p, const struct rf_topology *t, int64_t *nic_out)
+{
+    memset(nic_out, 0, (size_t)t->nics * sizeof(*nic_out));
+    for (size_t i = 0; i < p->n_transfers; i++) {
+        const struct rf_transfer *x = &p->transfers[i];
+        for (int32_t k = 0; k < x->dst_count; k++) {
+            struct rf_route r;
+            if (x->src == x->dst + k * x->dst_stride)
+                continue;
+            rf_topology_route(t, x->src, x->dst + k * x->dst_stride, &r);
+            for (int h = 0; h < r.n; h++)
+                if (t->links[r.link[h]].kind == RF_LINK_NIC_OUT)
+                    nic_out[(size_t)r.link[h] - t->base[RF_LINK_NIC_OUT]] += x->bytes;
+        }
+    }
+}
+
+/* Balanced sources count the NIC a delivery leaves by, which under PXN is the NIC of the
+ * source's tray on the destination's rail (topology.c's routes), not the source's own.
+ * Experts of EP4 x EDP2 on two trays (tray 0 holds EP ranks 0..3 on GPUs 0..3, tray 1 the
+ * same on 4..7) go to one inference GPU on rail 0, in 4 boxes of 2 holders: every holder
+ * of tray 0 leaves by NIC 0, every holder of tray 1 by NIC 4. Balancing GPU loads, each
+ * box went to its lower holder (the loads tied: no box shares a holder), all in tray 0,
+ * and NIC 0 sent every byte while NIC 4 sent none; the boxes must alternate between the
+ * trays. Without PXN each holder leaves by its own NIC: four NICs, a box each. Local
+ * sources, among equally near holders, choose by the same NIC's load. */
+static void balanced_sources_spread_over_pxn_nics(void **state)
+{
+    (void)state;
+    struct rf_tensor ts[] = {tensor("e", RF_CLASS_EXPERT_COLUMN, RF_ROLE_EXPERT, 0, 8, 16, 16)};
+    struct rf_model m = {.name = "m", .layers = 1, .tensors = ts, .n_tensors = 1};
+    struct rf_side tr = train_side(1, 1, 1, 8, 4, 1, false, 0, 1);
+    struct rf_side in = infer_side(1, 1, 1, 1, 1, 8, 1, RF_DT_BF16);
+    int64_t total = 8 * 16 * 16 * 2;
+    for (int k = 0; k < 4; k++) {
+        bool pxn = k < 2, local = k & 1;
+        struct rf_cluster c = tray_cluster(4);
+        c.fabric.pxn = pxn;
+        struct rf_topology topo;
+        struct rf_error err;
+        struct rf_plan p;
+        assert_int_equal(rf_topology_init(&topo, &c, &err), 0);
+        struct rf_plan_opts o = {.topo = &topo,
+                                 .sources = local ? RF_SOURCES_LOCAL : RF_SOURCES_BALANCED};
+        if (rf_plan_build(&p, &m, &tr, &in, RF_STRAT_RESHARD, NULL, &o, &err) < 0)
+            fail_msg("%s", err.msg);
+        check_coverage(&p, &tr, &in);
+        assert_int_equal(p.total.payload_bytes, total);
+        int64_t out[24], max = 0, sum = 0;
+        int used = 0;
+        assert_int_equal(topo.nics, 24);
+        nic_egress(&p, &topo, out);
+        for (int n = 0; n < 24; n++) {
+            max = out[n] > max ? out[n] : max;
+            sum += out[n];
+            used += out[n] > 0;
+        }
+        printf("# %s sources, PXN %s: busiest NIC %lld of %lld bytes, %d NICs send\n",
+               local ? "local" : "balanced", pxn ? "on" : "off", (long long)max, (long long)sum,
+               used);
+        assert_int_equal(sum, total);
+        if (pxn) {
+            /* Only NICs 0 and 4 can carry it: half each. */
+            assert_int_equal(out[0], total / 2);
+            assert_int_equal(out[4], total / 2);
+        } else {
+            assert_int_equal(used, 4);
+            assert_int_equal(max, total / 4);
+        }
+        rf_plan_release(&p);
+        rf_topology_release(&topo);
+    }
+    release_sides(&tr, &in);
+}
+
 static void results_independent_of_rank_order(void **state)
 {
     (void)state;
@@ -650,6 +727,7 @@ int main(void)
         cmocka_unit_test(fp8_adds_block_scales),
         cmocka_unit_test(random_layouts_cover_exactly_once),
         cmocka_unit_test(hierarchical_leaders_spread_over_nics),
+        cmocka_unit_test(balanced_sources_spread_over_pxn_nics),
         cmocka_unit_test(results_independent_of_rank_order),
         cmocka_unit_test(overflowing_models_are_refused),
         cmocka_unit_test(byte_counts_past_int64_are_refused),
