@@ -255,20 +255,57 @@ static uint64_t seed(void)
     return v;
 }
 
-static void check_above(double predicted, double bound, int iter, const char *what)
+/* A failure names the case: the iteration (replayed with the seed), the strategy, the
+ * relay and schedule options and k (bit 0: PXN flipped, bit 1: local sources). */
+static void check_above(double predicted, double bound, int iter, const char *what,
+                        const struct rf_relay *r, const struct rf_schedule_opts *so, int k)
 {
     if (!(predicted >= bound * (1 - 1e-12)))
-        fail_msg("iteration %d: %s predicts %.15g below the bound %.15g", iter, what, predicted,
-                 bound);
+        fail_msg("iteration %d: %s (relay ring %d fanout %d depth %d, chunk %lld, streams %d, "
+                 "k %d) predicts %.15g below the bound %.15g",
+                 iter, what, (int)r->ring, (int)r->fanout, (int)r->depth,
+                 (long long)so->chunk_bytes, (int)so->streams, k, predicted, bound);
+}
+
+/* A random relay structure for hierarchical tensors: a source feeding each leader, or a
+ * ring of leaders as a chain or a tree of fanout up to 4, its depth unlimited (0) or up to
+ * 3 hops. */
+static struct rf_relay random_relay(void)
+{
+    return (struct rf_relay){
+        .ring = rnd() % 2, .fanout = 1 + (int32_t)(rnd() % 4), .depth = (int32_t)(rnd() % 4)};
 }
 
 /* Every named strategy (hybrid as a random per-tensor mix), with balanced and local sources,
- * PXN on and off, and auto: each prediction at or above the bound. The bound counted in
- * the prediction is lowered by the batching margin; the check is against the bound itself
- * at the exact tolerance's margin too. */
+ * PXN on and off, and auto: each prediction at or above the bound. Hierarchical tensors
+ * relay as a random struct rf_relay says, and the schedule pipelines relays in a random
+ * chunk (the default: the whole staging budget, or down to 256 bytes, so that chains of
+ * hops share a round) with 1 to 3 rounds in flight (the cluster's streams, which the
+ * simulator and the schedule share); a third of the inference sides are FP8. The bound
+ * counted in the prediction is lowered by the batching margin; the check is against the
+ * bound itself at the exact tolerance's margin too. */
+/* Whether plan p relays leader to leader (a forward that leaves its NVLink domain, or a
+ * chain run), and the deepest hop its schedule pipelines. */
+static void relays_of(const struct rf_plan *p, const struct rf_topology *t, bool *ring,
+                      int32_t *max_hop)
+{
+    for (size_t i = 0; i < p->n_transfers; i++) {
+        const struct rf_transfer *x = &p->transfers[i];
+        for (int32_t k = 0; k < x->dst_count; k++) {
+            int32_t from = rf_transfer_sender(x, k), to = x->dst + k * x->dst_stride;
+            *ring |= (x->after >= 0 || x->chain) &&
+                     rf_topology_domain(t, from) != rf_topology_domain(t, to);
+            if (rf_transfer_hop(x, k) > *max_hop)
+                *max_hop = rf_transfer_hop(x, k);
+        }
+    }
+}
+
 static void random_plans_never_beat_the_bound(void **state)
 {
     (void)state;
+    static const int64_t chunks[] = {0, 256, 1024, 4096, 1 << 14};
+    int ringed = 0, deep = 0, fp8 = 0;
     rng_state = seed();
     for (int iter = 0; iter < 300; iter++) {
         struct rf_tensor ts[64];
@@ -279,6 +316,11 @@ static void random_plans_never_beat_the_bound(void **state)
         bool moe = rnd() % 2;
         random_model(&m, ts, layers, moe);
         struct rf_cluster c = random_cluster();
+        struct rf_relay relay = random_relay();
+        struct rf_schedule_opts so = {.staging_bytes = 1 << 16,
+                                      .chunk_bytes = pick(chunks, 5),
+                                      .streams = 1 + (int32_t)(rnd() % 3)};
+        c.cal.streams = so.streams;
         struct rf_cluster flipped = c;
         flipped.fabric.pxn = !c.fabric.pxn;
         random_sides(&tr, &in, layers, moe, c.nodes * c.gpus_per_node);
@@ -293,26 +335,32 @@ static void random_plans_never_beat_the_bound(void **state)
         for (int s = RF_STRAT_BROADCAST; s <= RF_STRAT_HYBRID; s++) {
             for (int k = 0; k < 4; k++) {
                 const struct rf_topology *t = k & 1 ? &alt : &topo;
-                struct rf_plan_opts po = {
-                    .topo = t, .sources = k & 2 ? RF_SOURCES_LOCAL : RF_SOURCES_BALANCED};
+                struct rf_plan_opts po = {.topo = t,
+                                          .sources = k & 2 ? RF_SOURCES_LOCAL : RF_SOURCES_BALANCED,
+                                          .relay = relay};
                 struct rf_plan p;
                 struct rf_prediction pred;
                 double b;
                 if (rf_plan_build(&p, &m, &tr, &in, (enum rf_strategy)s,
                                   s == RF_STRAT_HYBRID ? mix : NULL, &po, &err) < 0 ||
-                    rf_schedule(&p, &(struct rf_schedule_opts){.staging_bytes = 1 << 16}, &err) <
-                        0 ||
+                    rf_schedule(&p, &so, &err) < 0 ||
                     rf_lower_bound(&p, &tr, &in, t, &b, &err) < 0 ||
                     rf_simulate(&p, &tr, &in, t, &o, &pred, &err) < 0)
                     fail_msg("iteration %d: %s", iter, err.msg);
+                bool ring = false;
+                int32_t hop = 0;
+                relays_of(&p, t, &ring, &hop);
+                ringed += ring;
+                deep += hop >= 2;
                 /* The bound depends on neither strategy nor sources (nor PXN: the same
                  * capacities). */
                 if (s == RF_STRAT_BROADCAST && k == 0)
                     bound = b;
                 assert_close(b, bound);
-                check_above(pred.predicted_s, pred.lower_bound_s, iter, rf_strategy_name(s));
+                check_above(pred.predicted_s, pred.lower_bound_s, iter, rf_strategy_name(s), &relay,
+                            &so, k);
                 check_above(pred.predicted_s, b * (1 - 2 * RF_SIM_TOLERANCE_MIN), iter,
-                            rf_strategy_name(s));
+                            rf_strategy_name(s), &relay, &so, k);
                 rf_prediction_release(&pred);
                 rf_plan_release(&p);
             }
@@ -321,7 +369,9 @@ static void random_plans_never_beat_the_bound(void **state)
                                    .train = &tr,
                                    .infer = &in,
                                    .topo = &topo,
-                                   .staging_bytes = 1 << 16,
+                                   .staging_bytes = so.staging_bytes,
+                                   .chunk_bytes = so.chunk_bytes,
+                                   .relay = relay,
                                    .sources = RF_SOURCES_BALANCED,
                                    .hybrid = mix,
                                    .alt_topo = &alt,
@@ -332,8 +382,10 @@ static void random_plans_never_beat_the_bound(void **state)
         assert_non_null(choice);
         if (rf_auto(&ai, &p, &pred, choice, &err) < 0)
             fail_msg("iteration %d: auto: %s", iter, err.msg);
-        check_above(pred.predicted_s, bound * (1 - 2 * RF_SIM_TOLERANCE_MIN), iter, "auto");
+        check_above(pred.predicted_s, bound * (1 - 2 * RF_SIM_TOLERANCE_MIN), iter, "auto", &relay,
+                    &so, 0);
         free(choice);
+        fp8 += in.dtype == RF_DT_FP8;
         rf_prediction_release(&pred);
         rf_plan_release(&p);
         rf_topology_release(&topo);
@@ -341,6 +393,11 @@ static void random_plans_never_beat_the_bound(void **state)
         rf_side_release(&tr);
         rf_side_release(&in);
     }
+    /* The cases the structures exist for were drawn: leaders relaying between domains,
+     * chains pipelined two hops deep or more, FP8. */
+    printf("# plans relaying leader to leader %d, pipelined 2+ hops deep %d, FP8 sides %d\n",
+           ringed, deep, fp8);
+    assert_true(ringed > 0 && deep > 0 && fp8 > 0);
 }
 
 int main(void)
