@@ -1,20 +1,24 @@
 /* The flow-level simulator: an event-driven fluid model with max-min fair rates, solved
  * incrementally so that millions of flows in hundreds of barrier groups take seconds.
  *
- * Flows of one group with the same path, bytes, cap and latency are one weighted class:
- * they start together and, max-min fairness being symmetric, move at the same rate and
- * finish together. Completions and activations within a relative BATCH_EPS of each other
- * are one event. At an event only the classes that can change rate are re-solved: a local
- * set S (the new classes, and those bottlenecked on links that lost a class), grown until
- * the bottleneck conditions of max-min fairness hold again for the whole system. That set
- * is usually far smaller than the connected component, since leaf links tie every flow of
- * a group into one component without being bottlenecks. Each re-solve is progressive
- * filling on a small local table of S's links, with a heap of link levels.
+ * Flows of one group with the same path, bytes, cap and latency are one member: they start
+ * together and finish together. Members with the same path and cap, whatever their group,
+ * bytes or latency, are one rate class: max-min fairness being symmetric, their active
+ * flows move at one rate, so the solver rates classes (weighted by their active flows) and
+ * a class's members finish in the order of their thresholds, the class's service (bytes
+ * per flow moved) they joined at plus their bytes. Completions and activations within a
+ * relative BATCH_EPS of each other are one event. At an event only the classes that can
+ * change rate are re-solved: a local set S (the classes that gained members, and those
+ * bottlenecked on links that lost some), grown until the bottleneck conditions of max-min
+ * fairness hold again for the whole system. That set is usually far smaller than the
+ * connected component, since leaf links tie every flow of a group into one component
+ * without being bottlenecks. Each re-solve is progressive filling on a small local table
+ * of S's links, with a heap of link levels.
  *
  * The cost of an event is proportional to the classes whose rates change. A saturated
  * link shared by many classes with distinct finish times therefore costs quadratic time
- * in their number (every completion re-rates the rest); equal shard sizes, the common case
- * in a refit, finish in one event. */
+ * in their number (every completion re-rates the rest); members of one class cost only
+ * their heap, and equal shard sizes, the common case in a refit, finish in one event. */
 #include "flowsim.h"
 
 #include <math.h>
@@ -203,26 +207,49 @@ static void group_done(struct rf_flowsim *fs, int32_t g0)
             if (dg->cbeg == dg->cend)
                 fs->gstack[n++] = d;
             else
-                aheap_push(fs, dg->start + fs->cls[dg->cbeg].lat, d);
+                aheap_push(fs, dg->start + fs->memb[dg->cbeg].lat, d);
         }
     }
 }
 
-/* Class c's bytes have moved at time t: it finishes after its tail. A group finishing
+/* Member m's bytes have moved at time t: it finishes after its tail. A group finishing
  * releases its dependents at its finish time, which may lie in the future (a tail), and
  * their activations are scheduled events like any other. */
-static void class_finished(struct rf_flowsim *fs, int32_t c, double t)
+static void memb_finished(struct rf_flowsim *fs, int32_t m, double t)
 {
-    struct cls *k = &fs->cls[c];
-    struct group *gr = &fs->groups[k->group];
-    t += k->tail;
-    k->finish = t;
-    k->key = NAN;
-    k->hkey = NAN;
+    struct memb *x = &fs->memb[m];
+    struct group *gr = &fs->groups[x->group];
+    t += x->tail;
+    x->finish = t;
     if (t > gr->finish)
         gr->finish = t;
     if (--gr->unfinished == 0)
-        group_done(fs, k->group);
+        group_done(fs, x->group);
+}
+
+/* A class's member heap: its active members by threshold. */
+static void mheap_push(struct rf_flowsim *fs, struct cls *k, double thr, int32_t m)
+{
+    struct hent *h = fs->mheap + k->hbeg;
+    h[k->hn] = (struct hent){thr, m};
+    heap_up(h, (size_t)k->hn++);
+}
+
+static void mheap_pop(struct rf_flowsim *fs, struct cls *k)
+{
+    struct hent *h = fs->mheap + k->hbeg;
+    h[0] = h[--k->hn];
+    if (k->hn > 0)
+        heap_down(h, (size_t)k->hn, 0);
+}
+
+/* When the class's next member finishes at its rate (INFINITY at rate 0). */
+static double cls_key(const struct rf_flowsim *fs, const struct cls *k)
+{
+    double left = fs->mheap[k->hbeg].key - k->svc;
+    if (!(k->rate > 0))
+        return INFINITY;
+    return k->t_upd + (left > 0 ? left : 0) / k->rate;
 }
 
 static int solve_add(struct rf_flowsim *fs, int32_t c)
@@ -237,23 +264,38 @@ static int solve_add(struct rf_flowsim *fs, int32_t c)
     return 0;
 }
 
-/* An active class completes: its links lose its load, and those it leaves idle end a
- * busy interval. */
-static int complete(struct rf_flowsim *fs, int32_t c, double t)
+/* Class c's next completion surfaced at t: its members whose bytes have moved by t_end
+ * at its rate finish (the first always), each at its own time or t if that has passed.
+ * Its links lose their load; a class left without members leaves its links, ending the
+ * busy intervals of those it leaves idle. The caller has consumed its registered entry. */
+static int complete(struct rf_flowsim *fs, int32_t c, double t, double t_end)
 {
     struct cls *k = &fs->cls[c];
-    double fin = k->key > t ? k->key : t;
-    fs->n_live--;
+    int32_t lost = 0;
+    do {
+        struct hent top = fs->mheap[k->hbeg];
+        double left = top.key - k->svc;
+        double fin = k->t_upd + (left > 0 ? left : 0) / k->rate;
+        if (lost > 0 && fin > t_end)
+            break;
+        mheap_pop(fs, k);
+        lost += fs->memb[top.id].w;
+        memb_finished(fs, top.id, fin > t ? fin : t);
+    } while (k->hn > 0);
+    k->w -= lost;
+    bool gone = k->w == 0;
     for (int32_t h = 0; h < k->path_len; h++) {
         int32_t l = fs->cpath[k->path + h];
         struct link *L = &fs->links[l];
-        L->load -= (double)k->w * k->rate;
-        if (k->b == l)
-            L->nb--;
-        if (--L->n == 0) {
-            L->load = 0; /* no drift survives an idle link */
-            L->len = 0;
-            L->busy += t - L->since;
+        L->load -= (double)lost * k->rate;
+        if (gone) {
+            if (k->b == l)
+                L->nb--;
+            if (--L->n == 0) {
+                L->load = 0; /* no drift survives an idle link */
+                L->len = 0;
+                L->busy += t - L->since;
+            }
         }
         if (L->fstamp != fs->fstamp) {
             L->fstamp = fs->fstamp;
@@ -262,13 +304,23 @@ static int complete(struct rf_flowsim *fs, int32_t c, double t)
             fs->freed[fs->n_freed++] = l;
         }
     }
+    if (!gone) {
+        /* Its rate stands until a solve moves it (one of its links freed capacity). */
+        k->key = cls_key(fs, k);
+        return cheap_push(fs, c);
+    }
+    fs->n_live--;
     if (k->path_len > 0) {
         int32_t moved = fs->act[--fs->n_act];
         fs->act[k->apos] = moved;
         fs->cls[moved].apos = k->apos;
     }
+    k->svc += k->rate * (t - k->t_upd);
+    k->t_upd = t;
     k->rate = 0;
-    class_finished(fs, c, fin);
+    k->b = -1;
+    k->key = NAN;
+    k->hkey = NAN;
     return 0;
 }
 
@@ -276,65 +328,95 @@ static int complete(struct rf_flowsim *fs, int32_t c, double t)
 static void link_compact(const struct rf_flowsim *fs, struct link *L)
 {
     int32_t w = 0;
-    for (int32_t j = 0; j < L->len; j++)
-        if (isnan(fs->cls[L->list[j]].finish))
+    for (int32_t j = 0; j < L->len; j++) {
+        const struct cls *k = &fs->cls[L->list[j].c];
+        if (k->w > 0 && k->serial == L->list[j].serial)
             L->list[w++] = L->list[j];
+    }
     L->len = w;
 }
 
-/* Releases the classes of group g whose activation time falls in the event window. */
+/* Releases the members of group g whose activation time falls in the event window: each
+ * joins its class at the class's service now (a class without members first takes its
+ * links) and puts its class into the solve set. */
 static int activate(struct rf_flowsim *fs, int32_t g, double t, double t_end)
 {
     struct group *gr = &fs->groups[g];
     int rc;
     if (gr->start > fs->last_start)
         fs->last_start = gr->start;
-    while (gr->cursor < gr->cend && gr->start + fs->cls[gr->cursor].lat <= t_end) {
-        int32_t c = gr->cursor++;
+    while (gr->cursor < gr->cend && gr->start + fs->memb[gr->cursor].lat <= t_end) {
+        int32_t mi = gr->cursor++;
+        struct memb *m = &fs->memb[mi];
+        int32_t c = m->cls;
         struct cls *k = &fs->cls[c];
-        double act = gr->start + k->lat;
-        if (k->rem == 0 || (k->path_len == 0 && k->cap == 0)) {
-            class_finished(fs, c, act);
+        double act = gr->start + m->lat;
+        if (m->bytes == 0 || (k->path_len == 0 && k->cap == 0)) {
+            memb_finished(fs, mi, act);
             continue;
         }
-        fs->n_live++;
         if (k->path_len == 0) {
-            /* Alone on no link: the cap is the rate, fixed for good. */
-            k->rate = k->cap;
-            k->t_upd = act;
-            k->key = act + k->rem / k->cap;
+            /* Alone on no link: the cap is the rate, fixed for good, so the service is
+             * linear in time and a member joins at that of its own activation. */
+            if (k->w == 0) {
+                fs->n_live++;
+                k->rate = k->cap;
+                k->svc = 0;
+                k->t_upd = act;
+            }
+            k->w += m->w;
+            mheap_push(fs, k, k->svc + k->cap * (act - k->t_upd) + m->bytes, mi);
+            k->key = cls_key(fs, k);
             if ((rc = cheap_push(fs, c)) < 0)
                 return rc;
             continue;
         }
+        bool was = k->w > 0;
+        if (!was) {
+            k->serial++;
+            for (int32_t h = 0; h < k->path_len; h++) {
+                struct link *L = &fs->links[fs->cpath[k->path + h]];
+                if (L->n == 0)
+                    L->since = t;
+                if (L->len == L->size && 2 * L->n <= L->len)
+                    link_compact(fs, L);
+                if (L->len == L->size) {
+                    size_t nc = L->size ? 2 * (size_t)L->size : 8;
+                    struct lent *ne = nc <= INT32_MAX ? realloc(L->list, nc * sizeof(*ne)) : NULL;
+                    if (!ne)
+                        return RF_ENOMEM;
+                    L->list = ne;
+                    L->size = (int32_t)nc;
+                }
+                L->list[L->len++] = (struct lent){c, k->serial};
+                L->n++;
+            }
+            fs->n_live++;
+            k->rate = 0;
+            k->t_upd = t;
+            k->b = -1;
+            k->apos = fs->n_act;
+            fs->act[fs->n_act++] = c;
+        }
+        /* Until the solve, its links carry the newcomer at the class's rate, so that
+         * their loads stay the sum of their classes'. */
         for (int32_t h = 0; h < k->path_len; h++) {
             struct link *L = &fs->links[fs->cpath[k->path + h]];
-            if (L->n == 0)
-                L->since = t;
-            L->bytes += (double)k->w * k->rem;
-            if (L->len == L->size && 2 * L->n <= L->len)
-                link_compact(fs, L);
-            if (L->len == L->size) {
-                size_t nc = L->size ? 2 * (size_t)L->size : 8;
-                int32_t *ne = nc <= INT32_MAX ? realloc(L->list, nc * sizeof(*ne)) : NULL;
-                if (!ne)
-                    return RF_ENOMEM;
-                L->list = ne;
-                L->size = (int32_t)nc;
-            }
-            L->list[L->len++] = c;
-            L->n++;
+            L->bytes += (double)m->w * m->bytes;
+            L->load += (double)m->w * k->rate;
         }
-        k->rate = 0;
-        k->t_upd = t;
-        k->b = -1;
-        k->apos = fs->n_act;
-        fs->act[fs->n_act++] = c;
+        k->w += m->w;
+        mheap_push(fs, k, k->svc + k->rate * (t - k->t_upd) + m->bytes, mi);
+        if (was && k->rate > 0) {
+            k->key = cls_key(fs, k);
+            if ((rc = cheap_push(fs, c)) < 0)
+                return rc;
+        }
         if ((rc = solve_add(fs, c)) < 0)
             return rc;
     }
     if (gr->cursor < gr->cend)
-        aheap_push(fs, gr->start + fs->cls[gr->cursor].lat, g);
+        aheap_push(fs, gr->start + fs->memb[gr->cursor].lat, g);
     return 0;
 }
 
@@ -512,7 +594,7 @@ static int verify(struct rf_flowsim *fs, size_t *added)
                 link_compact(fs, L);
             double thr = q->lam_sat * (1 + RATE_EPS);
             for (int32_t j = 0; j < L->n; j++) {
-                int32_t c = L->list[j];
+                int32_t c = L->list[j].c;
                 const struct cls *k = &fs->cls[c];
                 if (k->stamp != fs->sstamp && k->rate > thr && (rc = solve_add(fs, c)) < 0)
                     return rc;
@@ -525,7 +607,7 @@ static int verify(struct rf_flowsim *fs, size_t *added)
             if (L->len > L->n)
                 link_compact(fs, L);
             for (int32_t j = 0; j < L->n; j++) {
-                int32_t c = L->list[j];
+                int32_t c = L->list[j].c;
                 const struct cls *k = &fs->cls[c];
                 if (k->stamp != fs->sstamp && k->b == q->l &&
                     (!sat || q->max_new > k->rate * (1 + RATE_EPS)) && (rc = solve_add(fs, c)) < 0)
@@ -561,12 +643,10 @@ static int commit(struct rf_flowsim *fs, double t)
             fs->links[k->b].nb++;
         if (m->r == k->rate && k->rate > 0)
             continue;
-        k->rem -= k->rate * (t - k->t_upd);
-        if (k->rem < 0)
-            k->rem = 0;
+        k->svc += k->rate * (t - k->t_upd);
         k->t_upd = t;
         k->rate = m->r;
-        k->key = m->r > 0 ? t + k->rem / m->r : INFINITY;
+        k->key = cls_key(fs, k);
         if (m->r > 0 && (rc = cheap_push(fs, m->c)) < 0)
             return rc;
     }
@@ -585,9 +665,15 @@ static int solve(struct rf_flowsim *fs, double t)
         if (L->len > L->n)
             link_compact(fs, L);
         for (int32_t j = 0; j < L->n; j++)
-            if (fs->cls[L->list[j]].b == fs->freed[i] && (rc = solve_add(fs, L->list[j])) < 0)
+            if (fs->cls[L->list[j].c].b == fs->freed[i] && (rc = solve_add(fs, L->list[j].c)) < 0)
                 return rc;
     }
+    /* A class that gained a member may have lost all of them in the same event. */
+    size_t live = 0;
+    for (size_t i = 0; i < fs->nS; i++)
+        if (fs->cls[fs->mem[i].c].w > 0)
+            fs->mem[live++] = fs->mem[i];
+    fs->nS = live;
     if (fs->nS == 0)
         return 0;
     /* An event that touches most of the active classes (a group starting) would pull in
@@ -631,7 +717,7 @@ static int simulate(struct rf_flowsim *fs, struct rf_error *err)
         if (gr->cbeg == gr->cend)
             group_done(fs, g);
         else
-            aheap_push(fs, fs->cls[gr->cbeg].lat, g);
+            aheap_push(fs, fs->memb[gr->cbeg].lat, g);
     }
 
     for (;;) {
@@ -662,7 +748,8 @@ static int simulate(struct rf_flowsim *fs, struct rf_error *err)
             while (cheap_top(fs) <= t_end) {
                 int32_t c = fs->cheap[0].id;
                 cheap_pop(fs);
-                if ((rc = complete(fs, c, t)) < 0)
+                fs->cls[c].hkey = INFINITY;
+                if ((rc = complete(fs, c, t, t_end)) < 0)
                     goto nomem;
                 progress = true;
             }
@@ -750,7 +837,7 @@ double rf_flowsim_flow_finish(const struct rf_flowsim *fs, int64_t flow)
 {
     if (!fs->ran || flow < 0 || (uint64_t)flow >= fs->run_flows)
         return NAN;
-    return fs->cls[fs->f_class[flow]].finish;
+    return fs->memb[fs->f_memb[flow]].finish;
 }
 
 double rf_flowsim_group_start(const struct rf_flowsim *fs, int32_t group)

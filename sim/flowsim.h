@@ -24,9 +24,10 @@ struct rf_flow_spec {
     int32_t group; /* >= 0: the flow is released when its group starts */
 };
 
-/* What one run cost: flows and the weighted classes they were merged into, events (instants
- * at which flows activated or completed, near-simultaneous ones batched), rate solves and the
- * classes they re-rated in total (the work of the incremental solver). */
+/* What one run cost: flows and the rate classes they were merged into (flows with one path
+ * and one rate cap share a rate), events (instants at which flows activated or completed,
+ * near-simultaneous ones batched), rate solves and the classes they re-rated in total (the
+ * work of the incremental solver). */
 struct rf_flowsim_stats {
     int64_t flows, classes, groups;
     int64_t events, solves, solved_classes;

@@ -1,5 +1,6 @@
 /* The flow simulator's input side: flows and barriers as added, and what a run builds from
- * them before it starts (classes of identical flows, groups in activation order). */
+ * them before it starts (members of identical flows, rate classes of one path and cap,
+ * groups in activation order). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,7 +71,9 @@ out:
 
 void flowsim_free_run(struct rf_flowsim *fs)
 {
-    free(fs->f_class);
+    free(fs->f_memb);
+    free(fs->memb);
+    free(fs->mheap);
     free(fs->cls);
     free(fs->cpath);
     free(fs->groups);
@@ -79,7 +82,9 @@ void flowsim_free_run(struct rf_flowsim *fs)
     free(fs->act);
     free(fs->cheap);
     free(fs->aheap);
-    fs->f_class = NULL;
+    fs->f_memb = NULL;
+    fs->memb = NULL;
+    fs->mheap = NULL;
     fs->cls = NULL;
     fs->cpath = NULL;
     fs->groups = NULL;
@@ -275,21 +280,22 @@ static bool flow_same(const struct rf_flowsim *fs, const struct flow *a, const s
                                        sizeof(int32_t) * (size_t)a->path_len) == 0);
 }
 
-/* Merges the flows of each group into classes by hashing; a group's classes are
- * contiguous and sorted by latency, so its activations are a sweep. */
-static int build_classes(struct rf_flowsim *fs, struct rf_error *err)
+/* Merges the flows of each group into members by hashing; a group's members are
+ * contiguous and sorted by latency, so its activations are a sweep. rep[m] is left as a
+ * flow of member m (its path and cap, for build_rate_classes). */
+static int build_members(struct rf_flowsim *fs, int32_t *rep_out, struct rf_error *err)
 {
     int32_t G = fs->n_groups;
     size_t *gcount = calloc((size_t)G + 1, sizeof(size_t));
     int32_t *order = malloc((fs->n_flows ? fs->n_flows : 1) * sizeof(int32_t));
     int32_t *table = NULL, *used = NULL, *rep = NULL, *wt = NULL, *perm = NULL;
     struct hent *lk = NULL, *tmp = NULL;
-    size_t maxg = 0, tsize = 1, total_path = 0;
+    size_t maxg = 0, tsize = 1;
     int rc = 0;
 
-    fs->f_class = malloc((fs->n_flows ? fs->n_flows : 1) * sizeof(int32_t));
+    fs->f_memb = malloc((fs->n_flows ? fs->n_flows : 1) * sizeof(int32_t));
     fs->groups = calloc((size_t)G + 1, sizeof(struct group));
-    if (!gcount || !order || !fs->f_class || !fs->groups)
+    if (!gcount || !order || !fs->f_memb || !fs->groups)
         goto nomem;
     for (size_t f = 0; f < fs->n_flows; f++)
         gcount[fs->flows[f].group + 1]++;
@@ -314,14 +320,14 @@ static int build_classes(struct rf_flowsim *fs, struct rf_error *err)
     perm = malloc((maxg ? maxg : 1) * sizeof(int32_t));
     lk = malloc((maxg ? maxg : 1) * sizeof(*lk));
     tmp = malloc((maxg ? maxg : 1) * sizeof(*tmp));
-    /* Classes never outnumber flows; the arrays shrink to size below. */
-    fs->cls = malloc((fs->n_flows ? fs->n_flows : 1) * sizeof(struct cls));
-    if (!table || !used || !rep || !wt || !perm || !lk || !tmp || !fs->cls)
+    /* Members never outnumber flows; the array shrinks to size below. */
+    fs->memb = malloc((fs->n_flows ? fs->n_flows : 1) * sizeof(struct memb));
+    if (!table || !used || !rep || !wt || !perm || !lk || !tmp || !fs->memb)
         goto nomem;
     for (size_t i = 0; i < tsize; i++)
         table[i] = -1;
 
-    int32_t nc = 0;
+    int32_t nm = 0;
     for (int32_t g = 0; g < G; g++) {
         size_t beg = gcount[g], end = gcount[g + 1];
         int32_t np = 0;
@@ -338,7 +344,7 @@ static int build_classes(struct rf_flowsim *fs, struct rf_error *err)
                 np++;
             }
             wt[table[s]]++;
-            fs->f_class[order[i]] = table[s]; /* provisional, within the group */
+            fs->f_memb[order[i]] = table[s]; /* provisional, within the group */
         }
         for (int32_t j = 0; j < np; j++) {
             table[used[j]] = -1;
@@ -346,47 +352,28 @@ static int build_classes(struct rf_flowsim *fs, struct rf_error *err)
         }
         flowsim_sort_hents(lk, (size_t)np, tmp);
         struct group *gr = &fs->groups[g];
-        gr->cbeg = nc;
+        gr->cbeg = nm;
         for (int32_t j = 0; j < np; j++) {
             const struct flow *f = &fs->flows[rep[lk[j].id]];
-            perm[lk[j].id] = nc;
-            fs->cls[nc] = (struct cls){.rem = f->bytes,
-                                       .lat = f->lat,
-                                       .cap = f->cap,
-                                       .tail = f->tail,
-                                       .finish = NAN,
-                                       .path = f->path, /* a flow offset until remapped */
-                                       .path_len = f->path_len,
-                                       .group = g,
-                                       .w = wt[lk[j].id],
-                                       .key = NAN,
-                                       .hkey = INFINITY,
-                                       .b = -1};
-            total_path += (size_t)f->path_len;
-            nc++;
+            perm[lk[j].id] = nm;
+            rep_out[nm] = rep[lk[j].id];
+            fs->memb[nm] = (struct memb){.bytes = f->bytes,
+                                         .lat = f->lat,
+                                         .tail = f->tail,
+                                         .finish = NAN,
+                                         .cls = -1,
+                                         .group = g,
+                                         .w = wt[lk[j].id]};
+            nm++;
         }
-        gr->cend = nc;
+        gr->cend = nm;
         for (size_t i = beg; i < end; i++)
-            fs->f_class[order[i]] = perm[fs->f_class[order[i]]];
+            fs->f_memb[order[i]] = perm[fs->f_memb[order[i]]];
     }
-    fs->n_cls = nc;
-    struct cls *shrunk = realloc(fs->cls, (nc ? (size_t)nc : 1) * sizeof(struct cls));
+    fs->n_memb = nm;
+    struct memb *shrunk = realloc(fs->memb, (nm ? (size_t)nm : 1) * sizeof(struct memb));
     if (shrunk)
-        fs->cls = shrunk;
-
-    /* Classes get their own copies of their paths, contiguous per group as the classes
-     * are, whatever order the flows were added in: the run walks them group by group. */
-    fs->cpath = malloc((total_path ? total_path : 1) * sizeof(int32_t));
-    if (!fs->cpath)
-        goto nomem;
-    size_t off = 0;
-    for (int32_t c = 0; c < nc; c++) {
-        struct cls *k = &fs->cls[c];
-        if (k->path_len > 0)
-            memcpy(fs->cpath + off, fs->paths + k->path, sizeof(int32_t) * (size_t)k->path_len);
-        k->path = (int64_t)off;
-        off += (size_t)k->path_len;
-    }
+        fs->memb = shrunk;
     goto out;
 nomem:
     rc = rf_error_set(err, RF_ENOMEM, "flowsim: out of memory");
@@ -400,6 +387,96 @@ out:
     free(perm);
     free(lk);
     free(tmp);
+    return rc;
+}
+
+static uint64_t route_hash(const struct rf_flowsim *fs, const struct flow *f)
+{
+    uint64_t h = mix(mix(0, dbits(f->cap)), (uint64_t)f->path_len);
+    for (int32_t k = 0; k < f->path_len; k++)
+        h = mix(h, (uint64_t)(uint32_t)fs->paths[f->path + k]);
+    h ^= h >> 31;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 29;
+    return h;
+}
+
+static bool route_same(const struct rf_flowsim *fs, const struct flow *a, const struct flow *b)
+{
+    return a->cap == b->cap && a->path_len == b->path_len &&
+           (a->path_len == 0 || memcmp(fs->paths + a->path, fs->paths + b->path,
+                                       sizeof(int32_t) * (size_t)a->path_len) == 0);
+}
+
+/* Merges the members of all groups into rate classes by path and cap, in order of first
+ * member; each class gets its own copy of its path and a slice of fs->mheap as large as
+ * its members (rep: a flow of each member). */
+static int build_rate_classes(struct rf_flowsim *fs, const int32_t *rep, struct rf_error *err)
+{
+    size_t nm = (size_t)fs->n_memb, tsize = 1, total_path = 0;
+    int32_t *table = NULL, *crep = NULL;
+    int32_t nc = 0;
+    int rc = 0;
+
+    while (tsize < 2 * nm)
+        tsize *= 2;
+    table = malloc(tsize * sizeof(int32_t));
+    crep = malloc((nm ? nm : 1) * sizeof(int32_t));
+    fs->cls = malloc((nm ? nm : 1) * sizeof(struct cls));
+    fs->mheap = malloc((nm ? nm : 1) * sizeof(struct hent));
+    if (!table || !crep || !fs->cls || !fs->mheap)
+        goto nomem;
+    for (size_t i = 0; i < tsize; i++)
+        table[i] = -1;
+    for (size_t m = 0; m < nm; m++) {
+        const struct flow *f = &fs->flows[rep[m]];
+        size_t s = (size_t)route_hash(fs, f) & (tsize - 1);
+        while (table[s] >= 0 && !route_same(fs, &fs->flows[crep[table[s]]], f))
+            s = (s + 1) & (tsize - 1);
+        if (table[s] < 0) {
+            table[s] = nc;
+            crep[nc] = rep[m];
+            fs->cls[nc] = (struct cls){.cap = f->cap,
+                                       .path = f->path, /* a flow offset until remapped */
+                                       .path_len = f->path_len,
+                                       .key = NAN,
+                                       .hkey = INFINITY,
+                                       .b = -1};
+            total_path += (size_t)f->path_len;
+            nc++;
+        }
+        fs->memb[m].cls = table[s];
+        fs->cls[table[s]].hn++; /* members, until the slices are laid out */
+    }
+    fs->n_cls = nc;
+    struct cls *shrunk = realloc(fs->cls, (nc ? (size_t)nc : 1) * sizeof(struct cls));
+    if (shrunk)
+        fs->cls = shrunk;
+    int32_t off = 0;
+    for (int32_t c = 0; c < nc; c++) {
+        fs->cls[c].hbeg = off;
+        off += fs->cls[c].hn;
+        fs->cls[c].hn = 0;
+    }
+
+    /* The run walks paths class by class: each class has its own copy. */
+    fs->cpath = malloc((total_path ? total_path : 1) * sizeof(int32_t));
+    if (!fs->cpath)
+        goto nomem;
+    size_t po = 0;
+    for (int32_t c = 0; c < nc; c++) {
+        struct cls *k = &fs->cls[c];
+        if (k->path_len > 0)
+            memcpy(fs->cpath + po, fs->paths + k->path, sizeof(int32_t) * (size_t)k->path_len);
+        k->path = (int64_t)po;
+        po += (size_t)k->path_len;
+    }
+    goto out;
+nomem:
+    rc = rf_error_set(err, RF_ENOMEM, "flowsim: out of memory");
+out:
+    free(table);
+    free(crep);
     return rc;
 }
 
@@ -456,6 +533,12 @@ out:
 
 int flowsim_build(struct rf_flowsim *fs, struct rf_error *err)
 {
-    int rc = build_classes(fs, err);
+    int32_t *rep = malloc((fs->n_flows ? fs->n_flows : 1) * sizeof(int32_t));
+    if (!rep)
+        return rf_error_set(err, RF_ENOMEM, "flowsim: out of memory");
+    int rc = build_members(fs, rep, err);
+    if (rc >= 0)
+        rc = build_rate_classes(fs, rep, err);
+    free(rep);
     return rc < 0 ? rc : build_groups(fs, err);
 }

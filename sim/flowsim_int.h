@@ -1,5 +1,6 @@
 /* The flow simulator's internals, shared by its two halves: sim/flowsim_build.c (the
- * flows as added, merged into classes and barrier groups) and sim/flowsim.c (the run). */
+ * flows as added, merged into members, rate classes and barrier groups) and sim/flowsim.c
+ * (the run). */
 #ifndef RF_FLOWSIM_INT_H
 #define RF_FLOWSIM_INT_H
 
@@ -21,22 +22,47 @@ struct flow {
     int32_t path_len, group;
 };
 
-/* A weighted class of identical flows; rates and bytes are per flow. */
+/* Identical flows of one group (bytes, latency, tail, path, cap): they start together,
+ * move at one rate and finish together. Bytes are per flow. */
+struct memb {
+    double bytes, lat;
+    double tail;   /* added to the finish once the bytes have moved (rf_flow_spec.tail_s) */
+    double thr;    /* while active: its class's service (svc) at which its bytes have moved */
+    double finish; /* NAN until finished */
+    int32_t cls;   /* its rate class */
+    int32_t group;
+    int32_t w; /* flows */
+};
+
+/* A rate class: every flow with one path and one cap, of whatever group, bytes or
+ * latency. Max-min fairness gives flows with equal paths and caps equal rates, so the
+ * solver rates classes, and a class's active members share its rate and finish in the
+ * order of their thresholds: the service they joined at plus their bytes. Kimi K3 onto 64
+ * engines: 4.9 M members in 65 k classes, since an NVLink fan-out sends one message per
+ * hop over each pair of a domain's GPUs. Rates and service are per flow. */
 struct cls {
-    double rem;   /* bytes left at t_upd */
+    double svc;   /* bytes each of its flows has moved, up to t_upd */
     double rate;  /* since t_upd */
-    double t_upd; /* when rem was last brought up to date */
-    double key;   /* predicted finish while active, else NAN */
+    double t_upd; /* when svc was last brought up to date */
+    double key;   /* the next member's finish while active, else NAN */
     double hkey;  /* key of the class's registered completion heap entry, at most key while
                    * active (INFINITY: none); other entries of the class are stale */
-    double lat, cap, finish;
-    double tail;  /* added to the finish once the bytes have moved (rf_flow_spec.tail_s) */
+    double cap;
     int64_t path; /* offset into fs->cpath */
-    int32_t path_len, group;
-    int32_t w;      /* flows in the class */
-    int32_t b;      /* bottleneck link; -1 when the cap binds or not yet rated */
-    int32_t apos;   /* position in fs->act while active on links */
-    uint32_t stamp; /* == fs->sstamp: in the solve set */
+    int32_t path_len;
+    int32_t w;       /* active flows (its members' weights); 0: inactive */
+    int32_t b;       /* bottleneck link; -1 when the cap binds or not yet rated */
+    int32_t apos;    /* position in fs->act while active on links */
+    int32_t hbeg;    /* its active members, a min-heap by threshold: fs->mheap[hbeg ..] */
+    int32_t hn;      /* ... of hn entries */
+    uint32_t stamp;  /* == fs->sstamp: in the solve set */
+    uint32_t serial; /* activations so far (link list entries of earlier ones are dead) */
+};
+
+/* An entry of a link's class list: alive while the class is active in that activation. */
+struct lent {
+    int32_t c;
+    uint32_t serial;
 };
 
 /* The per-event state of a link, one cache line; capacity and level live apart. Bytes are
@@ -45,9 +71,10 @@ struct cls {
 struct link {
     double load, since, bytes, busy; /* since: start of the current busy interval */
     /* The classes crossing the link: n active ones among len entries. A class that
-     * completes stays in the list, dead (its finish is set), until a scan or an append
-     * compacts it away, so that completing never touches the lists. */
-    int32_t *list;
+     * completes stays in the list, dead (inactive, or active again under a later serial),
+     * until a scan or an append compacts it away, so that completing never touches the
+     * lists. */
+    struct lent *list;
     int32_t n, len, size;
     int32_t nb; /* active classes whose bottleneck this is */
     uint32_t fstamp;
@@ -62,7 +89,7 @@ struct lslot {
 
 struct group {
     double start, finish, ready; /* ready: latest prerequisite finish seen */
-    int32_t cbeg, cend, cursor;  /* classes, sorted by latency; next to activate */
+    int32_t cbeg, cend, cursor;  /* members, sorted by latency; next to activate */
     int32_t npre, unfinished;
     int32_t dbeg, dend; /* dependents in fs->deps */
     bool started, done;
@@ -118,9 +145,12 @@ struct rf_flowsim {
     /* Built by a run. */
     bool ran;
     size_t run_flows;
-    int32_t *f_class;
+    int32_t *f_memb; /* each flow's member */
+    struct memb *memb;
+    int32_t n_memb;
     struct cls *cls;
     int32_t n_cls;
+    struct hent *mheap; /* the classes' member heaps, n_memb entries in all */
     int32_t *cpath;
     struct group *groups;
     int32_t run_groups;
@@ -162,10 +192,11 @@ bool flowsim_grow(void *pp, size_t *cap, size_t need, size_t elem);
 #define GROW(arr, cap, need)                                                                       \
     ((need) <= (cap) || flowsim_grow(&(arr), &(cap), (need), sizeof(*(arr))))
 
-/* Frees what a run built (classes, groups, heaps, the solve's tables). */
+/* Frees what a run built (members, classes, groups, heaps, the solve's tables). */
 void flowsim_free_run(struct rf_flowsim *fs);
-/* Builds the run's classes (identical flows of a group merged) and its groups (classes in
- * latency order, barriers as dependents). */
+/* Builds the run's members (identical flows of a group merged), its rate classes (members
+ * with one path and cap) and its groups (members in latency order, barriers as
+ * dependents). */
 int flowsim_build(struct rf_flowsim *fs, struct rf_error *err);
 /* Sorts by key, ties in input order; tmp holds n entries. */
 void flowsim_sort_hents(struct hent *a, size_t n, struct hent *tmp);

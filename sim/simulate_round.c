@@ -356,15 +356,14 @@ int sim_round_chains(struct sim *s, int32_t r)
     return rc;
 }
 
-/* The fill of destination k of run t given the fill at its source (chains add each hop
- * before k). */
-static double member_fill(const struct rf_topology *topo, const struct rf_transfer *t, int32_t k,
-                          double at_src, double chunk)
+/* The fill at destination k of chain run t, continued from the fill at destination k0
+ * (at): each hop from k0 to k added in turn, the sum the chain's own messages build. */
+static double member_fill(const struct rf_topology *topo, const struct rf_transfer *t, int32_t k0,
+                          int32_t k, double at, double chunk)
 {
-    for (int32_t j = 0; t->chain && j < k; j++)
-        at_src +=
-            hop_fill(topo, rf_transfer_sender(t, j), t->dst + j * t->dst_stride, t->bytes, chunk);
-    return at_src;
+    for (int32_t j = k0; t->chain && j < k; j++)
+        at += hop_fill(topo, rf_transfer_sender(t, j), t->dst + j * t->dst_stride, t->bytes, chunk);
+    return at;
 }
 
 /* A pipelined relay (hop > 0, sim/schedule.h) forwards chunk by chunk what the transfer it
@@ -388,6 +387,12 @@ int sim_relay_fill(const struct rf_plan *plan, const struct rf_topology *topo, f
     if (!fill)
         return rf_error_set(err, RF_ENOMEM, "out of memory");
     double chunk = plan->chunk_bytes > 0 ? (double)plan->chunk_bytes : (double)plan->staging_bytes;
+    /* The last member fill computed: the relays of one chain's members come in member
+     * order (domain order from where the chain entered), so each continues the last one's
+     * sum rather than adding the chain's hops again from its head (Kimi K3 onto 64 engines,
+     * chains of up to 63 hops: 0.8 s of a 4.3 s hierarchical prediction before). */
+    int32_t last_a = -1, last_k = 0;
+    double last_at = 0;
     for (size_t i = 0; i < plan->n_transfers; i++) {
         const struct rf_transfer *t = &plan->transfers[i];
         if (t->hop <= 0 || t->after < 0 || (size_t)t->after >= i)
@@ -395,7 +400,14 @@ int sim_relay_fill(const struct rf_plan *plan, const struct rf_topology *topo, f
         /* t's source received its copy as member k of the run it forwards. */
         const struct rf_transfer *a = &plan->transfers[t->after];
         int32_t k = a->chain && a->dst_stride ? (t->src - a->dst) / a->dst_stride : 0;
-        double at = member_fill(topo, a, k, fill[t->after], chunk);
+        double at;
+        if (t->after == last_a && k >= last_k)
+            at = member_fill(topo, a, last_k, k, last_at, chunk);
+        else
+            at = member_fill(topo, a, 0, k, fill[t->after], chunk);
+        last_a = t->after;
+        last_k = k;
+        last_at = at;
         fill[i] = (float)(at + hop_fill(topo, rf_transfer_sender(a, k), t->src, a->bytes, chunk));
     }
     *out = fill;

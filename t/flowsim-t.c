@@ -610,6 +610,33 @@ static void bad_input_is_refused(void **state)
     rf_flowsim_free(NULL);
 }
 
+static void one_path_is_one_rate_class_whose_members_finish_in_turn(void **state)
+{
+    (void)state;
+    /* Three flows on one link, of different bytes, latencies and groups: one rate class.
+     * A alone moves 0.5 B by t = 0.5, then A and B share 0.5 B/s each: B's 1 B are
+     * through at 2.5, A's last 0.5 B alone at 3. Group 1 (C) starts at 3, the class
+     * active again, and C takes 1 s. */
+    struct tcase tc = {.nl = 1, .cap = {1}};
+    add_flow(&tc, 2, 0, 0, 0, 1, (int32_t[]){0});
+    add_flow(&tc, 1, 0.5, 0, 0, 1, (int32_t[]){0});
+    add_flow(&tc, 1, 0, 0, 1, 1, (int32_t[]){0});
+    add_edge(&tc, 1, 0);
+    struct rf_flowsim *fs = engine_load(&tc);
+    struct rf_error err;
+    if (rf_flowsim_run(fs, &err) < 0)
+        fail_msg("run: %s", err.msg);
+    struct rf_flowsim_stats st;
+    rf_flowsim_stats(fs, &st);
+    assert_int_equal(st.classes, 1);
+    assert_close(rf_flowsim_flow_finish(fs, 0), 3, 1e-15);
+    assert_close(rf_flowsim_flow_finish(fs, 1), 2.5, 1e-15);
+    assert_close(rf_flowsim_flow_finish(fs, 2), 4, 1e-15);
+    assert_close(rf_flowsim_group_finish(fs, 0), 3, 1e-15);
+    assert_close(rf_flowsim_link_busy(fs)[0], 4, 1e-15);
+    rf_flowsim_free(fs);
+}
+
 /* ---- Properties on random cases ---- */
 
 static void a_second_run_starts_afresh(void **state)
@@ -680,6 +707,27 @@ static void identical_flows_behave_as_separate_flows(void **state)
     }
 }
 
+static void flows_on_few_paths_agree_with_brute_force(void **state)
+{
+    (void)state;
+    /* Many flows on the paths and caps of a few, with their own bytes, latencies and
+     * groups: rate classes of many members that join, finish and come back. */
+    rng_state = seed();
+    for (int iter = 0; iter < 100; iter++) {
+        struct tcase tc;
+        random_case(&tc, 4, 6);
+        int base = tc.nf;
+        while (tc.nf < 48) {
+            struct tflow f = tc.f[rnd() % (uint64_t)base];
+            f.bytes = rnd() % 2 ? (double)(rnd() % 5) : unif(0.1, 20);
+            f.lat = rnd() % 2 ? 0 : unif(0, 2);
+            f.group = (int32_t)(rnd() % (uint64_t)(tc.ng > 0 ? tc.ng : 1));
+            tc.f[tc.nf++] = f;
+        }
+        check_against_reference(&tc, iter);
+    }
+}
+
 static void link_bytes_are_bytes_times_path_length(void **state)
 {
     (void)state;
@@ -731,9 +779,11 @@ int main(void)
         cmocka_unit_test(busy_time_excludes_idle_gaps),
         cmocka_unit_test(cycle_is_refused),
         cmocka_unit_test(bad_input_is_refused),
+        cmocka_unit_test(one_path_is_one_rate_class_whose_members_finish_in_turn),
         cmocka_unit_test(a_second_run_starts_afresh),
         cmocka_unit_test(random_cases_agree_with_brute_force),
         cmocka_unit_test(identical_flows_behave_as_separate_flows),
+        cmocka_unit_test(flows_on_few_paths_agree_with_brute_force),
         cmocka_unit_test(link_bytes_are_bytes_times_path_length),
         cmocka_unit_test(makespan_is_never_below_the_busiest_link),
     };
