@@ -469,10 +469,10 @@ static void describe(const struct search *s, const struct cand *c, int t, char *
         snprintf(relay, sizeof(relay), ", ring%s%.0d%s%.0d", c->relay.fanout > 1 ? " fanout " : "",
                  c->relay.fanout > 1 ? c->relay.fanout : 0, c->relay.depth ? " depth " : "",
                  c->relay.depth);
-    size_t len = (size_t)snprintf(
-        buf, size, "pxn %s, %s sources%s:",
-        s->topo[t]->cluster->fabric.pxn ? "on" : "off (NCCL_PXN_DISABLE=1)",
-        c->sources == RF_SOURCES_LOCAL ? "local" : "balanced", relay);
+    size_t len =
+        (size_t)snprintf(buf, size, "pxn %s, %s sources%s:",
+                         s->topo[t]->cluster->fabric.pxn ? "on" : "off (NCCL_PXN_DISABLE=1)",
+                         c->sources == RF_SOURCES_LOCAL ? "local" : "balanced", relay);
     for (int r = 0; r < RF_ROLE_COUNT && len < size; r++) {
         int first = -1;
         bool mixed = false;

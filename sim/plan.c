@@ -521,7 +521,7 @@ static int assign_group(struct planner *p, int32_t box, const int32_t *h, size_t
 }
 
 /* Does a sorted holder list have a GPU in NVLink domain dom? */
-static bool holds_in_domain(const struct rf_topology *t, const int32_t *h, size_t nh, int32_t dom)
+bool planner_holds_in_domain(const struct rf_topology *t, const int32_t *h, size_t nh, int32_t dom)
 {
     int64_t first = (int64_t)dom * t->cluster->nvlink.domain_gpus;
     size_t lo = 0, hi = nh;
@@ -554,7 +554,7 @@ static int assign_balanced(struct planner *p, int32_t box, const int32_t *h, siz
             di = t->place[p->rem[i]].domain;
             /* rem ascends, so a domain's destinations are adjacent: one search each. */
             if (i == 0 || t->place[p->rem[i - 1]].domain != di)
-                di = holds_in_domain(t, h, nh, di) ? di : -1;
+                di = planner_holds_in_domain(t, h, nh, di) ? di : -1;
             else
                 di = dom;
         }

@@ -118,6 +118,8 @@ void planner_order_by_load(struct planner *p, const int32_t *h, size_t nh);
  * destination holds it, else the balanced or local source choice. */
 int planner_assign(struct planner *p, int32_t box, const int32_t *h, size_t nh, const int32_t *dsts,
                    size_t nd, uint8_t phase, int64_t bytes, bool count_logical);
+/* Does a sorted holder list have a GPU in NVLink domain dom? */
+bool planner_holds_in_domain(const struct rf_topology *t, const int32_t *h, size_t nh, int32_t dom);
 /* hierarchical delivery of one box (relay.c). */
 int planner_assign_hierarchical(struct planner *p, int32_t box, const int32_t *h, size_t nh,
                                 const int32_t *dsts, size_t nd, int64_t bytes);

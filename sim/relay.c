@@ -8,21 +8,6 @@
 
 #include "plan_int.h"
 
-/* Does a sorted holder list have a GPU in NVLink domain dom? */
-static bool holder_in_domain(const struct rf_topology *t, const int32_t *h, size_t nh, int32_t dom)
-{
-    int64_t first = (int64_t)dom * t->cluster->nvlink.domain_gpus;
-    size_t lo = 0, hi = nh;
-    while (lo < hi) { /* the first holder at or past the domain's first GPU */
-        size_t mid = (lo + hi) / 2;
-        if (h[mid] < first)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < nh && t->place[h[lo]].domain == dom;
-}
-
 /* The leader of one destination domain for one box: among the domain's destinations c[0..n)
  * of the box (none holds it), the one whose NIC rail matches the source's (src >= 0) or, with
  * the source still to be chosen (src < 0), the rail of any holder (rail_mark): a same-rail
@@ -93,7 +78,7 @@ static int feed_leaders(struct planner *p, int32_t box, const int32_t *h, size_t
                 p->rail_mark[pl[h[k]].rail] = p->rail_stamp;
         for (size_t k = 0; k < n; k++) {
             struct dom *d = &dom[feed[k]];
-            bool cross = !holder_in_domain(t, h, nh, pl[dsts[d->lo]].domain);
+            bool cross = !planner_holds_in_domain(t, h, nh, pl[dsts[d->lo]].domain);
             d->lead = pick_leader(p, dsts + d->lo, d->hi - d->lo, -1, cross);
             leaders[k] = d->lead;
         }
