@@ -361,21 +361,6 @@ is "$(sql "$db" "SELECT count(*) FROM measured_run m JOIN measurement x
                  ON x.id = m.measurement_id WHERE x.status != 'ok'")" 0 \
     "no failed or unverified row is a measurement"
 
-# scripts/gpu-check: skips where no GPU is; its flow, tried on host memory with the MPI
-# backend (its testing mode), replays every case and prints the table.
-gpu_check=$SRCDIR/scripts/gpu-check
-if ! command -v nvidia-smi >/dev/null 2>&1; then
-    out=$("$gpu_check" 2>&1)
-    is "$? $out" "0 gpu-check: SKIP: no nvidia-smi: this machine has no NVIDIA GPU" \
-        "gpu-check skips with a reason where no GPU is"
-fi
-GPU_CHECK_BACKEND=mpi GPU_CHECK_GPUS=2 GPU_CHECK_SIZE=tiny GPU_CHECK_NO_MAKE=1 \
-    GPU_CHECK_BUILD=$(dirname "$REFIT") GPU_CHECK_WORK=$tmp/gpu-check \
-    "$gpu_check" >"$tmp/out" 2>&1
-ok $? "gpu-check's flow runs (MPI backend, 2 ranks)"
-is "$(grep -c ' ok$' "$tmp/out")" 6 "its table has six verified replays"
-[ "$(grep -c ' ok$' "$tmp/out")" = 6 ] || sed 's/^/# /' "$tmp/out"
-
 # Under AddressSanitizer: no leak report names refit's own code.
 if grep -q __asan_init "$REFIT_EXEC" 2>/dev/null; then
     id=$(plan dsv3-fp8-colocated hybrid)
