@@ -64,6 +64,11 @@ struct rf_side {
     int64_t tp, cp, pp, dp, ep, etp, edp, replicas;
     bool fsdp;
     enum rf_dtype dtype;
+    /* Memory (sim/memory.h): Megatron's distributed optimizer shards Adam's state over data
+     * parallelism (training); the engine's share of the GPU, vLLM's gpu_memory_utilization
+     * (inference; 0: its default 0.9). */
+    bool distributed_optimizer;
+    double memory_utilization;
     int *stage_layers; /* decoder layers per PP stage, pp entries */
     /* Derived by rf_side_init: */
     struct rf_mesh dense, expert;

@@ -62,6 +62,11 @@ struct rf_model {
     size_t n_tensors;
 };
 
+/* The FP32 block-scale tensor an FP8 inference side gains for quantised weight w (128 x 128
+ * blocks over its last two dims, placed as w; Hugging Face names it `<w>_scale_inv`): fills
+ * scale (name NULL, scale_of -1) and returns true, or returns false when w gains none. */
+bool rf_tensor_fp8_scale(const struct rf_tensor *w, struct rf_tensor *scale);
+
 size_t rf_dtype_size(enum rf_dtype dt);
 const char *rf_dtype_name(enum rf_dtype dt);
 int rf_dtype_parse(const char *s, enum rf_dtype *out);

@@ -770,8 +770,9 @@ static int plan_tensors(struct planner *p, const struct rf_model *model,
     struct rf_plan *plan = p->plan;
     bool fp8 = infer->dtype == RF_DT_FP8;
     size_t n = model->n_tensors;
+    struct rf_tensor scale;
     for (size_t i = 0; i < model->n_tensors; i++)
-        if (fp8 && model->tensors[i].quant && model->tensors[i].ndim >= 2)
+        if (fp8 && rf_tensor_fp8_scale(&model->tensors[i], &scale))
             n++;
     plan->tensors = calloc(n, sizeof(*plan->tensors));
     plan->wire_dtype = calloc(n, sizeof(*plan->wire_dtype));
@@ -803,15 +804,10 @@ static int plan_tensors(struct planner *p, const struct rf_model *model,
                                 "hierarchical needs a cluster (its NVLink domains)");
         plan->tensor_strategy[i] = s;
         plan->wire_dtype[i] = src->quant ? infer->dtype : src->dtype;
-        if (!(fp8 && src->quant && src->ndim >= 2))
-            continue;
         struct rf_tensor *sc = &plan->tensors[k];
-        *sc = *src;
-        sc->dtype = RF_DT_FP32;
-        sc->quant = false;
+        if (!(fp8 && rf_tensor_fp8_scale(src, sc)))
+            continue;
         sc->scale_of = (int)i;
-        sc->shape[src->ndim - 1] = (src->shape[src->ndim - 1] + 127) / 128;
-        sc->shape[src->ndim - 2] = (src->shape[src->ndim - 2] + 127) / 128;
         size_t len = strlen(src->name);
         const char *suffix = "_scale_inv";
         sc->name = malloc(len + strlen(suffix) + 1);

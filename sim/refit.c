@@ -213,6 +213,50 @@ static void relay_counts(const struct rf_plan *plan, int64_t *pipelined, int64_t
     free(mark);
 }
 
+/* The memory line of each side (sim/memory.h), marked where it does not fit. */
+static void print_memory(FILE *f, const struct rf_scenario *sc)
+{
+    char line[256];
+    const struct rf_side_memory *m[2] = {&sc->mem_train, &sc->mem_infer};
+    for (int i = 0; i < 2; i++) {
+        rf_memory_describe(m[i], i == 0, line, sizeof(line));
+        fprintf(f, "  memory %s: %s%s\n", i == 0 ? "train" : "infer", line,
+                m[i]->fits ? "" : "  DOES NOT FIT (allow_overcommit)");
+    }
+}
+
+static json_t *side_memory_json(const struct rf_side_memory *m)
+{
+    const struct rf_gpu_memory *g = &m->worst;
+    return json_pack("{sI sI sI sI sI sI sI sI sI sI sb}", "gpu", (json_int_t)g->gpu, "stage",
+                     (json_int_t)g->stage, "weights_bytes", (json_int_t)g->weights,
+                     "grads_bytes", (json_int_t)g->grads, "optimizer_bytes",
+                     (json_int_t)g->optimizer, "staging_bytes", (json_int_t)g->staging,
+                     "total_bytes", (json_int_t)g->total, "hbm_bytes", (json_int_t)m->hbm_bytes,
+                     "budget_bytes", (json_int_t)m->budget_bytes, "headroom_bytes",
+                     (json_int_t)m->headroom_bytes, "fits", m->fits);
+}
+
+/* The memory lines as text (NULL when out of memory); the caller frees it. */
+static char *memory_lines(const struct rf_scenario *sc)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    print_memory(f, sc);
+    fclose(f);
+    return buf;
+}
+
+/* "memory": each side's worst GPU, and whether the run is an overcommitted what-if. */
+static json_t *memory_json(const struct rf_scenario *sc)
+{
+    return json_pack("{so so sb}", "train", side_memory_json(&sc->mem_train), "infer",
+                     side_memory_json(&sc->mem_infer), "overcommitted", sc->overcommitted);
+}
+
 static void print_plan(const struct rf_scenario *sc, const struct rf_plan *plan, int64_t run,
                        const char *db, double seconds)
 {
@@ -224,8 +268,10 @@ static void print_plan(const struct rf_scenario *sc, const struct rf_plan *plan,
            rf_strategy_name(plan->strategy));
     printf("  train %5lld GPUs from %-5lld %s, %s\n", (long long)sc->train.gpus,
            (long long)sc->train.first_gpu, tl, rf_dtype_name(sc->train.dtype));
-    printf("  infer %5lld GPUs from %-5lld %s, %s\n\n", (long long)sc->infer.gpus,
+    printf("  infer %5lld GPUs from %-5lld %s, %s\n", (long long)sc->infer.gpus,
            (long long)sc->infer.first_gpu, il, rf_dtype_name(sc->infer.dtype));
+    print_memory(stdout, sc);
+    printf("\n");
     printf("%-14s %7s %11s %12s %12s %12s %11s\n", "role", "tensors", "params(B)", "payload(GB)",
            "moved(GB)", "logical(GB)", "transfers");
     for (int r = 0; r <= RF_ROLE_COUNT; r++) {
@@ -294,6 +340,8 @@ static int print_plan_json(const struct rf_scenario *sc, const struct rf_plan *p
         (json_int_t)peak_rss(), "roles", roles, "chunk_bytes", (json_int_t)plan->chunk_bytes,
         "pipelined_rounds", (json_int_t)pipelined, "chain_runs", (json_int_t)chains,
         "net_channels_per_peer", (json_int_t)plan->net_channels_per_peer, "relay", relay);
+    if (o)
+        json_object_set_new(o, "memory", memory_json(sc));
     return rf_json_print(o, stdout, err);
 }
 
@@ -377,6 +425,11 @@ static int compute_run(struct rf_lua *L, const struct rf_scenario_src *src, cons
                            &r->plan, &r->pred, &r->choice, err);
     r->plan_seconds = now() - r->t0;
     r->used = r->choice.topo ? r->choice.topo : &r->topo;
+    if (rc == 0 && r->sc.overcommitted)
+        fprintf(stderr,
+                "refit: warning: %s: the layout does not fit in the GPUs' memory "
+                "(allow_overcommit: a what-if)\n",
+                r->sc.source);
     if (rc == 0 && simulate && r->pred.n_links == 0)
         rc = rf_simulate(&r->plan, &r->sc.train, &r->sc.infer, &r->topo, sim, &r->pred, err);
     return rc;
@@ -568,6 +621,7 @@ static json_t *sim_run_json(const struct refit_run *r)
     if (!o)
         return NULL;
     json_object_set_new(o, "peak_rss_bytes", json_integer(peak_rss()));
+    json_object_set_new(o, "memory", memory_json(&r->sc));
     if (r->plan.strategy != RF_STRAT_AUTO)
         return o;
     json_t *cands = json_array();
@@ -630,7 +684,7 @@ static int cmd_sim(int argc, char **argv)
     json_t *list = json_array();
     /* The table is collected here and printed once every strategy is stored, so a failure
      * prints no part of it. */
-    char *table = NULL;
+    char *table = NULL, *memory_text = NULL;
     size_t table_len = 0;
     FILE *tf = open_memstream(&table, &table_len);
     struct rf_sim_options sim;
@@ -673,6 +727,8 @@ static int cmd_sim(int argc, char **argv)
                 x = rf_error_set(&err, RF_EINVAL, "cannot build the JSON output of run %lld",
                                  (long long)r.id);
         } else if (x == 0) {
+            if (i == 0)
+                memory_text = memory_lines(&r.sc);
             sim_row(tf, &r.plan, r.used, &r.pred);
             if (r.plan.strategy == RF_STRAT_AUTO)
                 fprintf(tf, "%-12s %s (%d candidates predicted, %d only bounded)\n", "",
@@ -701,7 +757,7 @@ static int cmd_sim(int argc, char **argv)
             goto out;
         }
     } else {
-        fprintf(tf, "\nstored in %s\n", db);
+        fprintf(tf, "\n%sstored in %s\n", memory_text ? memory_text : "", db);
         if (fclose(tf) != 0) {
             tf = NULL;
             rf_error_set(&err, RF_ENOMEM, "out of memory");
@@ -716,6 +772,7 @@ out:
     if (tf)
         fclose(tf);
     free(table);
+    free(memory_text);
     json_decref(list);
     lazy_store_close(&ls);
     rf_lua_close(L);

@@ -405,10 +405,13 @@ static int read_side(lua_State *L, int t, const char *ctx, enum rf_side_kind kin
             return rc;
         lua_getfield(L, t, "fsdp");
         s->fsdp = lua_toboolean(L, -1);
-        lua_pop(L, 1);
+        lua_getfield(L, t, "distributed_optimizer");
+        s->distributed_optimizer = lua_toboolean(L, -1);
+        lua_pop(L, 2);
         s->replicas = 1;
     } else {
-        if ((rc = get_int(L, t, "replicas", &s->replicas, ctx, err)) < 0)
+        if ((rc = get_int(L, t, "replicas", &s->replicas, ctx, err)) < 0 ||
+            (rc = get_num(L, t, "gpu_memory_utilization", &s->memory_utilization, ctx, err)) < 0)
             return rc;
         s->cp = s->etp = s->edp = 1;
     }
@@ -594,7 +597,9 @@ static int read_scenario(lua_State *L, int t, struct rf_scenario *sc, struct rf_
     lua_getfield(L, t, "sources");
     const char *src = lua_tostring(L, -1);
     sc->sources = src && strcmp(src, "local") == 0 ? RF_SOURCES_LOCAL : RF_SOURCES_BALANCED;
-    lua_pop(L, 1);
+    lua_getfield(L, t, "allow_overcommit");
+    sc->allow_overcommit = lua_toboolean(L, -1);
+    lua_pop(L, 2);
     if (sc->staging_bytes < 1) {
         rc = rf_error_set(err, RF_EINVAL, "scenario.staging_bytes: must be positive");
         goto out;
@@ -681,10 +686,23 @@ out:
 
 int rf_scenario_init_sides(struct rf_scenario *sc, struct rf_error *err)
 {
-    int rc = rf_side_init(&sc->train, sc->model.layers, err);
-    if (rc < 0)
+    int rc;
+    if ((rc = rf_side_init(&sc->train, sc->model.layers, err)) < 0 ||
+        (rc = rf_side_init(&sc->infer, sc->model.layers, err)) < 0)
         return rc;
-    return rf_side_init(&sc->infer, sc->model.layers, err);
+    struct rf_memory_opts mo = {.hbm_gb = sc->cluster.hbm_gb,
+                                .staging_bytes = sc->staging_bytes,
+                                .streams = sc->cluster.cal.streams};
+    rf_memory_of(&sc->model, &sc->train, &sc->infer, &mo, &sc->mem_train, &sc->mem_infer);
+    const struct rf_side_memory *side[2] = {&sc->mem_train, &sc->mem_infer};
+    for (int i = 0; i < 2; i++) {
+        if (side[i]->fits)
+            continue;
+        if (!sc->allow_overcommit)
+            return rf_memory_refuse(side[i], i == 0, sc->source, err);
+        sc->overcommitted = true;
+    }
+    return 0;
 }
 
 void rf_scenario_release(struct rf_scenario *sc)

@@ -8,6 +8,7 @@
 #include "model.h"
 #include "plan.h"
 #include "sandbox.h"
+#include "memory.h"
 #include "topology.h"
 
 struct rf_scenario {
@@ -23,6 +24,10 @@ struct rf_scenario {
     int64_t chunk_bytes;   /* a relay's pipeline chunk; 0: the default (sim/schedule.h) */
     enum rf_sources sources;
     struct rf_relay relay;
+    /* Memory at refit time (sim/memory.h), computed by rf_scenario_init_sides: a side that
+     * does not fit is refused unless allow_overcommit (a what-if), then overcommitted. */
+    bool allow_overcommit, overcommitted;
+    struct rf_side_memory mem_train, mem_infer;
 };
 
 struct rf_lua;

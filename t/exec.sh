@@ -172,7 +172,7 @@ ok "$(test ! -e "$tmp/typo.db"; echo $?)" "and is not created"
 # computed from the plan and compared with what the host has (MemAvailable), and the row
 # says why. Llama 3 405B (812 GB in BF16) on 2 host ranks fits no CI machine.
 cat >"$tmp/huge.lua" <<'EOF'
-return { model = "llama3-405b", cluster = { system = "localhost" },
+return { model = "llama3-405b", cluster = { system = "localhost" }, allow_overcommit = true,
          train = { gpus = 2, tp = 2 }, infer = { gpus = 2, tp = 2 }, strategy = "reshard" }
 EOF
 "$REFIT" plan "$tmp/huge.lua" --db "$db" --json >"$tmp/plan.json"

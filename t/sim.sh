@@ -63,8 +63,9 @@ is "$(sql "$db" "SELECT name FROM link_load WHERE run_id = 2 ORDER BY bytes / ca
 ok $? "the table form works"
 ok "$(grep -q '^reshard ' "$tmp/table"; echo $?)" "and names the strategy"
 
-# The localhost preset plans a run for the executor's host backend.
-sed 's/system = "dgx-h100", nodes = 4/system = "localhost"/; s/gpus = 16, first_gpu = 16/gpus = 4, first_gpu = 0/; s/gpus = 16, first_gpu = 0, tp = 2, pp = 2, ep = 4/gpus = 4, first_gpu = 0, tp = 2, pp = 2, ep = 1/' \
+# The localhost preset plans a run for the executor's host backend (its notional 2 GB "GPUs"
+# hold no 30 B model: a what-if).
+sed 's/^return {/return { allow_overcommit = true,/; s/system = "dgx-h100", nodes = 4/system = "localhost"/; s/gpus = 16, first_gpu = 16/gpus = 4, first_gpu = 0/; s/gpus = 16, first_gpu = 0, tp = 2, pp = 2, ep = 4/gpus = 4, first_gpu = 0, tp = 2, pp = 2, ep = 1/' \
     "$scen" >"$tmp/local.lua"
 "$REFIT" sim "$tmp/local.lua" --db "$db" --json >"$tmp/local.json"
 ok $? "a colocated run on the localhost preset simulates"

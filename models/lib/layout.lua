@@ -34,6 +34,9 @@ layout.TRAIN = { type = "record", required = true, fields = {
                   .. "infer.dtype = 'fp8'" },
     -- Megatron's decoder_first/last_pipeline_num_layers.
     pp_first = size(), pp_last = size(),
+    -- Megatron's --use-distributed-optimizer (on in NeMo RL's and Megatron-Bridge's recipes):
+    -- Adam's FP32 state sharded over data parallelism (sim/memory.c).
+    distributed_optimizer = { type = "boolean", default = true },
 } }
 
 layout.INFER = { type = "record", required = true, fields = {
@@ -46,6 +49,9 @@ layout.INFER = { type = "record", required = true, fields = {
     -- Engines: derived from gpus; given only as a cross-check.
     replicas = size(),
     dtype = { type = "string", values = { "bf16", "fp8" }, default = "bf16" },
+    -- vLLM's gpu_memory_utilization: the engine's share of each GPU (weights, then the KV
+    -- cache); SGLang's mem_fraction_static plays the same part.
+    gpu_memory_utilization = { type = "number", above = 0, max = 1, default = 0.9 },
 } }
 
 -- Megatron's stage split. With pp_first/pp_last the remaining layers split evenly over the
@@ -144,7 +150,7 @@ function layout.train(t, model, site, prefix)
     return {
         gpus = t.gpus, first_gpu = t.first_gpu, tp = t.tp, cp = t.cp, pp = t.pp, dp = dp,
         ep = t.ep, etp = t.etp, edp = t.tp * t.cp * dp // expert_mesh, fsdp = t.fsdp,
-        dtype = t.dtype, stage_layers = train_stages(t, model.layers, site, prefix),
+        distributed_optimizer = t.distributed_optimizer, dtype = t.dtype, stage_layers = train_stages(t, model.layers, site, prefix),
     }
 end
 
@@ -207,7 +213,8 @@ function layout.infer(t, model, site, prefix)
     end
     return {
         gpus = t.gpus, first_gpu = t.first_gpu, tp = t.tp, pp = t.pp, dp = t.dp, ep = t.ep,
-        replicas = replicas, dtype = t.dtype, stage_layers = infer_stages(t.pp, model.layers),
+        replicas = replicas, dtype = t.dtype, gpu_memory_utilization = t.gpu_memory_utilization,
+        stage_layers = infer_stages(t.pp, model.layers),
     }
 end
 

@@ -39,6 +39,9 @@ local SCENARIO = { type = "record", fields = {
     -- around the ring of domains, as M2N does; 2 or more: a tree, shallower but each
     -- leader sends more); depth: at most this many leader-to-leader hops from the leader
     -- a source feeds (0: no limit), more sources feed the box the lower it is.
+    -- A layout that does not fit in the GPUs' memory (sim/memory.c) is refused; true plans
+    -- it anyway, with a warning and the run marked overcommitted (a what-if).
+    allow_overcommit = { type = "boolean", default = false },
     relay = { type = "record", fields = {
         ring = { type = "boolean", default = true },
         fanout = { type = "integer", min = 1, max = 64, default = 1 },
@@ -159,6 +162,7 @@ function scenario.normalise(raw, source, base_dir, context, overrides, line)
         chunk_bytes = s.chunk_kib and math.min(s.chunk_kib * 1024, staging) or 0,
         relay = s.relay or { ring = true, fanout = 1, depth = 0 },
         sources = s.sources,
+        allow_overcommit = s.allow_overcommit,
         tensor_strategy = tensor_strategies(s, model, site),
     }
 end
