@@ -77,8 +77,8 @@ static void infer_stage(const struct rf_model *model, const struct rf_side *s, i
         g->weights += first_numel(s, t, t->shape, stage) * (int64_t)rf_dtype_size(wire);
         struct rf_tensor scale;
         if (fp8 && rf_tensor_fp8_scale(t, &scale))
-            g->weights += first_numel(s, &scale, scale.shape, stage) *
-                          (int64_t)rf_dtype_size(scale.dtype);
+            g->weights +=
+                first_numel(s, &scale, scale.shape, stage) * (int64_t)rf_dtype_size(scale.dtype);
     }
 }
 
