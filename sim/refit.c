@@ -229,12 +229,12 @@ static json_t *side_memory_json(const struct rf_side_memory *m)
 {
     const struct rf_gpu_memory *g = &m->worst;
     return json_pack("{sI sI sI sI sI sI sI sI sI sI sb}", "gpu", (json_int_t)g->gpu, "stage",
-                     (json_int_t)g->stage, "weights_bytes", (json_int_t)g->weights,
-                     "grads_bytes", (json_int_t)g->grads, "optimizer_bytes",
-                     (json_int_t)g->optimizer, "staging_bytes", (json_int_t)g->staging,
-                     "total_bytes", (json_int_t)g->total, "hbm_bytes", (json_int_t)m->hbm_bytes,
-                     "budget_bytes", (json_int_t)m->budget_bytes, "headroom_bytes",
-                     (json_int_t)m->headroom_bytes, "fits", m->fits);
+                     (json_int_t)g->stage, "weights_bytes", (json_int_t)g->weights, "grads_bytes",
+                     (json_int_t)g->grads, "optimizer_bytes", (json_int_t)g->optimizer,
+                     "staging_bytes", (json_int_t)g->staging, "total_bytes", (json_int_t)g->total,
+                     "hbm_bytes", (json_int_t)m->hbm_bytes, "budget_bytes",
+                     (json_int_t)m->budget_bytes, "headroom_bytes", (json_int_t)m->headroom_bytes,
+                     "fits", m->fits);
 }
 
 /* The memory lines as text (NULL when out of memory); the caller frees it. */
