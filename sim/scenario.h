@@ -5,10 +5,10 @@
 
 #include "error.h"
 #include "layout.h"
+#include "memory.h"
 #include "model.h"
 #include "plan.h"
 #include "sandbox.h"
-#include "memory.h"
 #include "topology.h"
 
 struct rf_scenario {
