@@ -46,23 +46,33 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# root SUITE [INCLUDE]: a fresh root of Debian SUITE (minbase, plus packages INCLUDE) in
-# $cache/SUITE, from the cached tarball or debootstrap; its path in $root.
+# tarball SUITE [INCLUDE]: the cached tarball of a Debian SUITE minbase root (plus the
+# packages INCLUDE, in its name), made by debootstrap the first time; 1 when the mirror cannot
+# be reached. Both are made before any test runs.
+tarball() {
+    t=$cache/$1-minbase${2:+-$2}.tar
+    [ ! -f "$t" ] || return 0
+    if command -v wget >/dev/null 2>&1; then
+        wget -q -T 20 -t 1 -O /dev/null "$mirror/dists/$1/Release" 2>/dev/null || return 1
+    fi
+    rm -rf --one-file-system "$cache/$1.new"
+    debootstrap --variant=minbase ${2:+--include="$2"} "$1" "$cache/$1.new" "$mirror" \
+        >"$cache/$1-debootstrap.log" 2>&1 || {
+        echo "Bail out! debootstrap $1 failed (see $cache/$1-debootstrap.log)"
+        exit 1
+    }
+    tar -C "$cache/$1.new" -cf "$t.part" . && mv "$t.part" "$t"
+    rm -rf --one-file-system "$cache/$1.new"
+}
+tarball bookworm python3-minimal || skip "no network to $mirror (debootstrap of bookworm)"
+old_glibc=yes
+tarball bullseye || old_glibc="no network to $mirror (debootstrap of bullseye)"
+
+# root SUITE [INCLUDE]: a fresh root from SUITE's tarball in $cache/SUITE, its path in $root, with the
+# bundle in /work/repo/build/bundle and NCCL in /usr/local/cuda/lib64.
 root() {
     root=$cache/$1
-    tarball=$cache/$1-minbase.tar
-    if [ ! -f "$tarball" ]; then
-        wget -q -T 20 -t 1 -O /dev/null "$mirror/dists/$1/Release" 2>/dev/null ||
-            skip "no network to $mirror (debootstrap of $1)"
-        rm -rf --one-file-system "$root.new"
-        debootstrap --variant=minbase ${2:+--include="$2"} "$1" "$root.new" "$mirror" \
-            >"$cache/$1-debootstrap.log" 2>&1 || {
-            echo "Bail out! debootstrap $1 failed (see $cache/$1-debootstrap.log)"
-            exit 1
-        }
-        tar -C "$root.new" -cf "$tarball.part" . && mv "$tarball.part" "$tarball"
-        rm -rf --one-file-system "$root.new"
-    fi
+    tarball=$cache/$1-minbase${2:+-$2}.tar
     roots="$roots $root"
     rm -rf --one-file-system "$root"
     mkdir -p "$root" && tar -C "$root" -xf "$tarball" || {
@@ -180,6 +190,13 @@ is "$(inroot '. build/bundle/env.sh && echo "$REFIT_NCCL_SOURCE:$REFIT_NCCL_LIB:
 refit-runs" "without NCCL: REFIT_NCCL_SOURCE=none, REFIT_NCCL_LIB empty, refit still runs"
 
 # --- Debian 11: glibc 2.31 is older than the bundle needs; the wrappers take the loader.
+if [ "$old_glibc" != yes ]; then
+    for i in 1 2 3 4 5; do
+        n=$((n + 1))
+        echo "ok $n # SKIP $old_glibc"
+    done
+    done_testing
+fi
 root bullseye
 is "$(inroot '. build/bundle/env.sh && echo "$REFIT_NCCL_SOURCE"')" cuda "bullseye: env.sh finds NCCL in the CUDA prefix"
 is "$(libc_of '')" "/work/repo/build/bundle/lib/glibc/libc.so.6" \
