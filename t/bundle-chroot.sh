@@ -191,7 +191,7 @@ refit-runs" "without NCCL: REFIT_NCCL_SOURCE=none, REFIT_NCCL_LIB empty, refit s
 
 # --- Debian 11: glibc 2.31 is older than the bundle needs; the wrappers take the loader.
 if [ "$old_glibc" != yes ]; then
-    for i in 1 2 3 4 5; do
+    for _ in 1 2 3 4 5; do
         n=$((n + 1))
         echo "ok $n # SKIP $old_glibc"
     done
