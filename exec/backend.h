@@ -1,6 +1,7 @@
-/* What the replay needs from a machine: memory, copies, the grouped point-to-point
- * exchange of one step, broadcasts on sub-groups, timers. Two implementations: host memory
- * with MPI (backend_mpi.c) and GPUs with NCCL (backend_nccl.c). */
+/* What the replay needs from a machine: memory, copies, the FP8 conversion, the pattern's
+ * fill and check (optional: else through host memory), the grouped point-to-point exchange
+ * of one step, broadcasts on sub-groups, timers. Two implementations: host memory with MPI
+ * (backend_mpi.c) and GPUs with NCCL (backend_nccl.c). */
 #ifndef RF_BACKEND_H
 #define RF_BACKEND_H
 

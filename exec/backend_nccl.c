@@ -44,8 +44,10 @@ struct nccl_impl {
     int device, rank, size;
     int compute_capability; /* major * 10 + minor */
     bool blocking;
+    bool kernels;    /* built with them, and this GPU can run them */
     bool *same_host; /* per world rank: on this rank's host (the P2P transport's reach) */
     unsigned long long *check_result; /* device: a check's count and first wrong index */
+    unsigned long long *check_host;   /* pinned: where they are read back */
     cudaStream_t stream;
     ncclComm_t world;
     ncclComm_t *group_comm; /* NULL where this rank is not a member */
@@ -86,7 +88,8 @@ static int nccl_error(struct rf_error *err, ncclComm_t comm, ncclResult_t r, con
 }
 
 /* A non-blocking communicator reports ncclInProgress until the call has been enqueued (or
- * the communicator is ready); wait for it with the deadline. */
+ * the communicator is ready); wait for it with the deadline. A blocking one is done when its
+ * call returns: this reads its state once. */
 static int wait_comm(struct rf_backend *b, ncclComm_t comm, const char *what, struct rf_error *err)
 {
     struct rf_ctl_wait w;
@@ -254,13 +257,15 @@ static int g_narrow(struct rf_backend *b, uint8_t *dst, const uint8_t *src, int6
     if (count == 0)
         return 0;
 #ifdef RF_HAVE_KERNELS
-    CUDA_TRY((cudaError_t)rf_kernel_narrow(impl(b)->stream, dst, src, count),
-             "the FP8 conversion kernel");
-#else
+    if (impl(b)->kernels) {
+        CUDA_TRY((cudaError_t)rf_kernel_narrow(impl(b)->stream, dst, src, count),
+                 "the FP8 conversion kernel");
+        return 0;
+    }
+#endif
     CUDA_TRY(cudaMemcpy2DAsync(dst, 1, src + 1, 2, 1, (size_t)count, cudaMemcpyDeviceToDevice,
                                impl(b)->stream),
              "cudaMemcpy2DAsync (FP8 emulation)");
-#endif
     return 0;
 }
 
@@ -281,22 +286,24 @@ static int g_check(struct rf_backend *b, const void *buf, const struct rf_patter
 {
     struct nccl_impl *n = impl(b);
     struct rf_pattern_geom g;
-    unsigned long long result[2] = {0, ~0ULL};
     int rc;
     rf_pattern_geom_of(&g, pb);
-    CUDA_TRY(
-        cudaMemcpyAsync(n->check_result, result, sizeof(result), cudaMemcpyHostToDevice, n->stream),
-        "cudaMemcpyAsync (the check's counters)");
+    /* The count starts at 0, the first wrong index at the largest value (all bits set). */
+    CUDA_TRY(cudaMemsetAsync(n->check_result, 0, sizeof(*n->check_result), n->stream),
+             "cudaMemsetAsync (the check's count)");
+    CUDA_TRY(cudaMemsetAsync(n->check_result + 1, 0xff, sizeof(*n->check_result), n->stream),
+             "cudaMemsetAsync (the check's first index)");
     CUDA_TRY((cudaError_t)rf_kernel_check(n->stream, buf, &g, pb->tensor, pb->elem,
                                           rf_box_numel(pb->box, pb->ndim), n->check_result),
              "the pattern check kernel");
-    CUDA_TRY(
-        cudaMemcpyAsync(result, n->check_result, sizeof(result), cudaMemcpyDeviceToHost, n->stream),
-        "cudaMemcpyAsync (the check's result)");
+    /* Into pinned memory: the copy is in stream order, done when the stream is. */
+    CUDA_TRY(cudaMemcpyAsync(n->check_host, n->check_result, 2 * sizeof(*n->check_host),
+                             cudaMemcpyDeviceToHost, n->stream),
+             "cudaMemcpyAsync (the check's result)");
     if ((rc = g_sync(b, err)) < 0)
         return rc;
-    *errors = (int64_t)result[0];
-    *first_bad = result[0] ? (int64_t)result[1] : -1;
+    *errors = (int64_t)n->check_host[0];
+    *first_bad = n->check_host[0] ? (int64_t)n->check_host[1] : -1;
     return 0;
 }
 #endif
@@ -506,6 +513,8 @@ static void g_release(struct rf_backend *b)
         free_events(n);
         if (n->check_result)
             cudaFree(n->check_result);
+        if (n->check_host)
+            cudaFreeHost(n->check_host);
         if (n->stream)
             cudaStreamDestroy(n->stream);
         free(n->same_host);
@@ -698,13 +707,26 @@ static void describe(struct rf_backend *b, struct nccl_impl *n)
         cuda_version(n->runtime, sizeof(n->runtime), rt);
     if (cudaDriverGetVersion(&drv) == cudaSuccess)
         cuda_version(n->driver, sizeof(n->driver), drv);
+    const char *nvcc = "none";
 #ifdef RF_HAVE_KERNELS
-    snprintf(n->config, sizeof(n->config), "nccl blocking=%d fp8=kernel fill=device nvcc=%s",
-             n->blocking, rf_kernels_nvcc());
-#else
-    snprintf(n->config, sizeof(n->config), "nccl blocking=%d fp8=copy2d fill=host nvcc=none",
-             n->blocking);
+    /* Kernels without an image for this GPU (older than sm_80) fail at launch: the copy and
+     * host paths serve it instead, and exec_config says so. */
+    int why = rf_kernels_usable();
+    n->kernels = why == 0;
+    nvcc = rf_kernels_nvcc();
+    if (n->kernels) {
+        b->fill = g_fill;
+        b->check = g_check;
+    } else if (n->rank == 0) {
+        fprintf(stderr,
+                "refit-exec: this refit-exec's kernels cannot run on %s (compute capability "
+                "%d.%d: %s): FP8 conversion by copy, fill and check through host memory\n",
+                n->device_name, n->compute_capability / 10, n->compute_capability % 10,
+                cudaGetErrorString((cudaError_t)why));
+    }
 #endif
+    snprintf(n->config, sizeof(n->config), "nccl blocking=%d fp8=%s fill=%s nvcc=%s", n->blocking,
+             n->kernels ? "kernel" : "copy2d", n->kernels ? "device" : "host", nvcc);
     b->device = n->device_name;
     b->library = n->version;
     b->cuda_runtime = n->runtime[0] ? n->runtime : NULL;
@@ -733,10 +755,6 @@ int rf_backend_nccl_new(struct rf_backend **out, struct rf_ctl *ctl, int32_t net
                              .download = g_download,
                              .copy = g_copy,
                              .narrow = g_narrow,
-#ifdef RF_HAVE_KERNELS
-                             .fill = g_fill,
-                             .check = g_check,
-#endif
                              .exchange = g_exchange,
                              .groups = g_groups,
                              .bcast = g_bcast,
@@ -772,8 +790,10 @@ int rf_backend_nccl_new(struct rf_backend **out, struct rf_ctl *ctl, int32_t net
         goto fail;
     }
     if ((e = cudaMalloc((void **)&n->check_result, 2 * sizeof(unsigned long long))) !=
-        cudaSuccess) {
-        rc = cuda_error(err, e, "cudaMalloc of the check's counters");
+            cudaSuccess ||
+        (e = cudaMallocHost((void **)&n->check_host, 2 * sizeof(unsigned long long))) !=
+            cudaSuccess) {
+        rc = cuda_error(err, e, "the check's counters (cudaMalloc, cudaMallocHost)");
         goto fail;
     }
     /* MPI bootstraps NCCL: rank 0's unique id goes to every rank. */

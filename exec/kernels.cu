@@ -146,6 +146,12 @@ extern "C" int rf_kernel_check(void *stream, const void *buf, const struct rf_pa
     return (int)cudaGetLastError();
 }
 
+extern "C" int rf_kernels_usable(void)
+{
+    struct cudaFuncAttributes a;
+    return (int)cudaFuncGetAttributes(&a, narrow8);
+}
+
 #define RF_STR2(x) #x
 #define RF_STR(x) RF_STR2(x)
 

@@ -33,6 +33,10 @@ int rf_kernel_check(void *stream, const void *buf, const struct rf_pattern_geom 
 /* The nvcc that compiled them, as "13.0". */
 const char *rf_kernels_nvcc(void);
 
+/* 0 when the current device can run them (the binary holds SASS for its architecture, or
+ * PTX it can compile), else the cudaError_t that says why not. */
+int rf_kernels_usable(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -887,9 +887,11 @@ int rf_replay_run(struct rf_replay *r, double *round_seconds, double *total,
          * run after round rd - 1's sends from it have finished. */
         if ((rc = be->mark(be, rd + 1, err)) < 0)
             return rc;
+        if (rd == 0)
+            continue;
         snprintf(be->ctl->where, sizeof(be->ctl->where),
                  "round %d (its copies and messages, while round %d is queued)", rd - 1, rd);
-        if (rd > 0 && (rc = be->wait_mark(be, rd, err)) < 0)
+        if ((rc = be->wait_mark(be, rd, err)) < 0)
             return rc;
     }
     snprintf(be->ctl->where, sizeof(be->ctl->where), "round %d (its copies and messages)",

@@ -2,7 +2,8 @@
 # End to end: `refit plan` on scaled-down scenarios (t/data/exec), then `refit-exec --backend
 # mpi --check` replays each under mpirun on 2 to 8 ranks: every inference byte verified,
 # the measurement stored. Injected faults (crash, hang, corrupt) end the job with an error
-# on every rank and a failed row; a plan too big for the world is refused.
+# on every rank and a failed row; a plan too big for the world is refused. refit-exec --probe
+# times each rank's device (host memory here) and prints what scripts/gpu-check reads.
 . "${SRCDIR:-.}/t/lib.sh"
 : "${REFIT_EXEC:=./exec/refit-exec}"
 : "${MPIRUN:=mpirun}"
