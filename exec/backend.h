@@ -1,6 +1,7 @@
-/* What the replay needs from a machine: memory, copies, the grouped point-to-point
- * exchange of one step, broadcasts on sub-groups, timers. Two implementations: host memory
- * with MPI (backend_mpi.c) and GPUs with NCCL (backend_nccl.c). */
+/* What the replay needs from a machine: memory, copies, the FP8 conversion, the pattern's
+ * fill and check (optional: else through host memory), the grouped point-to-point exchange
+ * of one step, broadcasts on sub-groups, timers. Two implementations: host memory with MPI
+ * (backend_mpi.c) and GPUs with NCCL (backend_nccl.c). */
 #ifndef RF_BACKEND_H
 #define RF_BACKEND_H
 
@@ -9,6 +10,7 @@
 
 #include "boxcopy.h"
 #include "control.h"
+#include "pattern.h"
 
 /* One message of a grouped exchange: bytes at buf to (send) or from (receive) rank peer. */
 struct rf_xfer {
@@ -23,6 +25,16 @@ struct rf_group {
     int32_t root, first, count, stride;
 };
 
+/* What a rank's replay asks of the communication library beyond its buffers, for the memory
+ * check: the ranks it sends to and receives from (NCCL sets up a connection to each, with
+ * its buffers, at the first message) and the broadcast groups it is a member of (each a
+ * ring, connected at the first broadcast). Filled by rf_replay_comm_use. */
+struct rf_comm_use {
+    const int32_t *send_peers, *recv_peers; /* distinct ranks, none of them this one */
+    size_t n_send, n_recv;
+    int32_t rings; /* groups of 2 or more members that hold this rank */
+};
+
 /* Calls are made by the rank's one thread in the order all ranks agree on (replay.c).
  * Work may be queued (NCCL: one CUDA stream) until `sync`; every call returns 0 or a
  * negative code with err filled. */
@@ -30,6 +42,11 @@ struct rf_backend {
     const char *name; /* "mpi" or "nccl" */
     void *impl;
     struct rf_ctl *ctl;
+    /* What runs, for the measurement and --probe, set by the constructor (NULL when not
+     * applicable): the device's name, the communication library's version, the CUDA
+     * runtime's and the driver's (as "13.0"), and exec_config: the backend and how it does
+     * what it does ("nccl blocking=1 fp8=kernel fill=device nvcc=13.0", "mpi fill=host"). */
+    const char *device, *library, *cuda_runtime, *driver, *config;
 
     /* Device memory (host memory for MPI), zero-filled. */
     int (*alloc)(struct rf_backend *b, void **ptr, size_t bytes, struct rf_error *err);
@@ -42,9 +59,19 @@ struct rf_backend {
     /* Device-local strided copy (pack, unpack, same-GPU transfer). */
     int (*copy)(struct rf_backend *b, void *dst, const void *src, const struct rf_copy *c,
                 struct rf_error *err);
-    /* The broadcast root's BF16 -> FP8 emulation: byte 1 of each of n 2-byte elements. */
+    /* The broadcast root's BF16 -> FP8 emulation: rf_fp8_of_bf16 of each of n 2-byte
+     * elements. */
     int (*narrow)(struct rf_backend *b, uint8_t *dst, const uint8_t *src, int64_t n,
                   struct rf_error *err);
+    /* Optional (NULL: the replay goes through host memory, rf_pattern_fill and check): the
+     * pattern written into buf, a device buffer holding pb's box densely (pb->box and
+     * pb->shape are read before it returns), queued like a copy; and its check, complete
+     * when it returns, with rf_pattern_check's results: the number of wrong elements and the
+     * first one's index within the box (-1 when none). */
+    int (*fill)(struct rf_backend *b, void *buf, const struct rf_pattern_buf *pb, bool poison,
+                struct rf_error *err);
+    int (*check)(struct rf_backend *b, const void *buf, const struct rf_pattern_buf *pb,
+                 int64_t *errors, int64_t *first_bad, struct rf_error *err);
     /* One step of point-to-point messages, sent and received as one group. */
     int (*exchange)(struct rf_backend *b, const struct rf_xfer *sends, size_t n_sends,
                     const struct rf_xfer *recvs, size_t n_recvs, struct rf_error *err);
@@ -56,21 +83,24 @@ struct rf_backend {
     int (*bcast)(struct rf_backend *b, int group, void *buf, size_t bytes, struct rf_error *err);
     /* Waits for all queued work, with the control plane's deadline. */
     int (*sync)(struct rf_backend *b, struct rf_error *err);
-    /* Timestamps: n marks, recorded in queue order; seconds between two of them, valid
-     * after sync. */
+    /* Timestamps: n marks, recorded in queue order. wait_mark returns once the work queued
+     * before mark i is done (with the control plane's deadline; MPI: at once, its work is
+     * done when queued); elapsed gives the seconds between two reached marks, or an error. */
     int (*timers)(struct rf_backend *b, int n, struct rf_error *err);
     int (*mark)(struct rf_backend *b, int i, struct rf_error *err);
-    double (*elapsed)(struct rf_backend *b, int from, int to);
+    int (*wait_mark)(struct rf_backend *b, int i, struct rf_error *err);
+    int (*elapsed)(struct rf_backend *b, int from, int to, double *seconds, struct rf_error *err);
     /* After a failure: stop in-flight communication so no call blocks (NCCL abort). */
     void (*abort)(struct rf_backend *b);
     /* Memory the replay's buffers can take, and the pool it comes from: ranks whose pools
      * have the same name share it (MPI: the host's MemAvailable, pool "host NAME"; NCCL:
-     * the GPU's free memory, pool "GPU <bus id> on NAME"). *bytes < 0 when unknown. */
+     * the GPU's free memory, pool "GPU <bus id> on NAME"). *bytes < 0 when unknown. Its
+     * communicators exist by then, so what their creation took is not counted again. */
     int (*memory)(struct rf_backend *b, int64_t *bytes, char *pool, size_t pool_size,
                   struct rf_error *err);
-    /* What the measurement records (NULL when not applicable); valid until release. */
-    const char *(*device_name)(struct rf_backend *b);
-    const char *(*library_version)(struct rf_backend *b);
+    /* Optional (NULL: none): bytes of the pool the library will take at first use for what
+     * the replay asks of it (NCCL: connection buffers, nccl_mem.h). */
+    int64_t (*comm_need)(struct rf_backend *b, const struct rf_comm_use *use);
     void (*release)(struct rf_backend *b);
 };
 

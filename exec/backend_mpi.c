@@ -220,22 +220,22 @@ static int m_mark(struct rf_backend *b, int i, struct rf_error *err)
     return 0;
 }
 
-static double m_elapsed(struct rf_backend *b, int from, int to)
+/* Every call has finished its work when it returns. */
+static int m_wait_mark(struct rf_backend *b, int i, struct rf_error *err)
 {
-    return impl(b)->marks[to] - impl(b)->marks[from];
+    return 0;
+}
+
+static int m_elapsed(struct rf_backend *b, int from, int to, double *seconds, struct rf_error *err)
+{
+    const struct mpi_impl *m = impl(b);
+    if (from < 0 || to < from || to >= m->n_marks)
+        return rf_error_set(err, RF_EINVAL, "marks %d to %d: there are %d", from, to, m->n_marks);
+    *seconds = m->marks[to] - m->marks[from];
+    return 0;
 }
 
 static void m_abort(struct rf_backend *b) {}
-
-static const char *m_device_name(struct rf_backend *b)
-{
-    return NULL;
-}
-
-static const char *m_library_version(struct rf_backend *b)
-{
-    return NULL;
-}
 
 static void m_release(struct rf_backend *b)
 {
@@ -264,9 +264,12 @@ int rf_backend_mpi_new(struct rf_backend **out, struct rf_ctl *ctl, struct rf_er
         free(m);
         return rf_error_set(err, RF_ENOMEM, "out of memory");
     }
+    /* Fills and checks go through host memory, the same as any device's would without a
+     * fill of its own (rf_fill_buffer), so the MPI backend tests that path. */
     *b = (struct rf_backend){.name = "mpi",
                              .impl = m,
                              .ctl = ctl,
+                             .config = "mpi fill=host",
                              .alloc = m_alloc,
                              .free = m_free,
                              .upload = m_upload,
@@ -279,11 +282,10 @@ int rf_backend_mpi_new(struct rf_backend **out, struct rf_ctl *ctl, struct rf_er
                              .sync = m_sync,
                              .timers = m_timers,
                              .mark = m_mark,
+                             .wait_mark = m_wait_mark,
                              .elapsed = m_elapsed,
                              .abort = m_abort,
                              .memory = m_memory,
-                             .device_name = m_device_name,
-                             .library_version = m_library_version,
                              .release = m_release};
     m->data = MPI_COMM_NULL;
     if (MPI_Comm_dup(MPI_COMM_WORLD, &m->data) != MPI_SUCCESS) {

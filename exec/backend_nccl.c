@@ -1,10 +1,27 @@
 /* The GPU backend: one rank per GPU, MPI bootstraps NCCL (rank 0's ncclUniqueId is
  * broadcast, as nccl-tests does), everything runs on one CUDA stream: pack and unpack are
- * cudaMemcpy2D/3DAsync (no kernels, so no nvcc), a step is ncclSend/ncclRecv inside
- * ncclGroupStart/End, broadcasts are ncclBroadcast on communicators split off the world,
- * timers are CUDA events. Communicators are non-blocking: every NCCL call is followed by
- * polling its state, and every wait polls the stream, NCCL's asynchronous errors and the
- * control plane, so a dead or hung peer ends in ncclCommAbort and a clear error. */
+ * cudaMemcpy2D/3DAsync, a step is ncclSend/ncclRecv inside ncclGroupStart/End, broadcasts
+ * are ncclBroadcast on communicators split off the world, timers are CUDA events. Built with
+ * nvcc, the root's FP8 conversion and the pattern's fill and check are kernels (kernels.cu);
+ * without, the conversion is a 1-byte-wide 2-d copy and fill and check go through host
+ * memory. exec_config says which ran.
+ *
+ * What --timeout bounds depends on the communicators' mode (REFIT_EXEC_NCCL_BLOCKING):
+ *  - Blocking (the default, as nccl-tests times NCCL): the data movement is bounded. Every
+ *    wait for the stream (sync, wait_mark, a check) polls cudaStreamQuery/cudaEventQuery,
+ *    NCCL's asynchronous errors and the control plane, so a send or receive whose peer died
+ *    or hangs ends in ncclCommAbort and an error naming the round within --timeout. Not
+ *    bounded: the calls that block inside NCCL until every rank involved joins them,
+ *    ncclCommInitRank, ncclCommSplit, ncclCommFinalize, and an ncclGroupEnd or ncclBroadcast
+ *    that connects to a peer for the first time (NCCL 2.28 connects at first use, a
+ *    handshake with the peer before it queues the kernel). A peer that hangs there (alive)
+ *    stalls this rank until the launcher ends the job; one that dies makes the launcher end
+ *    it (mpirun does).
+ *  - Non-blocking (REFIT_EXEC_NCCL_BLOCKING=0): every NCCL call returns at once
+ *    (ncclInProgress) and is polled with the deadline like the stream, so all of the above is
+ *    bounded too. But NCCL runs each non-blocking ncclGroupEnd on a thread it creates for that
+ *    call (2.28, src/group.cc: pthread_create per group), and that start-up lies inside every
+ *    step's measured time: use it to find a hang, not to time. */
 #include "backend.h"
 
 #include <cuda_runtime.h>
@@ -18,8 +35,19 @@
 #include <nccl.h>
 #pragma GCC diagnostic pop
 
+#include "nccl_mem.h"
+#ifdef RF_HAVE_KERNELS
+#include "kernels.h"
+#endif
+
 struct nccl_impl {
     int device, rank, size;
+    int compute_capability; /* major * 10 + minor */
+    bool blocking;
+    bool kernels;    /* built with them, and this GPU can run them */
+    bool *same_host; /* per world rank: on this rank's host (the P2P transport's reach) */
+    unsigned long long *check_result; /* device: a check's count and first wrong index */
+    unsigned long long *check_host;   /* pinned: where they are read back */
     cudaStream_t stream;
     ncclComm_t world;
     ncclComm_t *group_comm; /* NULL where this rank is not a member */
@@ -29,7 +57,8 @@ struct nccl_impl {
     int n_ev;
     bool aborted;
     char device_name[256];
-    char version[32];
+    char version[32], runtime[16], driver[16];
+    char config[128];
     char pool[MPI_MAX_PROCESSOR_NAME + 64]; /* "GPU <bus id> on <host>": ranks sharing it */
 };
 
@@ -59,7 +88,8 @@ static int nccl_error(struct rf_error *err, ncclComm_t comm, ncclResult_t r, con
 }
 
 /* A non-blocking communicator reports ncclInProgress until the call has been enqueued (or
- * the communicator is ready); wait for it with the deadline. */
+ * the communicator is ready); wait for it with the deadline. A blocking one is done when its
+ * call returns: this reads its state once. */
 static int wait_comm(struct rf_backend *b, ncclComm_t comm, const char *what, struct rf_error *err)
 {
     struct rf_ctl_wait w;
@@ -218,17 +248,65 @@ static int g_copy(struct rf_backend *b, void *dst, const void *src, const struct
     return 0;
 }
 
-/* Byte 1 of each 2-byte element (little-endian: the high byte), as one strided copy. */
+/* rf_fp8_of_bf16 of each 2-byte element: a kernel at memory speed when built with nvcc; else
+ * the high byte (little-endian byte 1) of each, as one 1-byte-wide strided copy, which the
+ * copy engine moves a byte per row of its 2-d copy. */
 static int g_narrow(struct rf_backend *b, uint8_t *dst, const uint8_t *src, int64_t count,
                     struct rf_error *err)
 {
     if (count == 0)
         return 0;
+#ifdef RF_HAVE_KERNELS
+    if (impl(b)->kernels) {
+        CUDA_TRY((cudaError_t)rf_kernel_narrow(impl(b)->stream, dst, src, count),
+                 "the FP8 conversion kernel");
+        return 0;
+    }
+#endif
     CUDA_TRY(cudaMemcpy2DAsync(dst, 1, src + 1, 2, 1, (size_t)count, cudaMemcpyDeviceToDevice,
                                impl(b)->stream),
              "cudaMemcpy2DAsync (FP8 emulation)");
     return 0;
 }
+
+#ifdef RF_HAVE_KERNELS
+static int g_fill(struct rf_backend *b, void *buf, const struct rf_pattern_buf *pb, bool poison,
+                  struct rf_error *err)
+{
+    struct rf_pattern_geom g;
+    rf_pattern_geom_of(&g, pb);
+    CUDA_TRY((cudaError_t)rf_kernel_fill(impl(b)->stream, buf, &g, pb->tensor, pb->elem,
+                                         rf_box_numel(pb->box, pb->ndim), poison),
+             "the pattern fill kernel");
+    return 0;
+}
+
+static int g_check(struct rf_backend *b, const void *buf, const struct rf_pattern_buf *pb,
+                   int64_t *errors, int64_t *first_bad, struct rf_error *err)
+{
+    struct nccl_impl *n = impl(b);
+    struct rf_pattern_geom g;
+    int rc;
+    rf_pattern_geom_of(&g, pb);
+    /* The count starts at 0, the first wrong index at the largest value (all bits set). */
+    CUDA_TRY(cudaMemsetAsync(n->check_result, 0, sizeof(*n->check_result), n->stream),
+             "cudaMemsetAsync (the check's count)");
+    CUDA_TRY(cudaMemsetAsync(n->check_result + 1, 0xff, sizeof(*n->check_result), n->stream),
+             "cudaMemsetAsync (the check's first index)");
+    CUDA_TRY((cudaError_t)rf_kernel_check(n->stream, buf, &g, pb->tensor, pb->elem,
+                                          rf_box_numel(pb->box, pb->ndim), n->check_result),
+             "the pattern check kernel");
+    /* Into pinned memory: the copy is in stream order, done when the stream is. */
+    CUDA_TRY(cudaMemcpyAsync(n->check_host, n->check_result, 2 * sizeof(*n->check_host),
+                             cudaMemcpyDeviceToHost, n->stream),
+             "cudaMemcpyAsync (the check's result)");
+    if ((rc = g_sync(b, err)) < 0)
+        return rc;
+    *errors = (int64_t)n->check_host[0];
+    *first_bad = n->check_host[0] ? (int64_t)n->check_host[1] : -1;
+    return 0;
+}
+#endif
 
 static int g_exchange(struct rf_backend *b, const struct rf_xfer *sends, size_t n_sends,
                       const struct rf_xfer *recvs, size_t n_recvs, struct rf_error *err)
@@ -276,7 +354,7 @@ static int g_groups(struct rf_backend *b, const struct rf_group *groups, size_t 
             below += r < gr->root;
         }
         ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
-        cfg.blocking = 0;
+        cfg.blocking = n->blocking;
         ncclResult_t r = ncclCommSplit(n->world, member ? 0 : NCCL_SPLIT_NOCOLOR, n->rank,
                                        &n->group_comm[g], &cfg);
         n->n_groups = g + 1;
@@ -301,9 +379,19 @@ static int g_bcast(struct rf_backend *b, int group, void *buf, size_t bytes, str
                       "ncclBroadcast", err);
 }
 
+static void free_events(struct nccl_impl *n)
+{
+    for (int i = 0; i < n->n_ev; i++)
+        cudaEventDestroy(n->ev[i]);
+    free(n->ev);
+    n->ev = NULL;
+    n->n_ev = 0;
+}
+
 static int g_timers(struct rf_backend *b, int count, struct rf_error *err)
 {
     struct nccl_impl *n = impl(b);
+    free_events(n);
     n->ev = calloc((size_t)count + 1, sizeof(cudaEvent_t));
     if (!n->ev)
         return rf_error_set(err, RF_ENOMEM, "out of memory");
@@ -320,12 +408,35 @@ static int g_mark(struct rf_backend *b, int i, struct rf_error *err)
     return 0;
 }
 
-static double g_elapsed(struct rf_backend *b, int from, int to)
+/* Polled like sync: the work queued before mark i, with the deadline. */
+static int g_wait_mark(struct rf_backend *b, int i, struct rf_error *err)
 {
+    struct nccl_impl *n = impl(b);
+    struct rf_ctl_wait w;
+    int rc;
+    rf_ctl_wait_begin(b->ctl, &w);
+    for (;;) {
+        cudaError_t e = cudaEventQuery(n->ev[i]);
+        if (e == cudaSuccess)
+            return 0;
+        if (e != cudaErrorNotReady)
+            return cuda_error(err, e, "the CUDA stream failed");
+        if ((rc = rf_ctl_tick(b->ctl, &w, "this GPU's work (copies and NCCL calls)", err)) < 0)
+            return rc;
+    }
+}
+
+static int g_elapsed(struct rf_backend *b, int from, int to, double *seconds, struct rf_error *err)
+{
+    struct nccl_impl *n = impl(b);
     float ms = 0;
-    if (cudaEventElapsedTime(&ms, impl(b)->ev[from], impl(b)->ev[to]) != cudaSuccess)
-        return -1;
-    return ms / 1e3;
+    char what[96];
+    if (from < 0 || to < from || to >= n->n_ev)
+        return rf_error_set(err, RF_EINVAL, "marks %d to %d: there are %d", from, to, n->n_ev);
+    snprintf(what, sizeof(what), "cudaEventElapsedTime between marks %d and %d", from, to);
+    CUDA_TRY(cudaEventElapsedTime(&ms, n->ev[from], n->ev[to]), what);
+    *seconds = ms / 1e3;
+    return 0;
 }
 
 static void g_abort(struct rf_backend *b)
@@ -353,14 +464,26 @@ static int g_memory(struct rf_backend *b, int64_t *bytes, char *pool, size_t poo
     return 0;
 }
 
-static const char *g_device_name(struct rf_backend *b)
+/* What NCCL will allocate on this GPU at the replay's first messages and broadcasts
+ * (nccl_mem.h): peers on this host connect over the P2P transport, each with buffers of its
+ * own; peers elsewhere share the network transport's. */
+static int64_t g_comm_need(struct rf_backend *b, const struct rf_comm_use *use)
 {
-    return impl(b)->device_name;
-}
-
-static const char *g_library_version(struct rf_backend *b)
-{
-    return impl(b)->version;
+    struct nccl_impl *n = impl(b);
+    struct rf_nccl_buffers nb;
+    struct rf_nccl_use u = {.rings = use->rings};
+    rf_nccl_buffers_init(&nb, n->compute_capability, getenv);
+    for (size_t i = 0; i < use->n_send; i++) {
+        bool local = n->same_host[use->send_peers[i]];
+        u.local_send += local;
+        u.remote_send |= !local;
+    }
+    for (size_t i = 0; i < use->n_recv; i++) {
+        bool local = n->same_host[use->recv_peers[i]];
+        u.local_recv += local;
+        u.remote_recv |= !local;
+    }
+    return rf_nccl_lazy_bytes(&nb, &u);
 }
 
 static void finish_comm(struct rf_backend *b, ncclComm_t c)
@@ -387,11 +510,14 @@ static void g_release(struct rf_backend *b)
                 finish_comm(b, n->group_comm[g]);
             finish_comm(b, n->world);
         }
-        for (int i = 0; i < n->n_ev; i++)
-            cudaEventDestroy(n->ev[i]);
+        free_events(n);
+        if (n->check_result)
+            cudaFree(n->check_result);
+        if (n->check_host)
+            cudaFreeHost(n->check_host);
         if (n->stream)
             cudaStreamDestroy(n->stream);
-        free(n->ev);
+        free(n->same_host);
         free(n->group_comm);
         free(n->group_root);
         free(n);
@@ -399,17 +525,50 @@ static void g_release(struct rf_backend *b)
     free(b);
 }
 
+/* Marks the world ranks on this host (the members of `local`) in n->same_host. */
+static int host_ranks(struct nccl_impl *n, MPI_Comm local, int lsize, struct rf_error *err)
+{
+    MPI_Group lg = MPI_GROUP_NULL, wg = MPI_GROUP_NULL;
+    int *lr = calloc((size_t)lsize, sizeof(int)), *wr = calloc((size_t)lsize, sizeof(int)), rc = 0;
+    n->same_host = calloc((size_t)n->size, sizeof(bool));
+    if (!lr || !wr || !n->same_host) {
+        rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < lsize; i++)
+        lr[i] = i;
+    if (MPI_Comm_group(local, &lg) != MPI_SUCCESS ||
+        MPI_Comm_group(MPI_COMM_WORLD, &wg) != MPI_SUCCESS ||
+        MPI_Group_translate_ranks(lg, lsize, lr, wg, wr) != MPI_SUCCESS) {
+        rc = rf_error_set(err, RF_ECOMM, "MPI_Group_translate_ranks (this host's ranks) failed");
+        goto out;
+    }
+    for (int i = 0; i < lsize; i++)
+        if (wr[i] >= 0 && wr[i] < n->size)
+            n->same_host[wr[i]] = true;
+out:
+    if (lg != MPI_GROUP_NULL)
+        MPI_Group_free(&lg);
+    if (wg != MPI_GROUP_NULL)
+        MPI_Group_free(&wg);
+    free(lr);
+    free(wr);
+    return rc;
+}
+
 /* Picks this rank's GPU: ranks on one host take its visible GPUs in turn. Whether ranks
  * share a GPU is decided on the GPUs' PCI bus ids, not on counts, since a launcher may show
  * each rank a different single GPU. Sharing is allowed only where NCCL can do it (2.30 and
  * later, with NCCL_MULTI_RANK_GPU_ENABLE=1; earlier versions fail with "Duplicate GPU
- * detected"). */
+ * detected"). NCCL checks for duplicates between every pair of ranks of a communicator, on
+ * every rank, so the decision is the world's (the most ranks on one GPU anywhere) and every
+ * rank sets the variable, not only those of a host that shares. */
 static int pick_device(struct nccl_impl *n, struct rf_ctl *ctl, struct rf_error *err)
 {
     enum { BUS = 32 };
     MPI_Comm local = MPI_COMM_NULL;
     MPI_Request req;
-    int lrank = 0, lsize = 1, ndev = 0, version = 0, len, most = 1, rc = 0;
+    int lrank = 0, lsize = 1, ndev = 0, version = 0, len, most = 1, world_most = 1, rc = 0;
     char host[MPI_MAX_PROCESSOR_NAME] = "", bus[BUS] = "";
     char *all = NULL;
     MPI_Get_processor_name(host, &len);
@@ -424,6 +583,8 @@ static int pick_device(struct nccl_impl *n, struct rf_ctl *ctl, struct rf_error 
         return rf_error_set(err, RF_ECOMM, "MPI_Comm_split_type failed");
     MPI_Comm_rank(local, &lrank);
     MPI_Comm_size(local, &lsize);
+    if ((rc = host_ranks(n, local, lsize, err)) < 0)
+        goto out;
     n->device = lrank % ndev;
     if ((e = cudaDeviceGetPCIBusId(bus, BUS, n->device)) != cudaSuccess) {
         rc = cuda_error(err, e, "cudaDeviceGetPCIBusId");
@@ -446,23 +607,30 @@ static int pick_device(struct nccl_impl *n, struct rf_ctl *ctl, struct rf_error 
             same += strcmp(all + (size_t)i * BUS, all + (size_t)j * BUS) == 0;
         most = same > most ? same : most;
     }
+    if (MPI_Iallreduce(&most, &world_most, 1, MPI_INT, MPI_MAX, ctl->comm, &req) != MPI_SUCCESS) {
+        rc = rf_error_set(err, RF_ECOMM, "MPI_Iallreduce failed");
+        goto out;
+    }
+    if ((rc = rf_ctl_waitall(ctl, 1, &req, "every host's count of ranks per GPU", err)) < 0)
+        goto out;
     ncclGetVersion(&version);
-    if (most > 1) {
+    if (world_most > 1) {
         if (version < 23000) {
             rc = rf_error_set(err, RF_EINVAL,
-                              "%d ranks on %s share one GPU: NCCL %s cannot put several ranks on "
+                              "%d ranks share one GPU%s%s: NCCL %s cannot put several ranks on "
                               "one GPU (it fails with 'Duplicate GPU detected'); NCCL >= 2.30 "
                               "can, with NCCL_MULTI_RANK_GPU_ENABLE=1. Launch one rank per GPU",
-                              most, host, n->version);
+                              world_most, most == world_most ? " on " : "",
+                              most == world_most ? host : "", n->version);
             goto out;
         }
         if (!getenv("NCCL_MULTI_RANK_GPU_ENABLE")) {
             setenv("NCCL_MULTI_RANK_GPU_ENABLE", "1", 0);
-            if (lrank == 0)
+            if (n->rank == 0)
                 fprintf(stderr,
-                        "refit-exec: up to %d ranks share a GPU on %s: set "
-                        "NCCL_MULTI_RANK_GPU_ENABLE=1 (NCCL %s)\n",
-                        most, host, n->version);
+                        "refit-exec: up to %d ranks share a GPU: NCCL_MULTI_RANK_GPU_ENABLE=1 on "
+                        "every rank (NCCL %s)\n",
+                        world_most, n->version);
         }
     }
     if ((e = cudaSetDevice(n->device)) != cudaSuccess) {
@@ -476,6 +644,7 @@ static int pick_device(struct nccl_impl *n, struct rf_ctl *ctl, struct rf_error 
     }
     snprintf(n->device_name, sizeof(n->device_name), "%s", prop.name);
     snprintf(n->pool, sizeof(n->pool), "GPU %s on %s", bus, host);
+    n->compute_capability = prop.major * 10 + prop.minor;
 out:
     free(all);
     if (local != MPI_COMM_NULL)
@@ -507,6 +676,64 @@ static void set_net_channels(ncclConfig_t *cfg, const struct nccl_impl *n, int32
                 n->version, channels, channels);
 }
 
+/* REFIT_EXEC_NCCL_BLOCKING: 1 (or unset) for blocking communicators, 0 for non-blocking
+ * ones (the header says what each bounds). */
+static int blocking_mode(bool *blocking, struct rf_error *err)
+{
+    const char *v = getenv("REFIT_EXEC_NCCL_BLOCKING");
+    *blocking = true;
+    if (!v || !*v || strcmp(v, "1") == 0)
+        return 0;
+    if (strcmp(v, "0") == 0) {
+        *blocking = false;
+        return 0;
+    }
+    return rf_error_set(err, RF_EINVAL,
+                        "REFIT_EXEC_NCCL_BLOCKING=%s: expected 1 (blocking communicators, the "
+                        "default) or 0 (non-blocking: every NCCL call bounded by --timeout)",
+                        v);
+}
+
+/* "13.0" of a CUDA version number (13000). */
+static void cuda_version(char *out, size_t size, int v)
+{
+    snprintf(out, size, "%d.%d", v / 1000, v % 1000 / 10);
+}
+
+static void describe(struct rf_backend *b, struct nccl_impl *n)
+{
+    int rt = 0, drv = 0;
+    if (cudaRuntimeGetVersion(&rt) == cudaSuccess)
+        cuda_version(n->runtime, sizeof(n->runtime), rt);
+    if (cudaDriverGetVersion(&drv) == cudaSuccess)
+        cuda_version(n->driver, sizeof(n->driver), drv);
+    const char *nvcc = "none";
+#ifdef RF_HAVE_KERNELS
+    /* Kernels without an image for this GPU (older than sm_80) fail at launch: the copy and
+     * host paths serve it instead, and exec_config says so. */
+    int why = rf_kernels_usable();
+    n->kernels = why == 0;
+    nvcc = rf_kernels_nvcc();
+    if (n->kernels) {
+        b->fill = g_fill;
+        b->check = g_check;
+    } else if (n->rank == 0) {
+        fprintf(stderr,
+                "refit-exec: this refit-exec's kernels cannot run on %s (compute capability "
+                "%d.%d: %s): FP8 conversion by copy, fill and check through host memory\n",
+                n->device_name, n->compute_capability / 10, n->compute_capability % 10,
+                cudaGetErrorString((cudaError_t)why));
+    }
+#endif
+    snprintf(n->config, sizeof(n->config), "nccl blocking=%d fp8=%s fill=%s nvcc=%s", n->blocking,
+             n->kernels ? "kernel" : "copy2d", n->kernels ? "device" : "host", nvcc);
+    b->device = n->device_name;
+    b->library = n->version;
+    b->cuda_runtime = n->runtime[0] ? n->runtime : NULL;
+    b->driver = n->driver[0] ? n->driver : NULL;
+    b->config = n->config;
+}
+
 int rf_backend_nccl_new(struct rf_backend **out, struct rf_ctl *ctl, int32_t net_channels_per_peer,
                         struct rf_error *err)
 {
@@ -534,22 +761,39 @@ int rf_backend_nccl_new(struct rf_backend **out, struct rf_ctl *ctl, int32_t net
                              .sync = g_sync,
                              .timers = g_timers,
                              .mark = g_mark,
+                             .wait_mark = g_wait_mark,
                              .elapsed = g_elapsed,
                              .abort = g_abort,
                              .memory = g_memory,
-                             .device_name = g_device_name,
-                             .library_version = g_library_version,
+                             .comm_need = g_comm_need,
                              .release = g_release};
     n->rank = ctl->rank;
     n->size = ctl->size;
     ncclGetVersion(&version);
     snprintf(n->version, sizeof(n->version), "%d.%d.%d", version / 10000, version / 100 % 100,
              version % 100);
-    if ((rc = pick_device(n, ctl, err)) < 0)
+    /* Built against an nccl.h with ncclCommSplit, but the library found at run time (a
+     * bundle's, a Python wheel's) may be older. */
+    if (version < 21800) {
+        rc = rf_error_set(err, RF_EINVAL,
+                          "NCCL %s is too old: refit-exec needs 2.18 or later (ncclCommSplit, "
+                          "for broadcast groups); point LD_LIBRARY_PATH at a newer libnccl.so.2",
+                          n->version);
         goto fail;
+    }
+    if ((rc = blocking_mode(&n->blocking, err)) < 0 || (rc = pick_device(n, ctl, err)) < 0)
+        goto fail;
+    describe(b, n);
     cudaError_t e = cudaStreamCreateWithFlags(&n->stream, cudaStreamNonBlocking);
     if (e != cudaSuccess) {
         rc = cuda_error(err, e, "cudaStreamCreate");
+        goto fail;
+    }
+    if ((e = cudaMalloc((void **)&n->check_result, 2 * sizeof(unsigned long long))) !=
+            cudaSuccess ||
+        (e = cudaMallocHost((void **)&n->check_host, 2 * sizeof(unsigned long long))) !=
+            cudaSuccess) {
+        rc = cuda_error(err, e, "the check's counters (cudaMalloc, cudaMallocHost)");
         goto fail;
     }
     /* MPI bootstraps NCCL: rank 0's unique id goes to every rank. */
@@ -569,7 +813,7 @@ int rf_backend_nccl_new(struct rf_backend **out, struct rf_ctl *ctl, int32_t net
     if ((rc = rf_ctl_waitall(ctl, 1, &req, "the NCCL id from rank 0", err)) < 0)
         goto fail;
     ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
-    cfg.blocking = 0;
+    cfg.blocking = n->blocking;
     set_net_channels(&cfg, n, net_channels_per_peer, version);
     ncclResult_t r = ncclCommInitRankConfig(&n->world, n->size, id, n->rank, &cfg);
     if (r != ncclSuccess && r != ncclInProgress) {

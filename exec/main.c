@@ -10,14 +10,18 @@
 #include "backend.h"
 #include "control.h"
 #include "part.h"
+#include "probe.h"
 #include "replay.h"
 #include "store.h"
 
 static const char usage_text[] =
     "usage: mpirun -np N refit-exec --db FILE --run ID [options]\n"
+    "       mpirun -np N refit-exec --probe [--probe-bytes N] [--backend B] [--json]\n"
     "\n"
     "Replays run ID of the refit database FILE, one rank per GPU (rank r plays GPU r of the\n"
     "plan), and stores the measurement in FILE. Only rank 0 reads and writes FILE.\n"
+    "With --probe it measures each rank's device instead (copy, pack, narrow, fill, check,\n"
+    "selfsend: the operations of a replay), the median of --iters, and rank 0 prints them.\n"
     "\n"
     "  --db FILE        refit database (default refit.db)\n"
     "  --run ID         the run to replay (refit plan prints its id)\n"
@@ -31,7 +35,14 @@ static const char usage_text[] =
     "                   holds the database's lock (default 300); if it still cannot, it prints\n"
     "                   the result as JSON, the row stays failed and the exit status is 1\n"
     "  --json           print the result as one JSON object\n"
+    "  --probe          microbenchmarks of each rank's device; no --db or --run\n"
+    "  --probe-bytes N  bytes of each of the probes' two buffers (default 1G; suffix K, M, G:\n"
+    "                   binary), at most a quarter of the free memory\n"
     "  --help           this text\n"
+    "\n"
+    "REFIT_EXEC_NCCL_BLOCKING=0 makes the NCCL communicators non-blocking, so that every NCCL\n"
+    "call is bounded by --timeout (blocking ones, the default, bound only the data movement;\n"
+    "non-blocking ones cost a thread per step, which shows in the times).\n"
     "\n"
     "Testing only: REFIT_EXEC_FAULT=RANK:KIND[:ROUND] (KIND crash, hang or corrupt) makes a\n"
     "rank fail on purpose in the given round (default: the middle one).\n"
@@ -43,7 +54,8 @@ struct opts {
     int64_t run;
     const char *backend;
     int64_t iters, warmup;
-    bool check, json;
+    bool check, json, probe;
+    int64_t probe_bytes;
     double timeout, db_timeout;
     struct rf_fault fault;
     const char *fault_text;
@@ -81,6 +93,26 @@ static bool parse_int(const char *s, int64_t lo, int64_t *out)
     return true;
 }
 
+/* A byte count with an optional binary suffix (K, M, G). */
+static bool parse_bytes(const char *s, int64_t *out)
+{
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    int shift = 0;
+    if (end == s || v <= 0)
+        return false;
+    if (*end == 'K' || *end == 'k')
+        shift = 10, end++;
+    else if (*end == 'M' || *end == 'm')
+        shift = 20, end++;
+    else if (*end == 'G' || *end == 'g')
+        shift = 30, end++;
+    if (*end || v > (INT64_MAX >> shift))
+        return false;
+    *out = (int64_t)v << shift;
+    return true;
+}
+
 /* Returns -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
@@ -96,6 +128,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
     o->warmup = 1;
     o->timeout = 120;
     o->db_timeout = 300;
+    o->probe_bytes = (int64_t)1 << 30;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -106,6 +139,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
             o->check = true;
         } else if (strcmp(a, "--json") == 0) {
             o->json = true;
+        } else if (strcmp(a, "--probe") == 0) {
+            o->probe = true;
         } else if (!v) {
             return usage_error("%s needs a value", a);
         } else if (strcmp(a, "--db") == 0) {
@@ -117,6 +152,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
         } else if (strcmp(a, "--run") == 0) {
             if (!parse_int(v, 1, &o->run))
                 return usage_error("--run %s: expected a run id", v);
+            i++;
+        } else if (strcmp(a, "--probe-bytes") == 0) {
+            if (!parse_bytes(v, &o->probe_bytes))
+                return usage_error("--probe-bytes %s: expected a positive number of bytes "
+                                   "(suffix K, M or G)",
+                                   v);
             i++;
         } else if (strcmp(a, "--iters") == 0) {
             if (!parse_int(v, 1, &o->iters))
@@ -140,7 +181,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
             return usage_error("unknown option %s", a);
         }
     }
-    if (o->run < 0)
+    if (o->run < 0 && !o->probe)
         return usage_error("%s", "--run ID is required");
     o->fault_text = getenv("REFIT_EXEC_FAULT");
     if (rf_fault_parse(o->fault_text, &o->fault, &err) < 0)
@@ -174,7 +215,7 @@ struct exec {
     bool refused;   /* the replay was refused before it allocated anything (memory) */
     char why[1024]; /* the measurement's error_text, when rank 0 writes one */
     char *model;
-    char hosts[4096], gpus[4096], nccl[64], mpi[256];
+    char hosts[4096], gpus[4096], nccl[64], mpi[256], config[128];
 };
 
 /* Records the failure (rank 0), tells the others, ends the job. */
@@ -299,16 +340,16 @@ static void print_result(struct exec *x, bool json, bool stored)
         for (int32_t r = 0; rounds && m->round_seconds && r < m->n_rounds; r++)
             json_array_append_new(rounds, json_real(m->round_seconds[r]));
         json_t *j = json_pack(
-            "{sI sI ss ss ss sI sI sI sI sf sf sf sI sI sI sI sI so sb}", "measurement_id",
+            "{sI sI ss ss ss ss? sI sI sI sI sf sf sf sI sI sI sI sI so sb}", "measurement_id",
             (json_int_t)x->measurement, "run_id", (json_int_t)x->o.run, "model", x->model,
-            "backend", m->backend, "status", m->status, "world_size", (json_int_t)m->world_size,
-            "rounds", (json_int_t)x->part.n_rounds, "iters", (json_int_t)m->iters, "warmup",
-            (json_int_t)m->warmup, "seconds", m->seconds, "seconds_min", m->seconds_min,
-            "seconds_max", m->seconds_max, "payload_bytes", (json_int_t)x->part.payload_bytes,
-            "moved_bytes", (json_int_t)x->part.moved_bytes, "bytes_verified",
-            (json_int_t)m->bytes_verified, "errors", (json_int_t)m->errors, "wrong_ranks",
-            (json_int_t)wrong_ranks, "round_seconds", rounds ? rounds : json_null(), "stored",
-            (int)stored);
+            "backend", m->backend, "status", m->status, "exec_config", m->exec_config, "world_size",
+            (json_int_t)m->world_size, "rounds", (json_int_t)x->part.n_rounds, "iters",
+            (json_int_t)m->iters, "warmup", (json_int_t)m->warmup, "seconds", m->seconds,
+            "seconds_min", m->seconds_min, "seconds_max", m->seconds_max, "payload_bytes",
+            (json_int_t)x->part.payload_bytes, "moved_bytes", (json_int_t)x->part.moved_bytes,
+            "bytes_verified", (json_int_t)m->bytes_verified, "errors", (json_int_t)m->errors,
+            "wrong_ranks", (json_int_t)wrong_ranks, "round_seconds", rounds ? rounds : json_null(),
+            "stored", (int)stored);
         char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
         if (s)
             puts(s);
@@ -332,19 +373,21 @@ static void print_result(struct exec *x, bool json, bool stored)
     if (x->o.check)
         printf("  verified %lld bytes of inference shards: %lld wrong elements\n",
                (long long)m->bytes_verified, (long long)m->errors);
+    if (m->exec_config)
+        printf("  exec_config: %s\n", m->exec_config);
     printf("  measurement %lld of run %lld: %s\n", (long long)x->measurement, (long long)x->o.run,
            m->status);
 }
 
 /* What one rank's buffers need, and what its pool (a host, a GPU) has available. */
 struct mem_report {
-    int64_t train, infer, root, staging, available;
+    int64_t train, infer, root, staging, comm, available;
     char pool[192];
 };
 
 static int64_t mem_need(const struct mem_report *r)
 {
-    return r->train + r->infer + r->root + r->staging;
+    return r->train + r->infer + r->root + r->staging + r->comm;
 }
 
 /* Rank 0: the first pool whose ranks need more than it has, said with the figures of its
@@ -373,15 +416,18 @@ static bool mem_refusal(const struct mem_report *all, int n, char *why, size_t s
         if (avail < 0 || total <= avail)
             continue;
         const struct mem_report *w = &all[worst];
-        char root[64] = "";
+        char root[64] = "", comm[96] = "";
         if (w->root > 0)
             snprintf(root, sizeof(root), ", broadcast roots %.1f", w->root / 1e9);
+        if (w->comm > 0)
+            snprintf(comm, sizeof(comm), ", NCCL connection buffers %.1f (estimated)",
+                     w->comm / 1e9);
         snprintf(why, size,
-                 "rank %d needs %.1f GB (training shards %.1f, inference %.1f%s, staging %.1f), "
+                 "rank %d needs %.1f GB (training shards %.1f, inference %.1f%s, staging %.1f%s), "
                  "%s has %.1f GB available for %d rank%s needing %.1f GB: not replayed, nothing "
                  "allocated",
                  worst, mem_need(w) / 1e9, w->train / 1e9, w->infer / 1e9, root, w->staging / 1e9,
-                 w->pool, avail / 1e9, count, count == 1 ? "" : "s", total / 1e9);
+                 comm, w->pool, avail / 1e9, count, count == 1 ? "" : "s", total / 1e9);
         return true;
     }
     return false;
@@ -391,7 +437,11 @@ static bool mem_refusal(const struct mem_report *all, int n, char *why, size_t s
  * draw on one pool (a host's memory for MPI, a GPU for NCCL) and refuses the replay within
  * seconds when they do not fit, rather than letting the kernel kill a rank minutes into
  * filling its shards (a Qwen3-8B replay on 4 host ranks did). Pools are told apart by name
- * (host, GPU bus id), gathered with a deadline like every other wait. */
+ * (host, GPU bus id), gathered with a deadline like every other wait. The communicators
+ * exist by now (the world and every broadcast group's), so the free memory is what their
+ * creation left; what NCCL allocates later, at a peer's first message and a group's first
+ * broadcast, is the backend's estimate (comm_need), added to the rank's need so a replay
+ * that would run out of memory at its first send is refused here, with the figures. */
 static int check_memory(struct exec *x, int64_t *refused, struct rf_error *err)
 {
     struct mem_report mine = {0}, *all = NULL;
@@ -403,6 +453,11 @@ static int check_memory(struct exec *x, int64_t *refused, struct rf_error *err)
     mine.infer = need.infer;
     mine.root = need.root;
     mine.staging = need.staging;
+    if (x->be->comm_need) {
+        struct rf_comm_use use;
+        rf_replay_comm_use(x->replay, &use);
+        mine.comm = x->be->comm_need(x->be, &use);
+    }
     if ((rc = x->be->memory(x->be, &mine.available, mine.pool, sizeof(mine.pool), err)) < 0)
         return rc;
     if (x->ctl.rank == 0 && !(all = calloc((size_t)x->ctl.size, sizeof(*all))))
@@ -426,6 +481,15 @@ static int check_memory(struct exec *x, int64_t *refused, struct rf_error *err)
         fprintf(stderr, "refit-exec: %s\n", x->why);
     }
     return 0;
+}
+
+/* refit-exec --probe: every rank, with no database. */
+static int probe(struct exec *x, struct rf_error *err)
+{
+    struct rf_probe_opts po = {x->o.probe_bytes, x->o.iters, x->o.warmup, x->o.json};
+    int rc = strcmp(x->o.backend, "nccl") == 0 ? rf_backend_nccl_new(&x->be, &x->ctl, 0, err)
+                                               : rf_backend_mpi_new(&x->be, &x->ctl, err);
+    return rc < 0 ? rc : rf_probe_run(x->be, &po, err);
 }
 
 /* The replay proper: every rank, after the part has arrived. */
@@ -452,17 +516,21 @@ static int replay(struct exec *x, struct rf_error *err)
     if (rc < 0)
         goto out;
     MPI_Get_processor_name(host, &len);
-    dev = x->be->device_name(x->be);
+    dev = x->be->device;
     if ((rc = gather_names(x, host, x->hosts, sizeof(x->hosts), err)) < 0 ||
         (rc = gather_names(x, dev, x->gpus, sizeof(x->gpus), err)) < 0)
         goto out;
     if (x->ctl.rank == 0) {
         x->m.hosts = x->hosts;
         x->m.gpu_model = x->gpus[0] ? x->gpus : NULL;
-        const char *v = x->be->library_version(x->be);
-        if (v) {
-            snprintf(x->nccl, sizeof(x->nccl), "%s", v);
+        if (x->be->library) {
+            snprintf(x->nccl, sizeof(x->nccl), "%s", x->be->library);
             x->m.nccl_version = x->nccl;
+        }
+        /* Rank 0's: every rank runs the same binary with the same environment. */
+        if (x->be->config) {
+            snprintf(x->config, sizeof(x->config), "%s", x->be->config);
+            x->m.exec_config = x->config;
         }
     }
     /* Broadcast groups first: creating their communicators is collective over the world. */
@@ -656,10 +724,36 @@ int main(int argc, char **argv)
     memset(&x, 0, sizeof(x));
     if ((rc = parse_args(argc, argv, &x.o)) >= 0)
         return rc;
-    MPI_Init(&argc, &argv);
+    /* Only this thread calls MPI; NCCL and the CUDA runtime start threads of their own
+     * (NCCL's proxy, and a thread per non-blocking ncclGroupEnd), which never do. */
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     if ((rc = rf_ctl_init(&x.ctl, x.o.timeout, &err)) < 0) {
         fprintf(stderr, "refit-exec: %s\n", err.msg);
         MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    if (provided < MPI_THREAD_FUNNELED && x.ctl.rank == 0 && strcmp(x.o.backend, "nccl") == 0)
+        fprintf(stderr,
+                "refit-exec: this MPI provides thread level %d, below MPI_THREAD_FUNNELED: NCCL's "
+                "and CUDA's own threads (which never call MPI) may not be safe with it\n",
+                provided);
+    if (x.o.probe) {
+        status = probe(&x, &err);
+        if (status == RF_EINVAL) {
+            /* Refused alike on every rank before anything ran (the buffers' size, the
+             * environment, the NCCL library). */
+            if (x.ctl.rank == 0)
+                fprintf(stderr, "refit-exec: %s\n", err.msg);
+            rc = 1;
+            goto out;
+        }
+        if (status < 0)
+            fail(&x, (int)status, &err);
+        /* Every rank exits with rank 0's verdict (only rank 0 saw every probe). */
+        if ((rc = bcast_int(&x, &status, &err)) < 0)
+            fail(&x, rc, &err);
+        rc = (int)status;
+        goto out;
     }
     if (x.ctl.rank == 0) {
         char v[MPI_MAX_LIBRARY_VERSION_STRING];

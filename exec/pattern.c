@@ -1,25 +1,13 @@
-/* Pattern fill and check, row by row: the global index of a row's first element is computed
- * once, then consecutive elements follow, so a check costs one hash per element. */
+/* Pattern fill and check on host memory, row by row: the tensor index of a row's first
+ * element is computed once, then consecutive elements follow, so a check costs one hash per
+ * element. The values are pattern_math.h's, which the GPU kernels compute too. */
 #include "pattern.h"
 
-/* splitmix64's finaliser: every input bit changes about half of the output bits, so a
- * shifted, swapped or stale element is caught with probability 1 - 2^-(8 * elem). */
-static uint64_t mix(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
+_Static_assert(RF_PATTERN_DIMS == RF_MAX_DIMS, "pattern_math.h walks tensors of RF_MAX_DIMS dims");
 
-uint64_t rf_pattern_value(int32_t tensor, int64_t index, size_t elem)
+void rf_pattern_geom_of(struct rf_pattern_geom *g, const struct rf_pattern_buf *b)
 {
-    uint64_t v = mix(((uint64_t)(uint32_t)tensor << 40) ^ (uint64_t)index);
-    if (elem == 1)
-        return rf_fp8_of_bf16((uint16_t)v);
-    if (elem >= 8)
-        return v;
-    return v & ((1ULL << (8 * elem)) - 1);
+    rf_pattern_geom_init(g, b->ndim, b->shape, b->box->off, b->box->len);
 }
 
 static void put(uint8_t *p, uint64_t v, size_t elem)
@@ -37,29 +25,19 @@ static uint64_t get(const uint8_t *p, size_t elem)
 }
 
 /* Calls row(ctx, j, g, n) for each run of the box's row-major elements [lo, hi) that is
- * contiguous in the tensor: j is the first element's index in the box, g in the tensor. */
+ * contiguous in the tensor: j is the first element's index in the box, g in the tensor (the
+ * walk of pattern_math.h, which the GPU kernels take per element). */
 static int64_t rows(const struct rf_pattern_buf *b, int64_t lo, int64_t hi,
                     int64_t (*row)(void *, int64_t, int64_t, int64_t), void *ctx)
 {
-    int nd = b->ndim;
-    int64_t width = b->box->len[nd - 1], total = 0;
-    int64_t gstride[RF_MAX_DIMS];
-    gstride[nd - 1] = 1;
-    for (int d = nd - 2; d >= 0; d--)
-        gstride[d] = gstride[d + 1] * b->shape[d + 1];
-    int64_t j = lo;
-    while (j < hi) {
-        /* Coordinates of element j of the box, then its global index. */
-        int64_t rest = j, g = 0;
-        for (int d = nd - 1; d >= 0; d--) {
-            int64_t c = rest % b->box->len[d];
-            rest /= b->box->len[d];
-            g += (b->box->off[d] + c) * gstride[d];
-        }
+    struct rf_pattern_geom geom;
+    int64_t width = b->box->len[b->ndim - 1], total = 0;
+    rf_pattern_geom_of(&geom, b);
+    for (int64_t j = lo; j < hi;) {
         int64_t n = width - j % width;
         if (n > hi - j)
             n = hi - j;
-        total += row(ctx, j - lo, g, n);
+        total += row(ctx, j - lo, rf_pattern_index(&geom, j), n);
         j += n;
     }
     return total;

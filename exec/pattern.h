@@ -1,23 +1,11 @@
 /* The deterministic pattern the executor writes into every source shard and expects in
- * every destination element, and the emulated BF16 -> FP8 conversion of the wire. */
+ * every destination element, and the emulated BF16 -> FP8 conversion of the wire, on host
+ * memory; the values themselves are pattern_math.h's (shared with the GPU kernels). */
 #ifndef RF_PATTERN_H
 #define RF_PATTERN_H
 
 #include "layout.h"
-
-/* Value of element `index` (row-major in the whole tensor) of tensor `tensor`, in the low
- * `elem` bytes (1, 2, 4 or 8). A 1-byte (FP8) value is the conversion of the 2-byte value:
- * rf_pattern_value(t, i, 1) == rf_fp8_of_bf16(rf_pattern_value(t, i, 2)), so an FP8
- * element is right whoever converted it (the training sender or the broadcast root). */
-uint64_t rf_pattern_value(int32_t tensor, int64_t index, size_t elem);
-
-/* The emulated quantisation BF16 -> FP8 e4m3: the high byte of the 16-bit value (sign and
- * seven exponent bits). It is not e4m3 arithmetic, only a deterministic, byte-shrinking
- * function of the gathered value that a copy engine can apply (a strided 1-byte copy). */
-static inline uint8_t rf_fp8_of_bf16(uint16_t v)
-{
-    return (uint8_t)(v >> 8);
-}
+#include "pattern_math.h"
 
 /* Which elements of a tensor a buffer holds: box `box` of tensor `tensor` of shape
  * `shape`, stored densely in row-major order, `elem` bytes per element little-endian. */
@@ -28,6 +16,9 @@ struct rf_pattern_buf {
     const struct rf_box *box;
     size_t elem;
 };
+
+/* The buffer's box as the element walk of pattern_math.h sees it. */
+void rf_pattern_geom_of(struct rf_pattern_geom *g, const struct rf_pattern_buf *b);
 
 /* Writes elements [lo, hi) of the buffer (row-major indices within the box) into out,
  * which holds (hi - lo) * elem bytes. With `poison` every element is written as the

@@ -98,6 +98,9 @@ struct rf_replay {
     int64_t chunk; /* a pipelined round's: the plan's relay chunk */
     struct rf_xfer *sends, *recvs;
     struct rf_replay_need need;
+    int32_t *send_peers, *recv_peers; /* distinct, for rf_replay_comm_use */
+    size_t n_send_peers, n_recv_peers;
+    int32_t rings;
     bool corrupted;
 };
 
@@ -425,6 +428,50 @@ static int cmp_coll_idx(const void *a, const void *b)
     return (x->id > y->id) - (x->id < y->id);
 }
 
+static int cmp_int32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The distinct peers of this rank's messages and the broadcast rings it is in: what the
+ * backend's communication library connects at first use (rf_replay_comm_use). */
+static int comm_use(struct rf_replay *r, struct rf_error *err)
+{
+    const struct rf_part *p = r->part;
+    r->send_peers = malloc((r->n_msgs + 1) * sizeof(int32_t));
+    r->recv_peers = malloc((r->n_msgs + 1) * sizeof(int32_t));
+    if (!r->send_peers || !r->recv_peers)
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    for (size_t i = 0; i < r->n_msgs; i++) {
+        const struct msg *m = &r->msgs[i];
+        if (m->kind == K_SEND && m->peer != r->rank)
+            r->send_peers[r->n_send_peers++] = m->peer;
+        else if (m->kind == K_RECV && m->peer != r->rank)
+            r->recv_peers[r->n_recv_peers++] = m->peer;
+    }
+    for (int dir = 0; dir < 2; dir++) {
+        int32_t *v = dir ? r->recv_peers : r->send_peers;
+        size_t *n = dir ? &r->n_recv_peers : &r->n_send_peers, k = 0;
+        qsort(v, *n, sizeof(int32_t), cmp_int32);
+        for (size_t i = 0; i < *n; i++)
+            if (k == 0 || v[i] != v[k - 1])
+                v[k++] = v[i];
+        *n = k;
+    }
+    for (size_t g = 0; g < p->n_groups; g++) {
+        const struct rf_part_group *gr = &p->groups[g];
+        bool member = gr->root == r->rank, others = false;
+        for (int32_t i = 0; i < gr->count; i++) {
+            int32_t m = gr->first + i * gr->stride;
+            member |= m == r->rank;
+            others |= m != gr->root;
+        }
+        r->rings += member && others;
+    }
+    return 0;
+}
+
 /* Rounds, their steps, and the staging each step needs. */
 static int build_rounds(struct rf_replay *r, struct rf_error *err)
 {
@@ -492,7 +539,7 @@ static int build_rounds(struct rf_replay *r, struct rf_error *err)
     if (!r->sends || !r->recvs)
         return rf_error_set(err, RF_ENOMEM, "out of memory");
     r->need.staging = r->send_stage_bytes + r->recv_stage_bytes;
-    return 0;
+    return comm_use(r, err);
 }
 
 int rf_replay_new(struct rf_replay **out, const struct rf_part *part, int rank,
@@ -564,12 +611,20 @@ void rf_replay_free(struct rf_replay *r)
     free(r->colls);
     free(r->sends);
     free(r->recvs);
+    free(r->send_peers);
+    free(r->recv_peers);
     free(r);
 }
 
 void rf_replay_memory(const struct rf_replay *r, struct rf_replay_need *need)
 {
     *need = r->need;
+}
+
+void rf_replay_comm_use(const struct rf_replay *r, struct rf_comm_use *use)
+{
+    *use = (struct rf_comm_use){r->send_peers, r->recv_peers, r->n_send_peers, r->n_recv_peers,
+                                r->rings};
 }
 
 /* Copies `region` between two views of this GPU's memory. */
@@ -822,12 +877,27 @@ int rf_replay_run(struct rf_replay *r, double *round_seconds, double *total,
         for (size_t k = rp->coll0; k < rp->coll0 + rp->n_colls; k++)
             if ((rc = run_collective(r, &p->colls[r->colls[k]], err)) < 0)
                 return rc;
-        /* A round ends when its work is done: it bounds what is in flight, as NeMo-RL's
-         * buckets do, and lets a failure surface within the round. */
-        snprintf(be->ctl->where, sizeof(be->ctl->where), "round %d (its last copies)", rd);
-        if ((rc = be->mark(be, rd + 1, err)) < 0 || (rc = be->sync(be, err)) < 0)
+        /* At most one round is queued ahead of the one the GPU runs: once round rd is
+         * queued, wait for round rd - 1's end. The GPU never idles while the host queues the
+         * next round (draining every round did: the host's queueing time between rounds was
+         * counted in neither), and what is in flight stays bounded, as NeMo-RL's buckets
+         * bound it, so a failure surfaces within a round of where it happened. Staging is
+         * reused from round to round without a wait of its own: every copy, send and receive
+         * of a rank is on its one stream, in queue order, so round rd's packs into staging
+         * run after round rd - 1's sends from it have finished. */
+        if ((rc = be->mark(be, rd + 1, err)) < 0)
+            return rc;
+        if (rd == 0)
+            continue;
+        snprintf(be->ctl->where, sizeof(be->ctl->where),
+                 "round %d (its copies and messages, while round %d is queued)", rd - 1, rd);
+        if ((rc = be->wait_mark(be, rd, err)) < 0)
             return rc;
     }
+    snprintf(be->ctl->where, sizeof(be->ctl->where), "round %d (its copies and messages)",
+             p->n_rounds - 1);
+    if ((rc = be->sync(be, err)) < 0)
+        return rc;
     be->ctl->where[0] = '\0';
     if (fault && fault->kind == RF_FAULT_CORRUPT && !r->corrupted) {
         /* Nothing sent: spoil a byte of the first shard this GPU receives instead. */
@@ -843,13 +913,70 @@ int rf_replay_run(struct rf_replay *r, double *round_seconds, double *total,
             }
     }
     for (int32_t rd = 0; rd < p->n_rounds; rd++)
-        round_seconds[rd] = be->elapsed(be, rd, rd + 1);
-    *total = p->n_rounds > 0 ? be->elapsed(be, 0, p->n_rounds) : 0;
+        if ((rc = be->elapsed(be, rd, rd + 1, &round_seconds[rd], err)) < 0)
+            return rf_error_set(err, rc, "the time of round %d: %s", rd, err->msg);
+    *total = 0;
+    if (p->n_rounds > 0 && (rc = be->elapsed(be, 0, p->n_rounds, total, err)) < 0)
+        return rf_error_set(err, rc, "the time of the iteration: %s", err->msg);
     return 0;
 }
 
-/* Fills (poison = false) or poisons the buffers of kind `which` through a host chunk. */
-static int fill_kind(struct rf_replay *r, int which, bool poison, bool sources_only, uint8_t *host,
+/* Host memory a fill or check goes through, a chunk at a time, when the backend has no
+ * device path. */
+static int host_chunk(const struct rf_pattern_buf *pb, int64_t numel, uint8_t **host, int64_t *per,
+                      struct rf_error *err)
+{
+    int64_t bytes = numel * (int64_t)pb->elem;
+    *per = HOST_CHUNK / (int64_t)pb->elem;
+    *host = malloc((size_t)(bytes < HOST_CHUNK ? bytes : HOST_CHUNK) + 1);
+    return *host ? 0 : rf_error_set(err, RF_ENOMEM, "out of memory");
+}
+
+int rf_fill_buffer(struct rf_backend *be, void *buf, const struct rf_pattern_buf *pb, bool poison,
+                   struct rf_error *err)
+{
+    int64_t numel = rf_box_numel(pb->box, pb->ndim), per;
+    uint8_t *host;
+    int rc;
+    if (be->fill)
+        return be->fill(be, buf, pb, poison, err);
+    if ((rc = host_chunk(pb, numel, &host, &per, err)) < 0)
+        return rc;
+    for (int64_t lo = 0; lo < numel && rc == 0; lo += per) {
+        int64_t hi = lo + per < numel ? lo + per : numel;
+        rf_pattern_fill(host, pb, lo, hi, poison);
+        rc = be->upload(be, (uint8_t *)buf + lo * (int64_t)pb->elem, host,
+                        (size_t)((hi - lo) * (int64_t)pb->elem), err);
+    }
+    free(host);
+    return rc;
+}
+
+int rf_check_buffer(struct rf_backend *be, const void *buf, const struct rf_pattern_buf *pb,
+                    int64_t *errors, int64_t *first_bad, struct rf_error *err)
+{
+    int64_t numel = rf_box_numel(pb->box, pb->ndim), per;
+    uint8_t *host;
+    int rc;
+    *errors = 0;
+    *first_bad = -1;
+    if (be->check)
+        return be->check(be, buf, pb, errors, first_bad, err);
+    if ((rc = host_chunk(pb, numel, &host, &per, err)) < 0)
+        return rc;
+    for (int64_t lo = 0; lo < numel && rc == 0; lo += per) {
+        int64_t hi = lo + per < numel ? lo + per : numel;
+        rc = be->download(be, host, (const uint8_t *)buf + lo * (int64_t)pb->elem,
+                          (size_t)((hi - lo) * (int64_t)pb->elem), err);
+        if (rc == 0)
+            *errors += rf_pattern_check(host, pb, lo, hi, first_bad);
+    }
+    free(host);
+    return rc;
+}
+
+/* Fills (poison = false) or poisons the buffers of kind `which`. */
+static int fill_kind(struct rf_replay *r, int which, bool poison, bool sources_only,
                      struct rf_error *err)
 {
     const struct rf_part *p = r->part;
@@ -860,69 +987,48 @@ static int fill_kind(struct rf_replay *r, int which, bool poison, bool sources_o
         if (!b->ptr || (which == RF_BUF_WIRE && (!b->owned || (sources_only && pt->gather_elem))))
             continue;
         struct rf_pattern_buf pb = {(int32_t)i, pt->ndim, pt->shape, &b->box, (size_t)b->elem};
-        int64_t per = HOST_CHUNK / b->elem;
-        for (int64_t lo = 0; lo < b->numel; lo += per) {
-            int64_t hi = lo + per < b->numel ? lo + per : b->numel;
-            rf_pattern_fill(host, &pb, lo, hi, poison);
-            if ((rc = r->be->upload(r->be, (uint8_t *)b->ptr + lo * b->elem, host,
-                                    (size_t)((hi - lo) * b->elem), err)) < 0)
-                return rc;
-        }
+        if ((rc = rf_fill_buffer(r->be, b->ptr, &pb, poison, err)) < 0)
+            return rc;
     }
     return 0;
 }
 
 int rf_replay_fill(struct rf_replay *r, struct rf_error *err)
 {
-    uint8_t *host = malloc((size_t)HOST_CHUNK);
     int rc;
-    if (!host)
-        return rf_error_set(err, RF_ENOMEM, "out of memory");
     /* Sources: training shards, and the scale tensors a root broadcasts without gathering
      * (it computes them; the computation is not emulated, its result is the pattern). */
-    if ((rc = fill_kind(r, RF_BUF_TRAIN, false, false, host, err)) == 0)
-        rc = fill_kind(r, RF_BUF_WIRE, false, true, host, err);
-    free(host);
+    if ((rc = fill_kind(r, RF_BUF_TRAIN, false, false, err)) == 0)
+        rc = fill_kind(r, RF_BUF_WIRE, false, true, err);
     return rc;
 }
 
 int rf_replay_poison(struct rf_replay *r, struct rf_error *err)
 {
-    uint8_t *host = malloc((size_t)HOST_CHUNK);
     int rc;
-    if (!host)
-        return rf_error_set(err, RF_ENOMEM, "out of memory");
-    if ((rc = fill_kind(r, RF_BUF_INFER, true, false, host, err)) == 0)
-        rc = fill_kind(r, RF_BUF_GATHER, true, false, host, err);
-    free(host);
+    if ((rc = fill_kind(r, RF_BUF_INFER, true, false, err)) == 0)
+        rc = fill_kind(r, RF_BUF_GATHER, true, false, err);
     return rc;
 }
 
 int rf_replay_check(struct rf_replay *r, struct rf_check *out, struct rf_error *err)
 {
     const struct rf_part *p = r->part;
-    uint8_t *host = malloc((size_t)HOST_CHUNK);
-    int rc = 0;
+    int rc;
     memset(out, 0, sizeof(*out));
     out->first_tensor = -1;
-    if (!host)
-        return rf_error_set(err, RF_ENOMEM, "out of memory");
     if ((rc = r->be->sync(r->be, err)) < 0)
-        goto out;
+        return rc;
     for (size_t i = 0; i < p->n_tensors; i++) {
         const struct rbuf *b = &r->buf[RF_BUF_INFER][i];
         const struct rf_part_tensor *pt = &p->tensors[i];
+        int64_t errors, first;
         if (!b->ptr)
             continue;
         struct rf_pattern_buf pb = {(int32_t)i, pt->ndim, pt->shape, &b->box, (size_t)b->elem};
-        int64_t per = HOST_CHUNK / b->elem, first = -1;
-        for (int64_t lo = 0; lo < b->numel; lo += per) {
-            int64_t hi = lo + per < b->numel ? lo + per : b->numel;
-            if ((rc = r->be->download(r->be, host, (uint8_t *)b->ptr + lo * b->elem,
-                                      (size_t)((hi - lo) * b->elem), err)) < 0)
-                goto out;
-            out->errors += rf_pattern_check(host, &pb, lo, hi, &first);
-        }
+        if ((rc = rf_check_buffer(r->be, b->ptr, &pb, &errors, &first, err)) < 0)
+            return rc;
+        out->errors += errors;
         if (first >= 0 && out->first_tensor < 0) {
             out->first_tensor = (int32_t)i;
             out->first_index = first;
@@ -930,7 +1036,5 @@ int rf_replay_check(struct rf_replay *r, struct rf_check *out, struct rf_error *
         out->elements += b->numel;
         out->bytes += b->numel * b->elem;
     }
-out:
-    free(host);
-    return rc;
+    return 0;
 }

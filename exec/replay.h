@@ -26,7 +26,8 @@ int rf_replay_fill(struct rf_replay *r, struct rf_error *err);
 int rf_replay_poison(struct rf_replay *r, struct rf_error *err);
 
 /* One iteration of the whole schedule. round_seconds gets n_rounds times (this rank's);
- * *total the whole iteration. `fault` (or NULL) fires when its rank is this one. */
+ * *total the whole iteration. `fault` (or NULL) fires when its rank is this one. The
+ * backend runs at most one round behind what has been queued (wait_mark). */
 int rf_replay_run(struct rf_replay *r, double *round_seconds, double *total,
                   const struct rf_fault *fault, struct rf_error *err);
 
@@ -46,5 +47,16 @@ struct rf_replay_need {
     int64_t staging; /* send and receive staging */
 };
 void rf_replay_memory(const struct rf_replay *r, struct rf_replay_need *need);
+/* The peers and broadcast groups of this rank's program (valid until rf_replay_free). */
+void rf_replay_comm_use(const struct rf_replay *r, struct rf_comm_use *use);
+
+/* The pattern written into one device buffer (box pb->box of its tensor, dense), or its
+ * complement with `poison`: by the backend's fill when it has one, else through host memory.
+ * And its check: the wrong elements and the first one's index within the box (-1: none).
+ * The replay fills and checks with these; refit-exec --probe times them. */
+int rf_fill_buffer(struct rf_backend *be, void *buf, const struct rf_pattern_buf *pb, bool poison,
+                   struct rf_error *err);
+int rf_check_buffer(struct rf_backend *be, const void *buf, const struct rf_pattern_buf *pb,
+                    int64_t *errors, int64_t *first_bad, struct rf_error *err);
 
 #endif

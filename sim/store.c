@@ -249,9 +249,25 @@ static const char migration_v5[] =
     "JOIN box b ON b.run_id = t.run_id AND b.id = t.box_id\n"
     "JOIN tensor tn ON tn.run_id = b.run_id AND tn.id = b.tensor_id;\n";
 
+/* Version 6: how refit-exec ran a measurement (backend, communicator mode, FP8 conversion,
+ * fill: rf_measurement.exec_config), shown beside the times in measured_run. Measurements
+ * stored before have NULL: the NCCL backend then ran non-blocking communicators, converted
+ * FP8 with a strided copy and filled through host memory. */
+static const char migration_v6[] =
+    "ALTER TABLE measurement ADD COLUMN exec_config TEXT;\n"
+    "DROP VIEW measured_run;\n"
+    "CREATE VIEW measured_run AS\n"
+    "SELECT r.id AS run_id, r.label, r.model, r.strategy, r.train_gpus, r.train_layout,\n"
+    "  r.train_dtype, r.infer_gpus, r.infer_layout, r.infer_dtype, r.payload_bytes,\n"
+    "  r.moved_bytes, r.rounds, m.id AS measurement_id, m.created_at AS measured_at,\n"
+    "  m.backend, m.world_size, m.iters, m.warmup, m.seconds, m.seconds_min, m.seconds_max,\n"
+    "  r.payload_bytes / m.seconds / 1e9 AS payload_gb_per_second, m.bytes_verified,\n"
+    "  m.hosts, m.gpu_model, m.nccl_version, m.mpi_version, m.exec_config\n"
+    "FROM measurement m JOIN run r ON r.id = m.run_id WHERE m.status = 'ok';\n";
+
 /* migrations[v] takes a file from version v to v + 1; a new file runs them all. */
 static const char *const migrations[RF_STORE_SCHEMA_VERSION] = {
-    schema_v1, migration_v2, migration_v3, migration_v4, migration_v5};
+    schema_v1, migration_v2, migration_v3, migration_v4, migration_v5, migration_v6};
 
 /* SQLite's "unable to open database file" says neither what is missing nor what is not
  * allowed: the file system does. */
@@ -1252,8 +1268,9 @@ void rf_stored_run_release(struct rf_stored_run *run)
  * of measurement_columns. */
 static const char measurement_columns[] =
     "run_id, backend, world_size, iters, warmup, seconds, seconds_min, seconds_max,"
-    " bytes_verified, errors, status, error_text, hosts, gpu_model, nccl_version, mpi_version";
-enum { MEASUREMENT_COLUMNS = 16 };
+    " bytes_verified, errors, status, error_text, hosts, gpu_model, nccl_version, mpi_version,"
+    " exec_config";
+enum { MEASUREMENT_COLUMNS = 17 };
 
 static void bind_seconds(sqlite3_stmt *q, int i, double v)
 {
@@ -1281,6 +1298,7 @@ static void bind_measurement(sqlite3_stmt *q, const struct rf_measurement *m)
     bind_text(q, 14, m->gpu_model);
     bind_text(q, 15, m->nccl_version);
     bind_text(q, 16, m->mpi_version);
+    bind_text(q, 17, m->exec_config);
 }
 
 int rf_store_measurement_begin(struct rf_store *st, const struct rf_measurement *m, int64_t *id,
@@ -1290,7 +1308,7 @@ int rf_store_measurement_begin(struct rf_store *st, const struct rf_measurement 
     sqlite3_stmt *q = NULL;
     int rc;
     snprintf(sql, sizeof(sql),
-             "INSERT INTO measurement (%s) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+             "INSERT INTO measurement (%s) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
              measurement_columns);
     if (sqlite3_prepare_v2(st->db, sql, -1, &q, NULL) != SQLITE_OK)
         return db_error(st, err, "measurement");
@@ -1311,7 +1329,7 @@ int rf_store_measurement_finish(struct rf_store *st, int64_t id, const struct rf
     int rc;
 
     snprintf(sql, sizeof(sql),
-             "UPDATE measurement SET (%s) = (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) WHERE id = ?",
+             "UPDATE measurement SET (%s) = (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) WHERE id = ?",
              measurement_columns);
     if (sqlite3_prepare_v2(st->db, sql, -1, &up, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(st->db,

@@ -10,7 +10,7 @@
 #include "topology.h"
 
 #define RF_STORE_APPLICATION_ID 0x52454654 /* "REFT" */
-#define RF_STORE_SCHEMA_VERSION 5
+#define RF_STORE_SCHEMA_VERSION 6
 
 struct sqlite3;
 
@@ -89,6 +89,9 @@ struct rf_measurement {
     double seconds, seconds_min, seconds_max;
     int64_t bytes_verified, errors;
     const char *hosts, *gpu_model, *nccl_version, *mpi_version; /* NULL when unknown */
+    /* How refit-exec ran it: backend, communicator mode, FP8 conversion, fill ("nccl
+     * blocking=1 fp8=kernel fill=device nvcc=13.0", "mpi fill=host"); NULL when unknown. */
+    const char *exec_config;
     const double *round_seconds; /* median per round, n_rounds entries; NULL for none */
     int32_t n_rounds;
 };

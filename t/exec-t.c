@@ -1,8 +1,10 @@
 /* Executor pieces that need no MPI world: box copies and linear ranges (pack and unpack in
  * pieces), the pattern and its FP8 emulation, fault parsing and checking, each rank's part of a
  * plan and its memory need, known before anything is allocated, the relay contract, and the
- * steps of a pipelined round, replayed rank after rank in one process. Property tests print
- * their seed; REFIT_SEED=N repeats one. */
+ * steps of a pipelined round, replayed rank after rank in one process; the GPU kernels'
+ * per-element arithmetic (pattern_math.h) against the host fill and check, the estimate of
+ * NCCL's connection buffers, and the replay's queueing (one round ahead) and timing errors.
+ * Property tests print their seed; REFIT_SEED=N repeats one. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +18,7 @@
 
 #include "boxcopy.h"
 #include "fixtures.h"
+#include "nccl_mem.h"
 #include "part.h"
 #include "pattern.h"
 #include "replay.h"
@@ -584,8 +587,10 @@ static int host_mark(struct rf_backend *b, int i, struct rf_error *err)
     return 0;
 }
 
-static double host_elapsed(struct rf_backend *b, int from, int to)
+static int host_elapsed(struct rf_backend *b, int from, int to, double *seconds,
+                        struct rf_error *err)
 {
+    *seconds = 0;
     return 0;
 }
 
@@ -716,6 +721,7 @@ static void pipelined_rounds_forward_each_piece_a_step_after_it_lands(void **sta
                             .sync = host_nothing,
                             .timers = fake_timers,
                             .mark = host_mark,
+                            .wait_mark = host_mark,
                             .elapsed = host_elapsed};
     plan_fixture(&f, RF_STRAT_RESHARD, RF_DT_BF16, 4096);
     /* The final norm: 256 BF16 elements, whole on every inference GPU; 8 pieces of 64. */
@@ -845,6 +851,465 @@ static void relay_hops_are_checked(void **state)
     plan_fixture_release(&f);
 }
 
+/* Little-endian element j of a buffer of elem-byte elements. */
+static uint64_t elem_at(const uint8_t *p, size_t elem, int64_t j)
+{
+    uint64_t v = 0;
+    for (size_t k = 0; k < elem; k++)
+        v |= (uint64_t)p[(size_t)j * elem + k] << (8 * k);
+    return v;
+}
+
+static void elem_put(uint8_t *p, size_t elem, int64_t j, uint64_t v)
+{
+    for (size_t k = 0; k < elem; k++)
+        p[(size_t)j * elem + k] = (uint8_t)(v >> (8 * k));
+}
+
+/* What the fill kernel does, on the host: each element on its own, from rf_pattern_expect,
+ * in an order of threads (a random permutation), not row by row. */
+static void emulate_fill(uint8_t *buf, const struct rf_pattern_buf *pb, int64_t n, bool poison,
+                         int64_t *order)
+{
+    struct rf_pattern_geom g;
+    rf_pattern_geom_of(&g, pb);
+    for (int64_t k = 0; k < n; k++)
+        elem_put(buf, pb->elem, order[k],
+                 rf_pattern_expect(&g, pb->tensor, pb->elem, order[k], poison));
+}
+
+/* What the check kernel does: per thread (a grid-stride loop of `threads`) a count and its
+ * first wrong element, then the sum and the minimum. */
+static int64_t emulate_check(const uint8_t *buf, const struct rf_pattern_buf *pb, int64_t n,
+                             int64_t threads, int64_t *first)
+{
+    struct rf_pattern_geom g;
+    uint64_t mask = pb->elem >= 8 ? ~0ULL : (1ULL << (8 * pb->elem)) - 1;
+    int64_t bad = 0;
+    *first = -1;
+    rf_pattern_geom_of(&g, pb);
+    for (int64_t t = 0; t < threads; t++) {
+        int64_t mine = 0, mine_first = -1;
+        for (int64_t j = t; j < n; j += threads)
+            if (elem_at(buf, pb->elem, j) !=
+                    (rf_pattern_expect(&g, pb->tensor, pb->elem, j, false) & mask) &&
+                mine++ == 0)
+                mine_first = j;
+        bad += mine;
+        if (mine && (*first < 0 || mine_first < *first))
+            *first = mine_first;
+    }
+    return bad;
+}
+
+/* The GPU's fill and check compute each element alone, with pattern_math.h's walk from a
+ * box's element to its tensor index; the host goes row by row. Both give the same bytes, the
+ * same count of wrong elements and the same first wrong index, for random boxes of 1 to 4
+ * dims and every element size, poisoned or not. The index walk agrees with the row-major
+ * coordinates, and the 32-bit division shortcut with 64-bit division. */
+static void device_fill_and_check_compute_the_host_pattern(void **state)
+{
+    (void)state;
+    size_t sizes[] = {1, 2, 4, 8};
+    for (int iter = 0; iter < 200; iter++) {
+        int ndim = (int)rnd(1, 4);
+        int64_t shape[RF_MAX_DIMS], c[RF_MAX_DIMS];
+        struct rf_box box;
+        random_box(ndim, shape, &box);
+        size_t e = sizes[iter % 4];
+        bool poison = iter % 3 == 0;
+        int64_t n = rf_box_numel(&box, ndim), first = -1, efirst;
+        struct rf_pattern_buf pb = {(int32_t)rnd(0, 1000), ndim, shape, &box, e};
+        struct rf_pattern_geom g;
+        uint8_t *host = malloc((size_t)n * e), *dev = malloc((size_t)n * e);
+        int64_t *order = malloc((size_t)n * sizeof(int64_t));
+        rf_pattern_geom_of(&g, &pb);
+        for (int64_t j = 0; j < n; j++) {
+            coord_in(&box, ndim, j, c);
+            assert_int_equal(rf_pattern_index(&g, j), linear(shape, ndim, c));
+            order[j] = j;
+        }
+        for (int64_t j = n - 1; j > 0; j--) {
+            int64_t k = rnd(0, j), t = order[j];
+            order[j] = order[k];
+            order[k] = t;
+        }
+        rf_pattern_fill(host, &pb, 0, n, poison);
+        memset(dev, 0x5a, (size_t)n * e);
+        emulate_fill(dev, &pb, n, poison, order);
+        if (memcmp(host, dev, (size_t)n * e) != 0)
+            fail_msg("iteration %d: %d dims, %zu-byte elements: the per-element fill differs", iter,
+                     ndim, e);
+        /* Wrong elements where they are (poisoned: all of them); one more flipped. */
+        int64_t at = rnd(0, n - 1);
+        dev[(size_t)at * e] ^= 0x21;
+        int64_t want = rf_pattern_check(dev, &pb, 0, n, &first);
+        assert_int_equal(emulate_check(dev, &pb, n, rnd(1, 9), &efirst), want);
+        assert_int_equal(efirst, first);
+        assert_int_equal(want, poison ? n : 1);
+        assert_int_equal(first, poison ? 0 : at);
+        free(host);
+        free(dev);
+        free(order);
+    }
+    int64_t rem, xs[] = {0, 7, 4294967295LL, 4294967296LL, 1LL << 40, 123456789012345LL};
+    int64_t ys[] = {1, 3, 65536, 4294967295LL, 4294967296LL, 1LL << 33};
+    for (size_t i = 0; i < 6; i++)
+        for (size_t k = 0; k < 6; k++) {
+            assert_int_equal(rf_pattern_divmod(xs[i], ys[k], &rem), xs[i] / ys[k]);
+            assert_int_equal(rem, xs[i] % ys[k]);
+        }
+}
+
+/* Counts of the device ops a backend offers in place of the host path. */
+static int dev_fills, dev_checks;
+
+static int dev_fill(struct rf_backend *b, void *buf, const struct rf_pattern_buf *pb, bool poison,
+                    struct rf_error *err)
+{
+    int64_t n = rf_box_numel(pb->box, pb->ndim);
+    int64_t *order = malloc((size_t)(n + 1) * sizeof(int64_t));
+    for (int64_t j = 0; j < n; j++)
+        order[j] = n - 1 - j;
+    emulate_fill(buf, pb, n, poison, order);
+    free(order);
+    dev_fills++;
+    return 0;
+}
+
+static int dev_check(struct rf_backend *b, const void *buf, const struct rf_pattern_buf *pb,
+                     int64_t *errors, int64_t *first_bad, struct rf_error *err)
+{
+    *errors = emulate_check(buf, pb, rf_box_numel(pb->box, pb->ndim), 5, first_bad);
+    dev_checks++;
+    return 0;
+}
+
+/* A fake backend's log of the calls that order a replay: "m3" mark 3, "w2" wait_mark 2, "s"
+ * sync. */
+static char call_log[1 << 14];
+static int bad_elapsed = -1; /* elapsed fails from this mark on */
+
+static void log_call(const char *what, int i)
+{
+    size_t n = strlen(call_log);
+    snprintf(call_log + n, sizeof(call_log) - n, i >= 0 ? "%s%d " : "%s ", what, i);
+}
+
+static int log_mark(struct rf_backend *b, int i, struct rf_error *err)
+{
+    log_call("m", i);
+    return 0;
+}
+
+static int log_wait_mark(struct rf_backend *b, int i, struct rf_error *err)
+{
+    log_call("w", i);
+    return 0;
+}
+
+static int log_sync(struct rf_backend *b, struct rf_error *err)
+{
+    log_call("s", -1);
+    return 0;
+}
+
+static int log_elapsed(struct rf_backend *b, int from, int to, double *seconds,
+                       struct rf_error *err)
+{
+    if (bad_elapsed >= 0 && to >= bad_elapsed)
+        return rf_error_set(err, RF_ECOMM, "marks %d to %d: not ready", from, to);
+    *seconds = to - from;
+    return 0;
+}
+
+/* Rank after rank (senders first) on host memory: what the mail backend delivers. */
+static void replay_world(struct rf_part *p, struct rf_backend *be, struct rf_check *checks)
+{
+    struct rf_error err;
+    n_mail = 0;
+    for (world_rank = 0; world_rank < p->n_gpus; world_rank++) {
+        struct rf_replay *rp;
+        double seconds[64], total;
+        assert_true(p->n_rounds <= 64);
+        if (rf_replay_new(&rp, p, world_rank, be, &err) < 0 || rf_replay_alloc(rp, &err) < 0 ||
+            rf_replay_fill(rp, &err) < 0 || rf_replay_poison(rp, &err) < 0 ||
+            rf_replay_run(rp, seconds, &total, NULL, &err) < 0)
+            fail_msg("rank %d: %s", world_rank, err.msg);
+        if (rf_replay_check(rp, &checks[world_rank], &err) < 0)
+            fail_msg("rank %d: %s", world_rank, err.msg);
+        rf_replay_free(rp);
+    }
+    for (size_t j = 0; j < n_mail; j++)
+        free(mail[j].data);
+    free(mail);
+    mail = NULL;
+    n_mail = 0;
+}
+
+/* A backend with a fill and a check of its own is used for them (the host path is not), and
+ * the verdict is the host path's: nothing wrong after a replay, and one spoiled element found
+ * by both, at the same index. */
+static void a_device_fill_and_check_replace_the_host_path(void **state)
+{
+    (void)state;
+    struct planned f;
+    struct rf_part p;
+    struct rf_error err;
+    struct rf_ctl ctl;
+    struct rf_check checks[8];
+    memset(&ctl, 0, sizeof(ctl));
+    struct rf_backend be = {.name = "mail",
+                            .ctl = &ctl,
+                            .alloc = fake_alloc,
+                            .free = fake_free,
+                            .upload = host_upload,
+                            .download = host_download,
+                            .copy = host_copy,
+                            .fill = dev_fill,
+                            .check = dev_check,
+                            .exchange = mail_exchange,
+                            .sync = host_nothing,
+                            .timers = fake_timers,
+                            .mark = host_mark,
+                            .wait_mark = host_mark,
+                            .elapsed = host_elapsed};
+    plan_fixture(&f, RF_STRAT_RESHARD, RF_DT_BF16, 4096);
+    if (rf_part_derive(&p, &f.run, &err) < 0)
+        fail_msg("%s", err.msg);
+    dev_fills = dev_checks = 0;
+    replay_world(&p, &be, checks);
+    int64_t bytes = 0;
+    for (int r = 0; r < p.n_gpus; r++) {
+        assert_int_equal(checks[r].errors, 0);
+        bytes += checks[r].bytes;
+    }
+    assert_true(bytes > 0);
+    assert_true(dev_fills > 0);
+    assert_true(dev_checks > 0);
+    /* One buffer, both ways: the device path and the host path agree on a spoiled byte. */
+    struct rf_box box = {{0, 3, 0, 0}, {5, 4, 1, 1}};
+    int64_t shape[RF_MAX_DIMS] = {9, 7, 1, 1}, errors[2], first[2];
+    struct rf_pattern_buf pb = {2, 2, shape, &box, 2};
+    uint8_t buf[40];
+    struct rf_backend host_be = be;
+    host_be.fill = NULL;
+    host_be.check = NULL;
+    assert_int_equal(rf_fill_buffer(&be, buf, &pb, false, &err), 0);
+    buf[2 * 13 + 1] ^= 0x80;
+    assert_int_equal(rf_check_buffer(&be, buf, &pb, &errors[0], &first[0], &err), 0);
+    assert_int_equal(rf_check_buffer(&host_be, buf, &pb, &errors[1], &first[1], &err), 0);
+    assert_int_equal(errors[0], 1);
+    assert_int_equal(errors[1], 1);
+    assert_int_equal(first[0], 13);
+    assert_int_equal(first[1], 13);
+    rf_part_release(&p);
+    plan_fixture_release(&f);
+}
+
+/* The replay keeps at most one round queued ahead of the device: it marks round r's end,
+ * then waits for round r - 1's (mark r), never syncs between rounds, and syncs once at the
+ * end; every round is timed from its marks. A backend whose timers fail makes the
+ * iteration fail, naming the round, instead of a negative time entering the median. */
+static void rounds_run_one_ahead_of_the_device(void **state)
+{
+    (void)state;
+    struct planned f;
+    struct rf_part p;
+    struct rf_error err;
+    struct rf_ctl ctl;
+    memset(&ctl, 0, sizeof(ctl));
+    struct rf_backend be = {.name = "log",
+                            .ctl = &ctl,
+                            .alloc = fake_alloc,
+                            .free = fake_free,
+                            .upload = host_upload,
+                            .download = host_download,
+                            .copy = host_copy,
+                            .exchange = mail_exchange,
+                            .sync = log_sync,
+                            .timers = fake_timers,
+                            .mark = log_mark,
+                            .wait_mark = log_wait_mark,
+                            .elapsed = log_elapsed};
+    plan_fixture(&f, RF_STRAT_RESHARD, RF_DT_BF16, 4096);
+    if (rf_part_derive(&p, &f.run, &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_true(p.n_rounds >= 3 && p.n_rounds <= 64);
+    n_mail = 0;
+    for (world_rank = 0; world_rank < 8; world_rank++) {
+        struct rf_replay *rp;
+        double seconds[64], total;
+        char want[1 << 12];
+        size_t n = 0;
+        if (rf_replay_new(&rp, &p, world_rank, &be, &err) < 0 || rf_replay_alloc(rp, &err) < 0)
+            fail_msg("rank %d: %s", world_rank, err.msg);
+        call_log[0] = '\0';
+        bad_elapsed = -1;
+        if (rf_replay_run(rp, seconds, &total, NULL, &err) < 0)
+            fail_msg("rank %d: %s", world_rank, err.msg);
+        n += (size_t)snprintf(want + n, sizeof(want) - n, "m0 ");
+        for (int32_t rd = 0; rd < p.n_rounds; rd++)
+            n += (size_t)snprintf(want + n, sizeof(want) - n, rd ? "m%d w%d " : "m%d ", rd + 1, rd);
+        snprintf(want + n, sizeof(want) - n, "s ");
+        assert_string_equal(call_log, want);
+        for (int32_t rd = 0; rd < p.n_rounds; rd++)
+            assert_true(seconds[rd] == 1);
+        assert_true(total == p.n_rounds);
+        rf_replay_free(rp);
+    }
+    for (size_t j = 0; j < n_mail; j++)
+        free(mail[j].data);
+    free(mail);
+    mail = NULL;
+    n_mail = 0;
+    /* Rank 0 sends only, so it replays alone; its round 2's end mark cannot be read. */
+    struct rf_replay *rp;
+    double seconds[64], total;
+    world_rank = 0;
+    assert_int_equal(rf_replay_new(&rp, &p, 0, &be, &err), 0);
+    assert_int_equal(rf_replay_alloc(rp, &err), 0);
+    bad_elapsed = 3;
+    assert_int_equal(rf_replay_run(rp, seconds, &total, NULL, &err), RF_ECOMM);
+    assert_string_equal(err.msg, "the time of round 2: marks 2 to 3: not ready");
+    bad_elapsed = -1;
+    rf_replay_free(rp);
+    for (size_t j = 0; j < n_mail; j++)
+        free(mail[j].data);
+    free(mail);
+    mail = NULL;
+    n_mail = 0;
+    rf_part_release(&p);
+    plan_fixture_release(&f);
+}
+
+/* Each rank names each peer of its messages once (not itself), and counts the broadcast
+ * rings it is in: the root's and every member's group, none for a rank outside. */
+static void comm_use_names_each_peer_once(void **state)
+{
+    (void)state;
+    enum rf_strategy strategies[] = {RF_STRAT_RESHARD, RF_STRAT_BROADCAST};
+    for (int s = 0; s < 2; s++) {
+        struct planned f;
+        struct rf_part p;
+        struct rf_error err;
+        struct rf_backend be = {
+            .name = "fake", .alloc = fake_alloc, .free = fake_free, .timers = fake_timers};
+        plan_fixture(&f, strategies[s], RF_DT_BF16, 4096);
+        assert_int_equal(rf_part_derive(&p, &f.run, &err), 0);
+        for (int r = 0; r < p.n_gpus; r++) {
+            struct rf_replay *rp;
+            struct rf_comm_use use;
+            bool to[8] = {false}, from[8] = {false};
+            for (size_t k = 0; k < f.run.plan.n_transfers; k++) {
+                const struct rf_transfer *t = &f.run.plan.transfers[k];
+                for (int32_t i = 0; i < t->dst_count; i++) {
+                    int32_t d = t->dst + i * t->dst_stride;
+                    if (t->src == r && d != r)
+                        to[d] = true;
+                    if (d == r && t->src != r)
+                        from[t->src] = true;
+                }
+            }
+            assert_int_equal(rf_replay_new(&rp, &p, r, &be, &err), 0);
+            rf_replay_comm_use(rp, &use);
+            size_t want_to = 0, want_from = 0;
+            for (int k = 0; k < 8; k++) {
+                want_to += to[k];
+                want_from += from[k];
+            }
+            assert_int_equal(use.n_send, want_to);
+            assert_int_equal(use.n_recv, want_from);
+            for (size_t i = 0; i < use.n_send; i++) {
+                assert_true(to[use.send_peers[i]]);
+                assert_true(i == 0 || use.send_peers[i] > use.send_peers[i - 1]);
+            }
+            for (size_t i = 0; i < use.n_recv; i++) {
+                assert_true(from[use.recv_peers[i]]);
+                assert_true(i == 0 || use.recv_peers[i] > use.recv_peers[i - 1]);
+            }
+            int32_t rings = 0;
+            for (size_t g = 0; g < p.n_groups; g++)
+                rings += rf_part_group_has(&p.groups[g], r) || p.groups[g].root == r;
+            assert_int_equal(use.rings, rings);
+            if (strategies[s] == RF_STRAT_BROADCAST && r >= 4)
+                assert_int_equal(use.rings, 1); /* every inference GPU is a member */
+            rf_replay_free(rp);
+        }
+        rf_part_release(&p);
+        plan_fixture_release(&f);
+    }
+}
+
+/* A fake environment for the estimate. */
+static const char *const *fake_env;
+
+static char *fake_getenv(const char *name)
+{
+    for (const char *const *e = fake_env; e && *e; e += 2)
+        if (strcmp(e[0], name) == 0)
+            return (char *)e[1];
+    return NULL;
+}
+
+/* NCCL 2.28's figures: per connection the receiver holds LL (512 KiB), LL128 (4800 KiB) and
+ * SIMPLE (4 MiB) after a 4 KiB header, the sender its header, each rounded up to 2 MiB; on
+ * compute capability 8.0 (P2P read) SIMPLE moves to the sender. The first message connects
+ * every channel of a peer (32 assumed), a ring two connections per channel, network peers
+ * share 16 slots of 128 KiB per channel and direction. NCCL's variables change it as they
+ * change NCCL: buffer sizes, the channel caps, P2P read; values NCCL ignores are ignored. */
+static void nccl_connection_buffers_are_estimated(void **state)
+{
+    (void)state;
+    const int64_t MiB = 1 << 20;
+    struct rf_nccl_buffers b;
+    fake_env = NULL;
+    rf_nccl_buffers_init(&b, 90, fake_getenv);
+    assert_int_equal(b.simple, 4 * MiB);
+    assert_int_equal(b.ll, 512 * 1024);
+    assert_int_equal(b.ll128, 4800 * 1024);
+    assert_int_equal(b.ring_channels, 32);
+    assert_int_equal(b.p2p_channels, 32);
+    assert_false(b.read);
+    assert_int_equal(rf_nccl_conn_bytes(&b, true), 2 * MiB);
+    assert_int_equal(rf_nccl_conn_bytes(&b, false), 10 * MiB);
+    struct rf_nccl_use u = {.local_send = 3, .local_recv = 2, .rings = 1};
+    /* 32 x (3 x 2 + 2 x 10) MiB for the peers, 32 x (2 + 10) MiB for the ring. */
+    assert_int_equal(rf_nccl_lazy_bytes(&b, &u), (32 * 26 + 32 * 12) * MiB);
+    struct rf_nccl_use none = {0};
+    assert_int_equal(rf_nccl_lazy_bytes(&b, &none), 0);
+    struct rf_nccl_use remote = {.remote_send = true, .remote_recv = true};
+    assert_int_equal(rf_nccl_lazy_bytes(&b, &remote), 2 * 32 * 16 * 128 * 1024);
+    rf_nccl_buffers_init(&b, 80, fake_getenv);
+    assert_true(b.read);
+    assert_int_equal(rf_nccl_conn_bytes(&b, true), 6 * MiB);
+    assert_int_equal(rf_nccl_conn_bytes(&b, false), 6 * MiB);
+    static const char *const env[] = {"NCCL_BUFFSIZE",
+                                      "1048576",
+                                      "NCCL_MAX_NCHANNELS",
+                                      "8",
+                                      "NCCL_MAX_P2P_NCHANNELS",
+                                      "4",
+                                      "NCCL_LL128_BUFFSIZE",
+                                      "abc",
+                                      "NCCL_P2P_READ_ENABLE",
+                                      "0",
+                                      "NCCL_MAX_CTAS",
+                                      "-3",
+                                      NULL};
+    fake_env = env;
+    rf_nccl_buffers_init(&b, 80, fake_getenv);
+    assert_int_equal(b.simple, MiB);
+    assert_int_equal(b.ll128, 4800 * 1024);
+    assert_int_equal(b.ring_channels, 8);
+    assert_int_equal(b.p2p_channels, 4);
+    assert_false(b.read);
+    /* 4 KiB + 512 KiB + 4800 KiB + 1 MiB rounds up to 8 MiB. */
+    assert_int_equal(rf_nccl_conn_bytes(&b, false), 8 * MiB);
+    assert_int_equal(rf_nccl_lazy_bytes(&b, &u), (4 * (3 * 2 + 2 * 8) + 8 * 10) * MiB);
+    fake_env = NULL;
+}
+
 int main(void)
 {
     const char *s = getenv("REFIT_SEED");
@@ -864,6 +1329,11 @@ int main(void)
         cmocka_unit_test(a_relay_reads_what_landed_earlier),
         cmocka_unit_test(pipelined_rounds_forward_each_piece_a_step_after_it_lands),
         cmocka_unit_test(relay_hops_are_checked),
+        cmocka_unit_test(device_fill_and_check_compute_the_host_pattern),
+        cmocka_unit_test(a_device_fill_and_check_replace_the_host_path),
+        cmocka_unit_test(rounds_run_one_ahead_of_the_device),
+        cmocka_unit_test(comm_use_names_each_peer_once),
+        cmocka_unit_test(nccl_connection_buffers_are_estimated),
     };
     return cmocka_run_group_tests_name("exec", tests, NULL, NULL);
 }

@@ -2,7 +2,8 @@
 # End to end: `refit plan` on scaled-down scenarios (t/data/exec), then `refit-exec --backend
 # mpi --check` replays each under mpirun on 2 to 8 ranks: every inference byte verified,
 # the measurement stored. Injected faults (crash, hang, corrupt) end the job with an error
-# on every rank and a failed row; a plan too big for the world is refused.
+# on every rank and a failed row; a plan too big for the world is refused. refit-exec --probe
+# times each rank's device (host memory here) and prints what scripts/gpu-check reads.
 . "${SRCDIR:-.}/t/lib.sh"
 : "${REFIT_EXEC:=./exec/refit-exec}"
 : "${MPIRUN:=mpirun}"
@@ -80,6 +81,9 @@ done
 is "$(sql "$db" "SELECT count(*) > 0 FROM transfer t JOIN run r ON r.id = t.run_id
                  WHERE r.strategy = 'hierarchical' AND t.after_id IS NOT NULL")" 1 \
     "hierarchical plans relayed boxes (transfers with after_id)"
+is "$(sql "$db" "SELECT group_concat(DISTINCT exec_config) FROM measured_run")" "mpi fill=host" \
+    "every measurement says how it ran (exec_config, in measured_run)"
+is "$(json "$tmp/out" '$.exec_config')" "mpi fill=host" "and --json says it too"
 
 # Pipelined relays: a forward shares the round of what it forwards (hop = its feed's + 1) and
 # sends each chunk a step after it landed. Clusters of small NVLink domains give long chains:
@@ -270,6 +274,61 @@ $("$SQLITE3" :memory: "SELECT json_array_length(readfile('$tmp/out'), '$.round_s
 is "$(last_measurement "status, error_text LIKE 'did not finish%', seconds IS NULL")" "failed|1|1" \
     "and the row stays failed"
 
+# refit-exec --probe: microbenchmarks of each rank's device, here host memory (the MPI
+# backend). scripts/gpu-check reads these keys: every rank has every probe, in order, each
+# ok with its time and rate, or saying why it is unsupported; the fill and check went
+# through host memory, as exec_config says.
+probe_sql() { # probe_sql EXPR [COND]: EXPR over the probes of $tmp/out (p.value: one probe)
+    "$SQLITE3" :memory: "SELECT $1 FROM json_each(readfile('$tmp/out'), '\$.probe') p
+                         WHERE ${2:-1}"
+}
+for np in 1 2; do
+    "$MPIRUN" $over -np $np "$REFIT_EXEC" --probe --backend mpi --probe-bytes 4M --iters 3 \
+        --warmup 1 --json >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    ok $rc "--probe on $np rank(s) succeeds"
+    [ $rc -eq 0 ] || sed 's/^/# /' "$tmp/err"
+    is "$(json "$tmp/out" '$.ranks')|$(json "$tmp/out" '$.backend')|$(json "$tmp/out" '$.exec_config')" \
+        "$np|mpi|mpi fill=host" "--probe on $np rank(s): ranks, backend, exec_config"
+    is "$("$SQLITE3" :memory: "SELECT json_type(readfile('$tmp/out'), '\$.' || k) FROM
+            (SELECT 'device' k UNION ALL SELECT 'nccl_version' UNION ALL SELECT 'cuda_runtime'
+             UNION ALL SELECT 'driver')" | tr '\n' ' ')" "null null null null " \
+        "--probe on $np rank(s): no device, NCCL, CUDA runtime or driver on host memory"
+    is "$(probe_sql "count(*), count(DISTINCT json_extract(p.value, '\$.rank'))")" "$((6 * np))|$np" \
+        "--probe on $np rank(s): six probes per rank"
+    is "$(probe_sql "group_concat(json_extract(p.value, '\$.name'), ' ')" \
+        "json_extract(p.value, '\$.rank') = $((np - 1))")" \
+        "copy pack narrow fill check selfsend" "--probe on $np rank(s): the probes, in order"
+    is "$(probe_sql "count(*)" "json_extract(p.value, '\$.status') = 'ok'
+                     AND json_extract(p.value, '\$.seconds') > 0
+                     AND json_extract(p.value, '\$.gbps') > 0
+                     AND json_extract(p.value, '\$.bytes') > 0
+                     AND json_extract(p.value, '\$.impl') != ''")" "$((6 * np))" \
+        "--probe on $np rank(s): every probe ok, timed, with its rate and implementation"
+done
+is "$(probe_sql "group_concat(json_extract(p.value, '\$.name') || '=' || json_extract(p.value,
+                 '\$.bytes') || ':' || json_extract(p.value, '\$.impl'), ' ')" \
+    "json_extract(p.value, '\$.rank') = 0")" \
+    "copy=4194304:memcpy pack=1048576:memcpy narrow=4194304:host fill=4194304:host \
+check=4194304:host selfsend=4194304:MPI_Isend/MPI_Irecv" \
+    "--probe: bytes (pack: 4 KiB of every 16 KiB) and implementations"
+"$MPIRUN" $over -np 1 "$REFIT_EXEC" --probe --backend mpi --probe-bytes 1M --iters 1 \
+    >"$tmp/out" 2>"$tmp/err"
+ok $? "--probe prints a table"
+is "$(grep -c -E '^ +0  (copy|pack|narrow|fill|check|selfsend) .* ok$' "$tmp/out")" 6 \
+    "with a row per probe"
+"$MPIRUN" $over -np 2 "$REFIT_EXEC" --probe --backend mpi --probe-bytes 8K >"$tmp/out" \
+    2>"$tmp/err"
+is "$? $(grep -c "^refit-exec" "$tmp/err")" "1 1" "--probe refuses buffers too small, in one line"
+too_small='^refit-exec: the probes need buffers of 16 KiB or more: rank 0 gets 0 bytes'
+too_small="$too_small \\(--probe-bytes 8192; host [^ ]+ has [0-9]+ bytes free\\)\$"
+ok "$(grep -q -E "$too_small" "$tmp/err"; echo $?)" \
+    "saying which rank gets what, and from which pool"
+"$REFIT_EXEC" --probe --probe-bytes 2X >/dev/null 2>"$tmp/err"
+is "$? $(head -1 "$tmp/err")" \
+    "2 refit-exec: --probe-bytes 2X: expected a positive number of bytes (suffix K, M or G)" \
+    "a bad --probe-bytes exits 2 naming it"
+
 # Command line.
 "$REFIT_EXEC" --help >"$tmp/out" 2>&1
 ok $? "--help exits 0"
@@ -319,6 +378,12 @@ else
     ok "$(test $rc -ne 0 && grep -q -e 'no CUDA device' -e 'built without NCCL' "$tmp/err"; echo $?)" \
         "without a GPU the NCCL backend fails with a clear error"
     is "$(last_measurement status)" failed "and its row is failed"
+    if ! grep -q 'built without NCCL' "$tmp/err"; then
+        REFIT_EXEC_NCCL_BLOCKING=yes run 1 --probe --backend nccl
+        is "$rc $(grep "^refit-exec" "$tmp/err")" "1 refit-exec: REFIT_EXEC_NCCL_BLOCKING=yes: \
+expected 1 (blocking communicators, the default) or 0 (non-blocking: every NCCL call bounded by \
+--timeout)" "a REFIT_EXEC_NCCL_BLOCKING other than 0 or 1 is refused"
+    fi
 fi
 
 # Faults (testing only): a crash or a hang ends the job within the timeout with an error on

@@ -290,6 +290,59 @@ static void version_1_file_is_migrated(void **state)
     fixture_release(&fx);
 }
 
+/* A file written by schema version 5 (t/data/store/v5.sql: a simulated run and refit-exec's
+ * measurement of it, before exec_config) is migrated in place: the old measurement keeps
+ * its times with exec_config NULL, measured_run shows the new column, and a new measurement
+ * stores how it ran. */
+static void version_5_file_is_migrated(void **state)
+{
+    (void)state;
+    char sqlpath[4096];
+    const char *srcdir = getenv("SRCDIR");
+    snprintf(sqlpath, sizeof(sqlpath), "%s/t/data/store/v5.sql", srcdir ? srcdir : ".");
+    FILE *f = fopen(sqlpath, "rb");
+    assert_non_null(f);
+    static char sql[1 << 20];
+    size_t n = fread(sql, 1, sizeof(sql) - 1, f);
+    fclose(f);
+    sql[n] = '\0';
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(query("PRAGMA user_version"), 5);
+    assert_int_equal(query("SELECT count(*) FROM pragma_table_info('measurement') "
+                           "WHERE name = 'exec_config'"),
+                     0);
+
+    struct rf_store st;
+    struct rf_error err;
+    int64_t id = 0;
+    assert_int_equal(rf_store_open(&st, path, RF_STORE_EXISTING, &err), 0);
+    assert_int_equal(query("PRAGMA user_version"), RF_STORE_SCHEMA_VERSION);
+    assert_int_equal(query("SELECT count(*) FROM measured_run WHERE measurement_id = 1 AND "
+                           "exec_config IS NULL AND seconds > 0 AND bytes_verified = 8655360"),
+                     1);
+    assert_int_equal(query("SELECT count(*) FROM measured_round WHERE measurement_id = 1"), 7);
+    struct rf_measurement m = {.run_id = 1,
+                               .backend = "nccl",
+                               .world_size = 2,
+                               .iters = 3,
+                               .warmup = 1,
+                               .status = "ok",
+                               .seconds = 0.5,
+                               .seconds_min = 0.4,
+                               .seconds_max = 0.6,
+                               .exec_config = "nccl blocking=1 fp8=kernel fill=device nvcc=13.0"};
+    assert_int_equal(rf_store_measurement_begin(&st, &m, &id, &err), 0);
+    assert_int_equal(rf_store_measurement_finish(&st, id, &m, &err), 0);
+    rf_store_close(&st);
+    assert_int_equal(id, 2);
+    assert_int_equal(query("SELECT count(*) FROM measured_run WHERE measurement_id = 2 AND "
+                           "exec_config = 'nccl blocking=1 fp8=kernel fill=device nvcc=13.0'"),
+                     1);
+}
+
 /* refit-exec's rows: written as failed before a replay starts, completed after; only ok
  * rows appear in measured_run; round times land in measured_round, in one transaction. */
 static void measurements_are_stored(void **state)
@@ -313,7 +366,8 @@ static void measurements_are_stored(void **state)
                                .seconds = -1,
                                .seconds_min = -1,
                                .seconds_max = -1,
-                               .mpi_version = "Open MPI v4.1.4"};
+                               .mpi_version = "Open MPI v4.1.4",
+                               .exec_config = "mpi fill=host"};
     assert_int_equal(rf_store_measurement_begin(&st, &m, &id, &err), 0);
     assert_int_equal(query("SELECT count(*) FROM measurement WHERE status = 'failed' AND "
                            "seconds IS NULL AND error_text = 'did not finish'"),
@@ -329,7 +383,8 @@ static void measurements_are_stored(void **state)
     m.n_rounds = 2;
     assert_int_equal(rf_store_measurement_finish(&st, id, &m, &err), 0);
     assert_int_equal(query("SELECT count(*) FROM measured_run WHERE seconds = 0.75 AND "
-                           "bytes_verified = 1234 AND measurement_id = 1 AND run_id = 1"),
+                           "bytes_verified = 1234 AND measurement_id = 1 AND run_id = 1 AND "
+                           "exec_config = 'mpi fill=host'"),
                      1);
     assert_int_equal(query("SELECT sum(seconds) * 4 FROM measured_round WHERE measurement_id = 1"),
                      3);
@@ -596,6 +651,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(failure_leaves_no_partial_run, setup, teardown),
         cmocka_unit_test_setup_teardown(newer_or_foreign_files_are_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(version_1_file_is_migrated, setup, teardown),
+        cmocka_unit_test_setup_teardown(version_5_file_is_migrated, setup, teardown),
         cmocka_unit_test_setup_teardown(saved_run_loads_back, setup, teardown),
         cmocka_unit_test_setup_teardown(measurements_are_stored, setup, teardown),
         cmocka_unit_test(error_may_wrap_its_own_message),
