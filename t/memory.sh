@@ -1,0 +1,58 @@
+#!/bin/sh
+# End to end: the memory check of `refit plan`/`sim`. DeepSeek-V3 served by one 8-GPU H100
+# engine (168 GB of weights per 80 GB GPU) is refused with the figures and nothing is
+# written; allowed as a what-if it plans with a warning and says so in its output; the
+# memory line of NeMo RL's layout agrees with the store's own tensor table.
+. "${SRCDIR:-.}/t/lib.sh"
+db=$tmp/refit.db
+
+cat >"$tmp/dsv3-8.lua" <<'EOF2'
+return {
+    model = "deepseek-v3",
+    cluster = { system = "dgx-h100", nodes = 33 },
+    train = { gpus = 256, tp = 1, pp = 16, ep = 16 },
+    infer = { gpus = 8, first_gpu = 256, tp = 8 },
+}
+EOF2
+"$REFIT" plan "$tmp/dsv3-8.lua" --db "$db" >"$tmp/out" 2>"$tmp/err"
+is "$?" 1 "DeepSeek-V3 on 8 H100 inference GPUs is refused"
+is "$(cat "$tmp/err")" "refit: $tmp/dsv3-8.lua: infer: the layout does not fit: GPU 256 (stage 0) \
+needs 172.8 GB of 72.0 (weights 169.6, staging 3.2), KV cache headroom -100.8 GB (the engine's \
+share is infer.gpu_memory_utilization of hbm_gb); shard further (more tp, ep or pp, or more \
+GPUs), or set allow_overcommit = true for a what-if" "with the side, the GPU, its parts and the way out"
+ok "$(test ! -e "$db"; echo $?)" "and no database is created"
+is "$(wc -c <"$tmp/out")" 0 "nothing printed on stdout"
+
+sed 's/^return {/return { allow_overcommit = true,/' "$tmp/dsv3-8.lua" >"$tmp/what-if.lua"
+"$REFIT" plan "$tmp/what-if.lua" --db "$db" >"$tmp/out" 2>"$tmp/err"
+ok $? "with allow_overcommit it plans"
+is "$(cat "$tmp/err")" "refit: warning: $tmp/what-if.lua: the layout does not fit in the GPUs' \
+memory (allow_overcommit: a what-if)" "with a warning"
+is "$(grep -c 'memory infer: .* DOES NOT FIT (allow_overcommit)$' "$tmp/out")" 1 \
+    "its memory line says it does not fit"
+"$REFIT" plan "$tmp/what-if.lua" --db "$db" --json >"$tmp/w.json" 2>/dev/null
+is "$(json "$tmp/w.json" '$.memory.overcommitted') $(json "$tmp/w.json" '$.memory.infer.fits')" \
+    "1 0" "--json: overcommitted, the inference side does not fit"
+
+# NeMo RL's H100 layout (TP1 PP16 EP16 -> TP32 x 8): the inference GPU's weights are its
+# shards of every tensor as stored (replicated ones whole, the others a 32nd: DeepSeek-V3's
+# dims all divide 32), and the parts add up.
+"$REFIT" sim "$SRCDIR/scripts/dsv3-h100.lua" --db "$db" --strategy reshard --json >"$tmp/s.json"
+ok $? "refit sim of dsv3-h100 succeeds"
+run=$(json "$tmp/s.json" '$.run_id')
+is "$(json "$tmp/s.json" '$.memory.infer.weights_bytes')" \
+    "$(sql "$db" "SELECT sum(CASE class WHEN 'replicated' THEN wire_bytes ELSE wire_bytes / 32 END)
+                  FROM tensor WHERE run_id = $run")" \
+    "an inference GPU's weights are its shards of the stored tensors"
+m() { json "$tmp/s.json" "\$.memory.$1"; }
+is "$(m infer.total_bytes)" "$(($(m infer.weights_bytes) + $(m infer.staging_bytes)))" \
+    "inference: weights and staging"
+is "$(m train.total_bytes)" "$(($(m train.weights_bytes) + $(m train.grads_bytes) + \
+    $(m train.optimizer_bytes) + $(m train.staging_bytes)))" \
+    "training: weights, grads, optimizer, staging"
+is "$(m train.grads_bytes)" "$(m train.weights_bytes)" "BF16 gradients as large as the BF16 weights"
+is "$(json "$tmp/s.json" '$.memory.infer.budget_bytes')" 72000000000 \
+    "the engine's share: 0.9 of the H100's 80 GB"
+is "$(json "$tmp/s.json" '$.memory.train.stage') $(json "$tmp/s.json" '$.memory.train.gpu')" \
+    "1 16" "the worst training GPU is stage 1's first (4 layers; stage 0 has 3)"
+done_testing
