@@ -30,7 +30,7 @@ mode() {
 mode 2 "$tmp/two"
 ok $? "gpu-check's flow runs on 2 ranks (MPI backend)"
 is "$(grep -c ' ok$' "$tmp/out")" 13 "two GPUs: six probes and seven replays verified"
-[ "$(grep -c ' ok$' "$tmp/out")" = 13 ] || sed 's/^/# /' "$tmp/out"
+[ "$(grep -c ' ok$' "$tmp/out")" = 13 ] || sed 's/^/# /' "$tmp/out" "$tmp"/two/exec-*.err
 is "$(grep -c '^disjoint-2gpu .* ok$' "$tmp/out")" 4 "every strategy of the disjoint case"
 ok "$(grep -q '^fp8-2gpu .* reshard .* ok$' "$tmp/out"; echo $?)" "the FP8 case"
 is "$(sql "$tmp/two/gpu-check.db" "SELECT count(*) FROM measurement WHERE status = 'ok'")" 7 \
