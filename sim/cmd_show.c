@@ -106,9 +106,9 @@ static void show_side(const char *name, const json_t *s, const struct rf_run_vie
 {
     bool train = strcmp(name, "train") == 0;
     if (!s) {
-        printf("  %-10s %lld GPUs from %lld, %s, %s\n", name,
-               (long long)(train ? v->train_gpus : v->infer_gpus),
-               (long long)(train ? v->train_first_gpu : v->infer_first_gpu),
+        int64_t gpus = train ? v->train_gpus : v->infer_gpus;
+        printf("  %-10s %lld GPU%s from %lld, %s, %s\n", name, (long long)gpus,
+               gpus == 1 ? "" : "s", (long long)(train ? v->train_first_gpu : v->infer_first_gpu),
                train ? v->train_layout : v->infer_layout, train ? v->train_dtype : v->infer_dtype);
         return;
     }
@@ -122,8 +122,9 @@ static void show_side(const char *name, const json_t *s, const struct rf_run_vie
     else
         snprintf(extra, sizeof(extra), "gpu_memory_utilization %g",
                  json_number_value(json_object_get(s, "gpu_memory_utilization")));
-    printf("  %-10s %lld GPUs from %lld, %s, %s, %s\n", name, num(s, "gpus"), num(s, "first_gpu"),
-           str(s, "layout"), str(s, "dtype"), extra);
+    printf("  %-10s %lld GPU%s from %lld, %s, %s, %s\n", name, num(s, "gpus"),
+           num(s, "gpus") == 1 ? "" : "s", num(s, "first_gpu"), str(s, "layout"), str(s, "dtype"),
+           extra);
 }
 
 /* Where the scenario changed its cluster's preset: "cluster.nodes 2 (preset 1), ...". */
@@ -223,9 +224,10 @@ static void show_text(const struct rf_run_view *v, struct rf_error *err)
             printf("  (overrides: %s)\n", err->msg);
         const json_t *r = json_object_get(d, "relay");
         fmt_bytes(num(d, "staging_bytes"), a, sizeof(a));
-        printf("  %-10s staging %s a GPU and round, chunk %lld KiB, sources %s, relay %s fanout "
+        fmt_bytes(num(d, "chunk_bytes"), b, sizeof(b));
+        printf("  %-10s staging %s a GPU and round, chunk %s, sources %s, relay %s fanout "
                "%lld depth %lld%s\n",
-               "plan", a, num(d, "chunk_bytes") / 1024, str(d, "sources"),
+               "plan", a, b, str(d, "sources"),
                json_is_true(json_object_get(r, "ring")) ? "ring" : "no ring", num(r, "fanout"),
                num(r, "depth"),
                json_is_true(json_object_get(d, "allow_overcommit")) ? ", allow_overcommit" : "");
@@ -249,19 +251,25 @@ static void show_text(const struct rf_run_view *v, struct rf_error *err)
         printf("  %-10s none (planned, not simulated); payload %s, %lld rounds\n", "prediction", a,
                (long long)v->rounds);
     }
+    const struct rf_run_measurement *ok = rf_run_view_measured(v);
     if (v->n_meas == 0) {
         printf("  %-10s none\n", "measured");
         return;
     }
-    printf("  %-10s\n", "measured");
+    printf("  %-10s %zu measurement%s", "measured", v->n_meas, v->n_meas == 1 ? "" : "s");
+    if (ok && v->has_prediction)
+        printf(" (the latest ok: %.6g s, %.3f x the prediction)", ok->seconds,
+               ok->seconds / v->predicted_s);
+    else if (ok)
+        printf(" (the latest ok: %.6g s)", ok->seconds);
+    printf("\n");
     for (size_t i = 0; i < v->n_meas; i++) {
         const struct rf_run_measurement *m = &v->meas[i];
-        char t[96] = "-";
+        char t[96] = "no time";
         if (!isnan(m->seconds))
             snprintf(t, sizeof(t), "%.6g s (min %.6g, max %.6g)", m->seconds, m->seconds_min,
                      m->seconds_max);
-        printf("    measurement %lld, %s: %s, %s on %lld ranks, %lld iterations: %s; exec_config "
-               "%s%s%s\n",
+        printf("    %lld  %s  %s, %s on %lld ranks, %lld iterations: %s; exec_config %s%s%s\n",
                (long long)m->id, m->created_at, m->status, m->backend, (long long)m->world_size,
                (long long)m->iters, t, *m->exec_config ? m->exec_config : "-",
                *m->error_text ? "; " : "", m->error_text);
