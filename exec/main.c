@@ -740,6 +740,7 @@ int main(int argc, char **argv)
     int64_t status = 0;
 
     memset(&x, 0, sizeof(x));
+    x.env.pxn = -1; /* until rank 0 reads the run */
     if ((rc = parse_args(argc, argv, &x.o)) >= 0)
         return rc;
     /* Only this thread calls MPI; NCCL and the CUDA runtime start threads of their own
