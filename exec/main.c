@@ -9,6 +9,7 @@
 
 #include "backend.h"
 #include "control.h"
+#include "nccl_env.h"
 #include "part.h"
 #include "probe.h"
 #include "replay.h"
@@ -206,6 +207,7 @@ struct exec {
     struct rf_part part;
     struct rf_backend *be;
     struct rf_replay *replay;
+    struct rf_nccl_env env; /* what the run implies of NCCL's environment */
     /* rank 0 */
     struct rf_store st;
     bool have_store;
@@ -215,7 +217,7 @@ struct exec {
     bool refused;   /* the replay was refused before it allocated anything (memory) */
     char why[1024]; /* the measurement's error_text, when rank 0 writes one */
     char *model;
-    char hosts[4096], gpus[4096], nccl[64], mpi[256], config[128];
+    char hosts[4096], gpus[4096], nccl[64], mpi[256], config[192];
 };
 
 /* Records the failure (rank 0), tells the others, ends the job. */
@@ -270,6 +272,10 @@ static int load(struct exec *x, struct rf_error *err)
                           "run %lld needs %d GPUs, this world has %d: plan a scaled-down "
                           "scenario; the simulator predicts the large one",
                           (long long)x->o.run, gpus, x->ctl.size);
+    } else if ((rc = rf_nccl_env_plan(&x->env, run.scenario_json, err)) < 0) {
+        char msg[sizeof(err->msg)];
+        snprintf(msg, sizeof(msg), "%s", err->msg);
+        rf_error_set(err, rc, "run %lld: %s", (long long)x->o.run, msg);
     } else if ((rc = rf_part_derive(&x->part, &run, err)) == 0) {
         x->model = strdup(run.model);
         rc = rf_fault_check(&x->o.fault, x->o.fault_text, x->ctl.size, gpus, x->part.n_rounds,
@@ -340,7 +346,7 @@ static void print_result(struct exec *x, bool json, bool stored)
         for (int32_t r = 0; rounds && m->round_seconds && r < m->n_rounds; r++)
             json_array_append_new(rounds, json_real(m->round_seconds[r]));
         json_t *j = json_pack(
-            "{sI sI ss ss ss ss? sI sI sI sI sf sf sf sI sI sI sI sI so sb}", "measurement_id",
+            "{sI sI ss ss ss ss? sI sI sI sI sf sf sf sI sI sI sI sI so sb so}", "measurement_id",
             (json_int_t)x->measurement, "run_id", (json_int_t)x->o.run, "model", x->model,
             "backend", m->backend, "status", m->status, "exec_config", m->exec_config, "world_size",
             (json_int_t)m->world_size, "rounds", (json_int_t)x->part.n_rounds, "iters",
@@ -349,7 +355,7 @@ static void print_result(struct exec *x, bool json, bool stored)
             (json_int_t)x->part.payload_bytes, "moved_bytes", (json_int_t)x->part.moved_bytes,
             "bytes_verified", (json_int_t)m->bytes_verified, "errors", (json_int_t)m->errors,
             "wrong_ranks", (json_int_t)wrong_ranks, "round_seconds", rounds ? rounds : json_null(),
-            "stored", (int)stored);
+            "stored", (int)stored, "nccl_env", rf_nccl_env_json(&x->env));
         char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
         if (s)
             puts(s);
@@ -360,6 +366,10 @@ static void print_result(struct exec *x, bool json, bool stored)
     printf("refit-exec: run %lld (%s, %s) on %lld ranks, backend %s, %d rounds\n",
            (long long)x->o.run, x->model, rf_strategy_name((enum rf_strategy)x->part.strategy),
            (long long)m->world_size, m->backend, x->part.n_rounds);
+    char env[256];
+    rf_nccl_env_describe(&x->env, env, sizeof(env));
+    if (*env)
+        printf("  %s\n", env);
     printf("  moved %.3f MB between GPUs (payload %.3f MB), %lld iterations after %lld warmup\n",
            x->part.moved_bytes / 1e6, x->part.payload_bytes / 1e6, (long long)m->iters,
            (long long)m->warmup);
@@ -510,6 +520,9 @@ static int replay(struct exec *x, struct rf_error *err)
         rc = rf_error_set(err, RF_ENOMEM, "out of memory");
         goto out;
     }
+    /* Before any NCCL call: NCCL reads its environment when it initialises. */
+    if ((rc = rf_nccl_env_apply(&x->env, &x->ctl, err)) < 0)
+        goto out;
     rc = strcmp(x->o.backend, "nccl") == 0
              ? rf_backend_nccl_new(&x->be, &x->ctl, x->part.net_channels_per_peer, err)
              : rf_backend_mpi_new(&x->be, &x->ctl, err);
@@ -527,9 +540,14 @@ static int replay(struct exec *x, struct rf_error *err)
             snprintf(x->nccl, sizeof(x->nccl), "%s", x->be->library);
             x->m.nccl_version = x->nccl;
         }
-        /* Rank 0's: every rank runs the same binary with the same environment. */
-        if (x->be->config) {
-            snprintf(x->config, sizeof(x->config), "%s", x->be->config);
+        /* Rank 0's: every rank runs the same binary with the same environment; the NCCL
+         * environment the replay ran with is part of how it ran. */
+        if (x->be->config || x->env.set_by) {
+            int n =
+                snprintf(x->config, sizeof(x->config), "%s", x->be->config ? x->be->config : "");
+            if (x->env.set_by && n >= 0 && (size_t)n < sizeof(x->config))
+                snprintf(x->config + n, sizeof(x->config) - (size_t)n, "%sNCCL_PXN_DISABLE=%s",
+                         n ? " " : "", x->env.value);
             x->m.exec_config = x->config;
         }
     }
@@ -722,6 +740,7 @@ int main(int argc, char **argv)
     int64_t status = 0;
 
     memset(&x, 0, sizeof(x));
+    x.env.pxn = -1; /* until rank 0 reads the run */
     if ((rc = parse_args(argc, argv, &x.o)) >= 0)
         return rc;
     /* Only this thread calls MPI; NCCL and the CUDA runtime start threads of their own

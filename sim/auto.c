@@ -661,6 +661,7 @@ int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_pred
     struct cand *w = &s->c[s->best_c];
     describe(s, w, s->best_t, choice->description, sizeof(choice->description));
     choice->topo = s->topo[s->best_t];
+    choice->sources = w->sources;
     *plan = w->plan;
     w->planned = false; /* the caller owns it now */
     plan->strategy = RF_STRAT_AUTO;

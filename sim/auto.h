@@ -45,6 +45,7 @@ struct rf_auto_choice {
     int pruned;                     /* distinct plans only bounded */
     char description[512];          /* what won, per role */
     const struct rf_topology *topo; /* the winner's: in->topo or in->alt_topo */
+    enum rf_sources sources;        /* the winner's (its relay is the plan's) */
     int n_candidates;
     struct rf_auto_candidate candidates[2 * RF_AUTO_MAX_CANDIDATES]; /* per cluster */
 };

@@ -7,12 +7,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "describe.h"
 #include "fileio.h"
 #include "simulate.h"
 
 /* A stored run once, with the measurements of it. */
 struct cal_run {
     struct rf_stored_run run;
+    /* The cluster it was predicted on, from its description (sim/describe.h): the
+     * scenario's overrides, calibration, pxn (auto's choice included). Runs stored before
+     * schema 7 have none and are simulated on the named cluster with their node count. */
+    struct rf_cluster own;
+    bool have_own;
     int64_t nodes;
     double predicted_s;
     double *rounds; /* predicted duration of each round, n_rounds entries */
@@ -64,7 +70,9 @@ static double *param_ref(struct rf_cluster *c, int p)
     }
 }
 
-/* Simulates every run on cluster c (each with its own node count). */
+/* Simulates every run with the knobs of cluster c: on the cluster it was predicted on
+ * with c's fitted knobs in place of its own, or (stored before schema 7) on c with the
+ * run's node count. */
 static int simulate_all(struct cal_ctx *x, const struct rf_cluster *c, struct rf_error *err)
 {
     for (size_t i = 0; i < x->n_runs; i++) {
@@ -73,6 +81,11 @@ static int simulate_all(struct cal_ctx *x, const struct rf_cluster *c, struct rf
         struct rf_topology topo = {0};
         struct rf_prediction pred = {0};
         ci.nodes = r->nodes;
+        if (r->have_own) {
+            ci = r->own;
+            for (int p = 0; p < RF_CAL_PARAM_COUNT; p++)
+                *param_ref(&ci, p) = *param_ref((struct rf_cluster *)c, p);
+        }
         int rc = rf_topology_init(&topo, &ci, err);
         if (rc == 0)
             rc =
@@ -230,6 +243,23 @@ static double nelder_mead(struct cal_ctx *x, double *v, double step, int max_eva
     return f[best];
 }
 
+/* The cluster run r was predicted on, from its description. */
+static int own_cluster(struct rf_store *st, struct cal_run *r, struct rf_error *err)
+{
+    json_t *doc = NULL;
+    int rc = rf_describe_parse(r->run.scenario_json, &doc, err);
+    if (rc == 0)
+        rc = rf_describe_cluster(doc, &r->own, err);
+    json_decref(doc);
+    if (rc < 0) {
+        char msg[sizeof(err->msg)];
+        snprintf(msg, sizeof(msg), "%s", err->msg);
+        return rf_error_set(err, rc, "%s: run %lld: %s", st->path, (long long)r->run.id, msg);
+    }
+    r->have_own = true;
+    return 0;
+}
+
 /* Reads the ok measurements of runs predicted on a cluster named `name`. */
 static int load_points(struct rf_store *st, struct cal_ctx *x, const char *name,
                        struct rf_error *err)
@@ -287,6 +317,8 @@ static int load_points(struct rf_store *st, struct cal_ctx *x, const char *name,
                 goto out;
             }
             x->n_runs++;
+            if (r->run.scenario_json && (rc = own_cluster(st, r, err)) < 0)
+                goto out;
             r->n_rounds = r->run.plan.n_rounds;
             r->rounds = calloc((size_t)r->n_rounds + 1, sizeof(double));
             if (!r->rounds) {
@@ -353,6 +385,7 @@ static void ctx_release(struct cal_ctx *x)
 {
     for (size_t i = 0; i < x->n_runs; i++) {
         rf_stored_run_release(&x->runs[i].run);
+        rf_cluster_release(&x->runs[i].own);
         free(x->runs[i].rounds);
     }
     for (size_t i = 0; i < x->n_points; i++)

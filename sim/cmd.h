@@ -28,5 +28,7 @@ int cmd_sim_options(struct rf_sim_options *opts);
 int cmd_calibrate(int argc, char **argv); /* sim/cmd_calibrate.c */
 int cmd_report(int argc, char **argv);    /* sim/cmd_report.c */
 int cmd_models(int argc, char **argv);    /* sim/cmd_models.c */
+int cmd_show(int argc, char **argv);      /* sim/cmd_show.c */
+int cmd_diff(int argc, char **argv);      /* sim/cmd_show.c */
 
 #endif

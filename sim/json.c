@@ -178,3 +178,123 @@ int rf_luaopen_json(lua_State *L)
     lua_setfield(L, -2, "decode");
     return 1;
 }
+
+static int cmp_key(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The shortest of 15, 16 and 17 significant digits that reads back as v (17 always does),
+ * as calibrate writes its numbers; a '.0' is added where %g wrote an integer. */
+static void put_real(FILE *f, double v)
+{
+    char buf[40];
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(buf, sizeof(buf), "%.*g", digits, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    fputs(buf, f);
+    if (!strpbrk(buf, ".eEn"))
+        fputs(".0", f);
+}
+
+static void put_indent(FILE *f, int indent, int depth)
+{
+    if (indent <= 0)
+        return;
+    fputc('\n', f);
+    for (int i = 0; i < indent * depth; i++)
+        fputc(' ', f);
+}
+
+/* Writes v at nesting depth; false when out of memory. */
+static bool put_value(FILE *f, const json_t *v, int indent, int depth)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        size_t n = json_object_size(v), i = 0;
+        const char **keys = malloc((n ? n : 1) * sizeof(*keys));
+        const char *key;
+        json_t *item;
+        if (!keys)
+            return false;
+        json_object_foreach((json_t *)v, key, item)
+        {
+            keys[i++] = key;
+        }
+        qsort(keys, n, sizeof(*keys), cmp_key);
+        fputc('{', f);
+        bool ok = true;
+        for (i = 0; i < n && ok; i++) {
+            json_t *k = json_string(keys[i]);
+            char *text = k ? json_dumps(k, JSON_ENCODE_ANY) : NULL;
+            json_decref(k);
+            ok = text != NULL;
+            if (ok) {
+                if (i > 0)
+                    fputc(',', f);
+                put_indent(f, indent, depth + 1);
+                fputs(text, f);
+                fputs(indent > 0 ? ": " : ":", f);
+                ok = put_value(f, json_object_get(v, keys[i]), indent, depth + 1);
+            }
+            free(text);
+        }
+        if (n > 0)
+            put_indent(f, indent, depth);
+        fputc('}', f);
+        free(keys);
+        return ok;
+    }
+    case JSON_ARRAY: {
+        /* Arrays of scalars (stage_layers) stay on one line. */
+        size_t n = json_array_size(v);
+        bool flat = true;
+        for (size_t i = 0; i < n && flat; i++)
+            flat = !json_is_object(json_array_get(v, i)) && !json_is_array(json_array_get(v, i));
+        fputc('[', f);
+        for (size_t i = 0; i < n; i++) {
+            if (i > 0)
+                fputs(flat && indent > 0 ? ", " : ",", f);
+            if (!flat)
+                put_indent(f, indent, depth + 1);
+            if (!put_value(f, json_array_get(v, i), indent, depth + 1))
+                return false;
+        }
+        if (!flat && n > 0)
+            put_indent(f, indent, depth);
+        fputc(']', f);
+        return true;
+    }
+    case JSON_STRING: {
+        char *text = json_dumps(v, JSON_ENCODE_ANY);
+        if (!text)
+            return false;
+        fputs(text, f);
+        free(text);
+        return true;
+    }
+    case JSON_INTEGER: fprintf(f, "%" JSON_INTEGER_FORMAT, json_integer_value(v)); return true;
+    case JSON_REAL: put_real(f, json_real_value(v)); return true;
+    case JSON_TRUE: fputs("true", f); return true;
+    case JSON_FALSE: fputs("false", f); return true;
+    case JSON_NULL: fputs("null", f); return true;
+    }
+    return false;
+}
+
+char *rf_json_canonical(const json_t *v, int indent)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    bool ok = v && put_value(f, v, indent, 0);
+    if (fclose(f) != 0 || !ok) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}

@@ -22,5 +22,12 @@ json_t *rf_json_text(const char *s);
  * json_pack that failed) or a document jansson cannot dump is an error, never silence. Steals
  * the reference to v. */
 int rf_json_print(json_t *v, FILE *f, struct rf_error *err);
+/* v as canonical text: object keys sorted, every real the shortest of 15 to 17 significant
+ * digits that reads back as the same double (0.82, not 0.81999999999999995) and always
+ * with a '.' or an exponent (so it reads back as a real), compact, or with indent > 0
+ * that many spaces a level and a line per member. The same value always gives the same
+ * text, so two documents can be compared line by line. NULL when out of memory; the
+ * caller frees it. */
+char *rf_json_canonical(const json_t *v, int indent);
 
 #endif

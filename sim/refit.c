@@ -17,6 +17,7 @@
 
 #include "auto.h"
 #include "cmd.h"
+#include "describe.h"
 #include "json.h"
 #include "plan.h"
 #include "scenario.h"
@@ -38,6 +39,8 @@ static const char usage_main[] =
     "  calibrate       fit a cluster's calibration to the measured replays\n"
     "  report          write an HTML page of stored runs (tables, gnuplot plots)\n"
     "  models          list the known model architectures\n"
+    "  show RUN        a stored run on one screen: scenario, memory, prediction, measurements\n"
+    "  diff RUN RUN    what differs between two stored runs' scenarios and figures\n"
     "\n"
     "`refit <command> --help` describes each command. Models and layouts are read from\n"
     "$REFIT_MODELS, else the models/ folder next to the binary, else " RF_MODELS_DIR ",\n"
@@ -410,9 +413,29 @@ struct refit_run {
     struct rf_prediction pred;
     struct rf_auto_choice choice;
     const struct rf_topology *used; /* the topology the prediction was made on */
+    char *scenario_json;            /* the run's description (sim/describe.h) */
     int64_t id;
     double t0, plan_seconds, seconds; /* t0: start; seconds: until stored */
 };
+
+/* The run's description (sim/describe.h), with the fields the scenario overrode recorded
+ * against its cluster's preset file as that file reads now. */
+static int describe_run(struct rf_lua *L, struct refit_run *r, struct rf_error *err)
+{
+    struct rf_cluster preset;
+    int rc = rf_lua_load_cluster(L, r->sc.cluster.source, &preset, err);
+    if (rc < 0)
+        return rc;
+    struct rf_describe_input in = {.sc = &r->sc,
+                                   .plan = &r->plan,
+                                   .choice = r->plan.strategy == RF_STRAT_AUTO ? &r->choice : NULL,
+                                   .preset = &preset};
+    r->scenario_json = rf_describe_text(&in);
+    rf_cluster_release(&preset);
+    if (!r->scenario_json)
+        return rf_error_set(err, RF_ENOMEM, "%s: out of memory describing the run", r->sc.source);
+    return 0;
+}
 
 /* Plans (and with simulate, predicts) one run; nothing is stored yet, so a scenario that
  * fails here leaves every database as it was. */
@@ -432,6 +455,8 @@ static int compute_run(struct rf_lua *L, const struct rf_scenario_src *src, cons
                 r->sc.source);
     if (rc == 0 && simulate && r->pred.n_links == 0)
         rc = rf_simulate(&r->plan, &r->sc.train, &r->sc.infer, &r->topo, sim, &r->pred, err);
+    if (rc == 0)
+        rc = describe_run(L, r, err);
     return rc;
 }
 
@@ -479,7 +504,10 @@ static int store_run(struct lazy_store *ls, const char *label, struct refit_run 
                                    .infer = &r->sc.infer,
                                    .plan_seconds = r->plan_seconds,
                                    .prediction = r->pred.n_links ? &r->pred : NULL,
-                                   .topo = r->used};
+                                   .topo = r->used,
+                                   .scenario_json = r->scenario_json,
+                                   .mem_train = &r->sc.mem_train,
+                                   .mem_infer = &r->sc.mem_infer};
         rc = rf_store_save_plan(&ls->st, &info, &r->plan, &r->id, err);
     }
     r->seconds = now() - r->t0;
@@ -497,6 +525,7 @@ static int check_label(const char *what, const char *label, struct rf_error *err
 
 static void refit_run_release(struct refit_run *r)
 {
+    free(r->scenario_json);
     rf_prediction_release(&r->pred);
     rf_topology_release(&r->alt_topo);
     rf_topology_release(&r->topo);
@@ -931,6 +960,10 @@ int main(int argc, char **argv)
         return finish(cmd_report(argc - 1, argv + 1));
     if (strcmp(argv[1], "models") == 0)
         return finish(cmd_models(argc - 1, argv + 1));
+    if (strcmp(argv[1], "show") == 0)
+        return finish(cmd_show(argc - 1, argv + 1));
+    if (strcmp(argv[1], "diff") == 0)
+        return finish(cmd_diff(argc - 1, argv + 1));
     fprintf(stderr, "refit: '%s' is not a command; see refit --help\n", argv[1]);
     return 2;
 }

@@ -265,9 +265,40 @@ static const char migration_v6[] =
     "  m.hosts, m.gpu_model, m.nccl_version, m.mpi_version, m.exec_config\n"
     "FROM measurement m JOIN run r ON r.id = m.run_id WHERE m.status = 'ok';\n";
 
+/* Version 7 (issue 12): capacity planning and runs that describe themselves. */
+static const char migration_v7[] =
+    /* ---- describe (issue 12): the resolved scenario of every run as JSON (sim/describe.h:
+     * cluster overrides, calibration, pxn, sources, auto's choices), and each side's memory
+     * at refit time (sim/memory.h: its worst GPU by part against its budget). Runs stored
+     * before have NULL scenario_json and no memory rows. */
+    "ALTER TABLE run ADD COLUMN scenario_json TEXT;\n"
+    "CREATE TABLE memory (\n"
+    "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,\n"
+    "  side TEXT NOT NULL CHECK (side IN ('train', 'infer')),\n"
+    "  gpu INTEGER NOT NULL, stage INTEGER NOT NULL,\n"
+    "  weights_bytes INTEGER NOT NULL, grads_bytes INTEGER NOT NULL,\n"
+    "  optimizer_bytes INTEGER NOT NULL, staging_bytes INTEGER NOT NULL,\n"
+    "  total_bytes INTEGER NOT NULL, hbm_bytes INTEGER NOT NULL, budget_bytes INTEGER NOT NULL,\n"
+    "  headroom_bytes INTEGER NOT NULL, fits INTEGER NOT NULL,\n"
+    "  PRIMARY KEY (run_id, side)\n"
+    ") WITHOUT ROWID;\n"
+    /* A run's memory in one row: what each side's worst GPU needs, the KV cache's room, and
+     * whether the run is an overcommitted what-if (allow_overcommit). */
+    "CREATE VIEW run_memory AS\n"
+    "SELECT r.id AS run_id, r.label, r.model, r.train_layout, r.infer_layout,\n"
+    "  t.total_bytes AS train_memory_bytes, t.budget_bytes AS train_budget_bytes,\n"
+    "  i.total_bytes AS infer_memory_bytes, i.budget_bytes AS infer_budget_bytes,\n"
+    "  i.headroom_bytes AS infer_kv_headroom_bytes,\n"
+    "  CASE WHEN t.fits IS NULL THEN NULL ELSE NOT (t.fits AND i.fits) END\n"
+    "    AS memory_overcommitted\n"
+    "FROM run r LEFT JOIN memory t ON t.run_id = r.id AND t.side = 'train'\n"
+    "LEFT JOIN memory i ON i.run_id = r.id AND i.side = 'infer';\n"
+    /* ---- end describe */
+    "";
+
 /* migrations[v] takes a file from version v to v + 1; a new file runs them all. */
 static const char *const migrations[RF_STORE_SCHEMA_VERSION] = {
-    schema_v1, migration_v2, migration_v3, migration_v4, migration_v5, migration_v6};
+    schema_v1, migration_v2, migration_v3, migration_v4, migration_v5, migration_v6, migration_v7};
 
 /* SQLite's "unable to open database file" says neither what is missing nor what is not
  * allowed: the file system does. */
@@ -543,6 +574,8 @@ enum {
     S_LINK,
     S_PROUND,
     S_PPHASE,
+    S_DESCRIBE, /* issue 12: the run's description and memory */
+    S_MEMORY,
     S_COUNT
 };
 
@@ -566,6 +599,8 @@ static const char *const insert_sql[S_COUNT] = {
     "INSERT INTO link_load VALUES (?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO predicted_round VALUES (?,?,?,?)",
     "INSERT INTO predicted_phase VALUES (?,?,?,?,?)",
+    "UPDATE run SET scenario_json = ? WHERE id = ?",
+    "INSERT INTO memory VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
 };
 
 static void bind_text(sqlite3_stmt *s, int i, const char *v)
@@ -875,6 +910,36 @@ static int insert_rows(struct rf_store *st, sqlite3_stmt **s, int64_t run,
     return 0;
 }
 
+/* The run's description (sim/describe.h) and each side's memory line, when given. */
+static int insert_description(struct rf_store *st, sqlite3_stmt **s, int64_t run,
+                              const struct rf_run_info *info, struct rf_error *err)
+{
+    int rc;
+    if (info->scenario_json) {
+        bind_text(s[S_DESCRIBE], 1, info->scenario_json);
+        sqlite3_bind_int64(s[S_DESCRIBE], 2, run);
+        if ((rc = step(st, s[S_DESCRIBE], err, "run.scenario_json")) < 0)
+            return rc;
+    }
+    const struct rf_side_memory *mem[2] = {info->mem_train, info->mem_infer};
+    for (int k = 0; k < 2; k++) {
+        const struct rf_side_memory *m = mem[k];
+        sqlite3_stmt *q = s[S_MEMORY];
+        if (!m)
+            continue;
+        int64_t v[] = {m->worst.gpu,       m->worst.stage,    m->worst.weights, m->worst.grads,
+                       m->worst.optimizer, m->worst.staging,  m->worst.total,   m->hbm_bytes,
+                       m->budget_bytes,    m->headroom_bytes, m->fits};
+        sqlite3_bind_int64(q, 1, run);
+        bind_text(q, 2, k == 0 ? "train" : "infer");
+        for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+            sqlite3_bind_int64(q, 3 + (int)i, v[i]);
+        if ((rc = step(st, q, err, "memory")) < 0)
+            return rc;
+    }
+    return 0;
+}
+
 /* The references a plan's rows make to each other, checked before anything is written. */
 static int check_refs(const struct rf_plan *plan, struct rf_error *err)
 {
@@ -936,6 +1001,8 @@ int rf_store_save_plan(struct rf_store *st, const struct rf_run_info *info,
         goto out;
     if (info->prediction &&
         (rc = insert_prediction(st, s, *run_id, info->topo, info->prediction, err)) < 0)
+        goto out;
+    if ((rc = insert_description(st, s, *run_id, info, err)) < 0)
         goto out;
     if ((rc = exec(st, "COMMIT", err)) < 0)
         goto out;
@@ -1037,6 +1104,23 @@ static int load_side(struct rf_store *st, int64_t id, const char *name, struct r
     }
     rc = rf_side_init(sd, layers, err);
 out:
+    sqlite3_finalize(q);
+    return rc;
+}
+
+/* The run's description, NULL when it was stored before schema 7. */
+static int load_description(struct rf_store *st, int64_t id, char **out, struct rf_error *err)
+{
+    sqlite3_stmt *q = NULL;
+    int rc = 0;
+    *out = NULL;
+    if (sqlite3_prepare_v2(st->db, "SELECT scenario_json FROM run WHERE id = ?", -1, &q, NULL) !=
+        SQLITE_OK)
+        return db_error(st, err, "run.scenario_json");
+    sqlite3_bind_int64(q, 1, id);
+    if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL &&
+        !(*out = strdup((const char *)sqlite3_column_text(q, 0))))
+        rc = rf_error_set(err, RF_ENOMEM, "out of memory");
     sqlite3_finalize(q);
     return rc;
 }
@@ -1206,7 +1290,8 @@ int rf_store_load_run(struct rf_store *st, int64_t id, struct rf_stored_run *run
     sqlite3_finalize(q);
     q = NULL;
 
-    if ((rc = load_side(st, id, "train", &run->train, err)) < 0 ||
+    if ((rc = load_description(st, id, &run->scenario_json, err)) < 0 ||
+        (rc = load_side(st, id, "train", &run->train, err)) < 0 ||
         (rc = load_side(st, id, "infer", &run->infer, err)) < 0 ||
         (rc = count_rows(st, "tensor", id, &p->n_tensors, err)) < 0 ||
         (rc = count_rows(st, "box", id, &p->n_boxes, err)) < 0 ||
@@ -1258,6 +1343,7 @@ void rf_stored_run_release(struct rf_stored_run *run)
     if (!run)
         return;
     free(run->model);
+    free(run->scenario_json);
     rf_plan_release(&run->plan);
     rf_side_release(&run->train);
     rf_side_release(&run->infer);

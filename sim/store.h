@@ -1,16 +1,17 @@
-/* The SQLite store: schema (version 4), and one transaction per run. The schema is the
+/* The SQLite store: schema (version 7), and one transaction per run. The schema is the
  * user-facing API of the results; README.md documents every table. */
 #ifndef RF_STORE_H
 #define RF_STORE_H
 
 #include "error.h"
 #include "layout.h"
+#include "memory.h"
 #include "plan.h"
 #include "simulate.h"
 #include "topology.h"
 
 #define RF_STORE_APPLICATION_ID 0x52454654 /* "REFT" */
-#define RF_STORE_SCHEMA_VERSION 6
+#define RF_STORE_SCHEMA_VERSION 7
 
 struct sqlite3;
 
@@ -47,6 +48,12 @@ struct rf_run_info {
      * transaction. */
     const struct rf_prediction *prediction;
     const struct rf_topology *topo;
+    /* ---- describe (issue 12), each optional (NULL: not stored): the resolved scenario
+     * as JSON (sim/describe.h, run.scenario_json) and each side's memory line (table
+     * memory). */
+    const char *scenario_json;
+    const struct rf_side_memory *mem_train, *mem_infer;
+    /* ---- end describe */
 };
 
 /* Opens a refit database as flags say (one of RF_STORE_CREATE, _EXISTING, _READONLY); a
@@ -67,6 +74,7 @@ int rf_store_save_plan(struct rf_store *st, const struct rf_run_info *info,
 struct rf_stored_run {
     int64_t id;
     char *model;
+    char *scenario_json; /* the run's description (sim/describe.h); NULL before schema 7 */
     struct rf_plan plan;
     struct rf_side train, infer;
 };

@@ -343,6 +343,78 @@ static void version_5_file_is_migrated(void **state)
                      1);
 }
 
+/* A file written by schema version 6 (t/data/store/v6.sql: a simulated run and a
+ * measurement of it, before issue 12) is migrated in place: its run has no description and
+ * no memory rows (run_memory shows NULLs and loads NULL), and a new run stores both. */
+static void version_6_file_is_migrated(void **state)
+{
+    (void)state;
+    char sqlpath[4096];
+    const char *srcdir = getenv("SRCDIR");
+    snprintf(sqlpath, sizeof(sqlpath), "%s/t/data/store/v6.sql", srcdir ? srcdir : ".");
+    FILE *f = fopen(sqlpath, "rb");
+    assert_non_null(f);
+    static char sql[1 << 20];
+    size_t n = fread(sql, 1, sizeof(sql) - 1, f);
+    fclose(f);
+    sql[n] = '\0';
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(query("PRAGMA user_version"), 6);
+
+    struct rf_store st;
+    struct rf_error err;
+    struct rf_stored_run r;
+    struct fixture fx;
+    int64_t run = 0;
+    assert_int_equal(rf_store_open(&st, path, RF_STORE_CREATE, &err), 0);
+    assert_int_equal(query("PRAGMA user_version"), RF_STORE_SCHEMA_VERSION);
+    assert_int_equal(query("SELECT count(*) FROM run_memory WHERE run_id = 1 AND "
+                           "train_memory_bytes IS NULL AND memory_overcommitted IS NULL"),
+                     1);
+    assert_int_equal(query("SELECT count(*) FROM measured_run WHERE run_id = 1 AND "
+                           "exec_config = 'mpi fill=host'"),
+                     1);
+    assert_int_equal(rf_store_load_run(&st, 1, &r, &err), 0);
+    assert_null(r.scenario_json);
+    rf_stored_run_release(&r);
+    fixture_init(&fx);
+    struct rf_side_memory mt = {
+        .worst = {.gpu = 0, .weights = 10, .grads = 10, .optimizer = 60, .staging = 4, .total = 84},
+        .hbm_bytes = 100,
+        .budget_bytes = 100,
+        .headroom_bytes = 16,
+        .fits = true};
+    struct rf_side_memory mi = {.worst = {.gpu = 3, .weights = 95, .staging = 4, .total = 99},
+                                .hbm_bytes = 100,
+                                .budget_bytes = 90,
+                                .headroom_bytes = -9,
+                                .fits = false};
+    fx.info.scenario_json = "{\"version\":1}";
+    fx.info.mem_train = &mt;
+    fx.info.mem_infer = &mi;
+    assert_int_equal(rf_store_save_plan(&st, &fx.info, &fx.plan, &run, &err), 0);
+    assert_int_equal(run, 2);
+    assert_int_equal(query("SELECT count(*) FROM run_memory WHERE run_id = 2 AND "
+                           "train_memory_bytes = 84 AND train_budget_bytes = 100 AND "
+                           "infer_memory_bytes = 99 AND infer_budget_bytes = 90 AND "
+                           "infer_kv_headroom_bytes = -9 AND memory_overcommitted = 1"),
+                     1);
+    assert_int_equal(query("SELECT optimizer_bytes + 1000 * gpu FROM memory WHERE run_id = 2 "
+                           "AND side = 'train'"),
+                     60);
+    assert_int_equal(query("SELECT weights_bytes + 1000 * gpu + 100000 * fits FROM memory "
+                           "WHERE run_id = 2 AND side = 'infer'"),
+                     3095);
+    assert_int_equal(rf_store_load_run(&st, 2, &r, &err), 0);
+    assert_string_equal(r.scenario_json, "{\"version\":1}");
+    rf_stored_run_release(&r);
+    rf_store_close(&st);
+    fixture_release(&fx);
+}
+
 /* refit-exec's rows: written as failed before a replay starts, completed after; only ok
  * rows appear in measured_run; round times land in measured_round, in one transaction. */
 static void measurements_are_stored(void **state)
@@ -652,6 +724,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(newer_or_foreign_files_are_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(version_1_file_is_migrated, setup, teardown),
         cmocka_unit_test_setup_teardown(version_5_file_is_migrated, setup, teardown),
+        cmocka_unit_test_setup_teardown(version_6_file_is_migrated, setup, teardown),
         cmocka_unit_test_setup_teardown(saved_run_loads_back, setup, teardown),
         cmocka_unit_test_setup_teardown(measurements_are_stored, setup, teardown),
         cmocka_unit_test(error_may_wrap_its_own_message),

@@ -1,0 +1,531 @@
+/* `refit show` and `refit diff`: a stored run on one screen (scenario, memory, prediction,
+ * measurements), and what differs between two runs' scenarios and figures. */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "describe.h"
+#include "json.h"
+#include "runview.h"
+#include "store.h"
+
+static const char usage_show[] =
+    "usage: refit show RUN [--db FILE] [--json]\n"
+    "\n"
+    "Shows run RUN of FILE (default refit.db) on one screen: its scenario as it was resolved\n"
+    "(sides, cluster, the overrides of the cluster's preset, strategy, sources, relay),\n"
+    "each side's memory, the prediction and its bottleneck, and every measurement with how\n"
+    "refit-exec ran it. A run stored before schema 7 has no resolved scenario: it is shown\n"
+    "with what its run row says, and says so.\n"
+    "  --json         one JSON object (the stored scenario in full under \"scenario\")\n";
+
+static const char usage_diff[] =
+    "usage: refit diff RUN RUN [--db FILE] [--json]\n"
+    "\n"
+    "Compares two runs of FILE (default refit.db): every field of their resolved scenarios\n"
+    "that differs, as a dotted path (cluster.fabric.pxn: true -> false), then their figures\n"
+    "(payload, predicted and bound seconds, measured seconds, memory).\n"
+    "  --json         one JSON object\n";
+
+/* Bytes in decimal units, as the rest of refit prints them. */
+static void fmt_bytes(int64_t b, char *buf, size_t size)
+{
+    double v = (double)b;
+    if (llabs(b) >= 1000000000)
+        snprintf(buf, size, "%.2f GB", v / 1e9);
+    else if (llabs(b) >= 1000000)
+        snprintf(buf, size, "%.2f MB", v / 1e6);
+    else if (llabs(b) >= 1000)
+        snprintf(buf, size, "%.2f kB", v / 1e3);
+    else
+        snprintf(buf, size, "%lld B", (long long)b);
+}
+
+static const char *str(const json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : "?";
+}
+
+static long long num(const json_t *o, const char *key)
+{
+    return (long long)json_integer_value(json_object_get(o, key));
+}
+
+/* Parses RUN; false after saying why (exit 2). */
+static bool parse_run(const char *cmd, const char *s, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (*s == '\0' || *end || errno == ERANGE || v < 1) {
+        cmd_usage_fail(cmd, "RUN %s: expected a run id (a positive integer)", s);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+/* Parses the common command line: RUN [RUN] [--db FILE] [--json]; -1 to go on, else the
+ * exit status. */
+static int parse_args(int argc, char **argv, const char *usage, int want, int64_t *runs,
+                      const char **db, bool *json)
+{
+    static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
+                                         {"json", no_argument, NULL, 'j'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    int c;
+    *db = "refit.db";
+    *json = false;
+    while ((c = cmd_getopt(argc, argv, opts)) != -1) {
+        switch (c) {
+        case 'd': *db = optarg; break;
+        case 'j': *json = true; break;
+        case 'h': fputs(usage, stdout); return 0;
+        default: return 2;
+        }
+    }
+    if (argc - optind != want)
+        return cmd_usage_fail(argv[0], "%s takes %s, got %d", argv[0],
+                              want == 1 ? "one RUN" : "two RUNs", argc - optind);
+    for (int i = 0; i < want; i++)
+        if (!parse_run(argv[0], argv[optind + i], &runs[i]))
+            return 2;
+    return -1;
+}
+
+/* ---- refit show */
+
+static void show_side(const char *name, const json_t *s, const struct rf_run_view *v)
+{
+    bool train = strcmp(name, "train") == 0;
+    if (!s) {
+        int64_t gpus = train ? v->train_gpus : v->infer_gpus;
+        printf("  %-10s %lld GPU%s from %lld, %s, %s\n", name, (long long)gpus,
+               gpus == 1 ? "" : "s", (long long)(train ? v->train_first_gpu : v->infer_first_gpu),
+               train ? v->train_layout : v->infer_layout, train ? v->train_dtype : v->infer_dtype);
+        return;
+    }
+    char extra[96];
+    if (train)
+        snprintf(extra, sizeof(extra), "%s%s",
+                 json_is_true(json_object_get(s, "distributed_optimizer"))
+                     ? "distributed optimizer"
+                     : "optimizer state not sharded",
+                 json_is_true(json_object_get(s, "fsdp")) ? ", fsdp" : "");
+    else
+        snprintf(extra, sizeof(extra), "gpu_memory_utilization %g",
+                 json_number_value(json_object_get(s, "gpu_memory_utilization")));
+    printf("  %-10s %lld GPU%s from %lld, %s, %s, %s\n", name, num(s, "gpus"),
+           num(s, "gpus") == 1 ? "" : "s", num(s, "first_gpu"), str(s, "layout"), str(s, "dtype"),
+           extra);
+}
+
+/* Where the scenario changed its cluster's preset: "cluster.nodes 2 (preset 1), ...". */
+static int show_overrides(const json_t *doc, struct rf_error *err)
+{
+    struct rf_json_leaf *pre = NULL, *cur = NULL;
+    size_t np = 0, nc = 0;
+    int rc;
+    if ((rc = rf_json_leaves(json_object_get(doc, "cluster_preset"), NULL, &pre, &np, err)) < 0 ||
+        (rc = rf_json_leaves(json_object_get(doc, "cluster"), NULL, &cur, &nc, err)) < 0)
+        goto out;
+    printf("  %-10s %s", "overrides", np == 0 ? "none (the preset as it is)" : "");
+    for (size_t i = 0; i < np; i++) {
+        const char *now = "?";
+        for (size_t j = 0; j < nc; j++)
+            if (strcmp(cur[j].path, pre[i].path) == 0)
+                now = cur[j].value;
+        printf("%scluster.%s %s (preset %s)", i ? ", " : "", pre[i].path, now, pre[i].value);
+    }
+    printf("\n");
+out:
+    rf_json_leaves_free(pre, np);
+    rf_json_leaves_free(cur, nc);
+    return rc;
+}
+
+/* Per role, the tensors of each strategy: "attention reshard 4, norm broadcast 5". */
+static int show_strategies(const json_t *ts, struct rf_error *err)
+{
+    struct rf_json_leaf *l = NULL;
+    size_t n = 0;
+    int rc = rf_json_leaves(ts, NULL, &l, &n, err);
+    if (rc < 0)
+        return rc;
+    printf("  %-10s %s", "tensors", n == 0 ? "-" : "");
+    for (size_t i = 0; i < n; i++) {
+        size_t role = strcspn(l[i].path, ".");
+        printf("%s%.*s %s %s", i ? ", " : "", (int)role, l[i].path,
+               l[i].path[role] ? l[i].path + role + 1 : "?", l[i].value);
+    }
+    printf("\n");
+    rf_json_leaves_free(l, n);
+    return 0;
+}
+
+static void show_memory(const struct rf_run_view *v)
+{
+    char line[256];
+    if (!v->has_memory) {
+        printf("  %-10s not stored (the run predates schema 7)\n", "memory");
+        return;
+    }
+    const struct rf_side_memory *m[2] = {&v->mem_train, &v->mem_infer};
+    for (int i = 0; i < 2; i++) {
+        rf_memory_describe(m[i], i == 0, line, sizeof(line));
+        printf("  memory %s: %s%s\n", i == 0 ? "train" : "infer", line,
+               m[i]->fits ? "" : "  DOES NOT FIT (allow_overcommit)");
+    }
+}
+
+static void show_text(const struct rf_run_view *v, struct rf_error *err)
+{
+    const json_t *d = v->doc;
+    char a[32], b[32], c[32];
+    printf("run %lld%s%s%s: %s, strategy %s, stored %s\n", (long long)v->id,
+           v->has_label ? " (label \"" : "", v->has_label ? v->label : "",
+           v->has_label ? "\")" : "", v->model, v->strategy, v->created_at);
+    if (!d) {
+        printf("  %-10s %s (its resolved scenario was not stored: the run predates schema 7)\n",
+               "scenario", v->scenario);
+    } else {
+        const json_t *m = json_object_get(d, "model");
+        printf("  %-10s %s\n", "scenario", str(d, "source"));
+        fmt_bytes(num(m, "bytes"), a, sizeof(a));
+        printf("  %-10s %s (%s): %.3f B params, %s, %lld layers, %lld experts\n", "model",
+               str(m, "name"), str(m, "source"), (double)num(m, "params") / 1e9, a,
+               num(m, "layers"), num(m, "experts"));
+    }
+    show_side("train", d ? json_object_get(d, "train") : NULL, v);
+    show_side("infer", d ? json_object_get(d, "infer") : NULL, v);
+    if (!d) {
+        printf("  %-10s %s, %lld node%s\n", "cluster", v->cluster_system,
+               (long long)v->cluster_nodes, v->cluster_nodes == 1 ? "" : "s");
+    } else {
+        const json_t *cl = json_object_get(d, "cluster");
+        const json_t *nic = json_object_get(cl, "nic"), *fab = json_object_get(cl, "fabric");
+        printf("  %-10s %s (%s): %lld node%s x %lld GPUs, %g GB HBM, NVLink domains of %lld, "
+               "%lld NIC%s x %g GB/s a node, pxn %s\n",
+               "cluster", str(cl, "name"), str(cl, "source"), num(cl, "nodes"),
+               num(cl, "nodes") == 1 ? "" : "s", num(cl, "gpus_per_node"),
+               json_number_value(json_object_get(cl, "hbm_gb")),
+               num(json_object_get(cl, "nvlink"), "domain_gpus"), num(nic, "per_node"),
+               num(nic, "per_node") == 1 ? "" : "s",
+               json_number_value(json_object_get(nic, "gbps")),
+               json_is_true(json_object_get(fab, "pxn")) ? "on" : "off");
+        if (show_overrides(d, err) < 0)
+            printf("  (overrides: %s)\n", err->msg);
+        const json_t *r = json_object_get(d, "relay");
+        fmt_bytes(num(d, "staging_bytes"), a, sizeof(a));
+        fmt_bytes(num(d, "chunk_bytes"), b, sizeof(b));
+        printf("  %-10s staging %s a GPU and round, chunk %s, sources %s, relay %s fanout "
+               "%lld depth %lld%s\n",
+               "plan", a, b, str(d, "sources"),
+               json_is_true(json_object_get(r, "ring")) ? "ring" : "no ring", num(r, "fanout"),
+               num(r, "depth"),
+               json_is_true(json_object_get(d, "allow_overcommit")) ? ", allow_overcommit" : "");
+        if (show_strategies(json_object_get(d, "tensor_strategies"), err) < 0)
+            printf("  (tensors: %s)\n", err->msg);
+        const json_t *au = json_object_get(d, "auto");
+        if (au)
+            printf("  %-10s %s (%lld candidates predicted, %lld only bounded)\n", "auto",
+                   str(au, "choice"), num(au, "evaluated"), num(au, "pruned"));
+    }
+    show_memory(v);
+    fmt_bytes(v->payload_bytes, a, sizeof(a));
+    if (v->has_prediction) {
+        fmt_bytes(v->fabric_bytes, b, sizeof(b));
+        fmt_bytes(v->nvlink_bytes, c, sizeof(c));
+        printf("  %-10s %.6g s (bound %.6g s) on %s, bottleneck %s\n", "prediction", v->predicted_s,
+               v->lower_bound_s, v->pred_cluster, *v->bottleneck ? v->bottleneck : "-");
+        printf("  %-10s payload %s, fabric %s, NVLink %s, %lld rounds\n", "", a, b, c,
+               (long long)v->rounds);
+    } else {
+        printf("  %-10s none (planned, not simulated); payload %s, %lld rounds\n", "prediction", a,
+               (long long)v->rounds);
+    }
+    const struct rf_run_measurement *ok = rf_run_view_measured(v);
+    if (v->n_meas == 0) {
+        printf("  %-10s none\n", "measured");
+        return;
+    }
+    printf("  %-10s %zu measurement%s", "measured", v->n_meas, v->n_meas == 1 ? "" : "s");
+    if (ok && v->has_prediction)
+        printf(" (the latest ok: %.6g s, %.3f x the prediction)", ok->seconds,
+               ok->seconds / v->predicted_s);
+    else if (ok)
+        printf(" (the latest ok: %.6g s)", ok->seconds);
+    printf("\n");
+    for (size_t i = 0; i < v->n_meas; i++) {
+        const struct rf_run_measurement *m = &v->meas[i];
+        char t[96] = "no time";
+        if (!isnan(m->seconds))
+            snprintf(t, sizeof(t), "%.6g s (min %.6g, max %.6g)", m->seconds, m->seconds_min,
+                     m->seconds_max);
+        printf("    %lld  %s  %s, %s on %lld ranks, %lld iterations: %s; exec_config %s%s%s\n",
+               (long long)m->id, m->created_at, m->status, m->backend, (long long)m->world_size,
+               (long long)m->iters, t, *m->exec_config ? m->exec_config : "-",
+               *m->error_text ? "; " : "", m->error_text);
+    }
+}
+
+static json_t *memory_side_json(const struct rf_side_memory *m)
+{
+    const struct rf_gpu_memory *g = &m->worst;
+    return json_pack("{sI sI sI sI sI sI sI sI sI sI sb}", "gpu", (json_int_t)g->gpu, "stage",
+                     (json_int_t)g->stage, "weights_bytes", (json_int_t)g->weights, "grads_bytes",
+                     (json_int_t)g->grads, "optimizer_bytes", (json_int_t)g->optimizer,
+                     "staging_bytes", (json_int_t)g->staging, "total_bytes", (json_int_t)g->total,
+                     "hbm_bytes", (json_int_t)m->hbm_bytes, "budget_bytes",
+                     (json_int_t)m->budget_bytes, "headroom_bytes", (json_int_t)m->headroom_bytes,
+                     "fits", m->fits);
+}
+
+static json_t *real_or_null(double v)
+{
+    return isnan(v) ? json_null() : json_real(v);
+}
+
+static json_t *show_json(const struct rf_run_view *v)
+{
+    json_t *meas = json_array();
+    for (size_t i = 0; meas && i < v->n_meas; i++) {
+        const struct rf_run_measurement *m = &v->meas[i];
+        json_array_append_new(
+            meas, json_pack("{sI ss ss sI sI sI ss so so so sI sI ss* ss*}", "id",
+                            (json_int_t)m->id, "created_at", m->created_at, "backend", m->backend,
+                            "world_size", (json_int_t)m->world_size, "iters", (json_int_t)m->iters,
+                            "warmup", (json_int_t)m->warmup, "status", m->status, "seconds",
+                            real_or_null(m->seconds), "seconds_min", real_or_null(m->seconds_min),
+                            "seconds_max", real_or_null(m->seconds_max), "bytes_verified",
+                            (json_int_t)m->bytes_verified, "errors", (json_int_t)m->errors,
+                            "error_text", *m->error_text ? m->error_text : NULL, "exec_config",
+                            *m->exec_config ? m->exec_config : NULL));
+    }
+    json_t *o = json_pack(
+        "{sI so* so so so so sb sO* sI sI sI sI sI so}", "run_id", (json_int_t)v->id, "label",
+        v->has_label ? rf_json_text(v->label) : NULL, "created_at", rf_json_text(v->created_at),
+        "scenario_path", rf_json_text(v->scenario), "model", rf_json_text(v->model), "strategy",
+        rf_json_text(v->strategy), "scenario_stored", v->doc != NULL, "scenario", v->doc,
+        "payload_bytes", (json_int_t)v->payload_bytes, "moved_bytes", (json_int_t)v->moved_bytes,
+        "transfers", (json_int_t)v->transfers, "rounds", (json_int_t)v->rounds, "model_bytes",
+        (json_int_t)v->model_bytes, "measurements", meas);
+    if (!o)
+        return NULL;
+    if (!v->doc)
+        json_object_set_new(
+            o, "run_row",
+            json_pack("{so sI so so sI sI so so sI sI}", "cluster_system",
+                      rf_json_text(v->cluster_system), "cluster_nodes",
+                      (json_int_t)v->cluster_nodes, "train_layout", rf_json_text(v->train_layout),
+                      "train_dtype", rf_json_text(v->train_dtype), "train_gpus",
+                      (json_int_t)v->train_gpus, "train_first_gpu", (json_int_t)v->train_first_gpu,
+                      "infer_layout", rf_json_text(v->infer_layout), "infer_dtype",
+                      rf_json_text(v->infer_dtype), "infer_gpus", (json_int_t)v->infer_gpus,
+                      "infer_first_gpu", (json_int_t)v->infer_first_gpu));
+    json_object_set_new(o, "memory",
+                        v->has_memory
+                            ? json_pack("{so so sb}", "train", memory_side_json(&v->mem_train),
+                                        "infer", memory_side_json(&v->mem_infer), "overcommitted",
+                                        !(v->mem_train.fits && v->mem_infer.fits))
+                            : json_null());
+    json_object_set_new(
+        o, "prediction",
+        v->has_prediction
+            ? json_pack("{so sf sf so* sI sI}", "cluster", rf_json_text(v->pred_cluster), "seconds",
+                        v->predicted_s, "lower_bound_seconds", v->lower_bound_s, "bottleneck",
+                        *v->bottleneck ? rf_json_text(v->bottleneck) : NULL, "nvlink_bytes",
+                        (json_int_t)v->nvlink_bytes, "fabric_bytes", (json_int_t)v->fabric_bytes)
+            : json_null());
+    return o;
+}
+
+/* Prints doc canonically (exact reals, sorted keys) and a newline; steals it. */
+static int print_canonical(json_t *doc, struct rf_error *err)
+{
+    char *text = doc ? rf_json_canonical(doc, 2) : NULL;
+    json_decref(doc);
+    if (!text)
+        return rf_error_set(err, RF_ENOMEM, "cannot build the JSON output (out of memory)");
+    int rc = puts(text) < 0 ? rf_error_set(err, RF_EIO, "cannot write the JSON output") : 0;
+    free(text);
+    return rc;
+}
+
+int cmd_show(int argc, char **argv)
+{
+    int64_t id;
+    const char *db;
+    bool json;
+    int rc = parse_args(argc, argv, usage_show, 1, &id, &db, &json);
+    if (rc >= 0)
+        return rc;
+    struct rf_store st;
+    struct rf_run_view v;
+    struct rf_error err = {0};
+    if (rf_store_open(&st, db, RF_STORE_READONLY, &err) < 0)
+        return cmd_fail(&err);
+    rc = rf_run_view_load(&st, id, &v, &err);
+    rf_store_close(&st);
+    if (rc < 0)
+        return cmd_fail(&err);
+    if (json)
+        rc = print_canonical(show_json(&v), &err);
+    else
+        show_text(&v, &err);
+    rf_run_view_release(&v);
+    return rc < 0 ? cmd_fail(&err) : 0;
+}
+
+/* ---- refit diff */
+
+/* The leaves two runs are compared by: the description (less cluster_preset, which only
+ * restates what cluster holds), or, when either run predates it, what both run rows say. */
+static int diff_leaves(const struct rf_run_view *v, bool row, struct rf_json_leaf **out, size_t *n,
+                       struct rf_error *err)
+{
+    static const char *const skip[] = {"cluster_preset", NULL};
+    if (!row)
+        return rf_json_leaves(v->doc, skip, out, n, err);
+    json_t *r = json_pack(
+        "{s{so so so so sI so so sI so so sI}}", "run", "source", rf_json_text(v->scenario),
+        "model", rf_json_text(v->model), "strategy", rf_json_text(v->strategy), "cluster_system",
+        rf_json_text(v->cluster_system), "cluster_nodes", (json_int_t)v->cluster_nodes,
+        "train_layout", rf_json_text(v->train_layout), "train_dtype", rf_json_text(v->train_dtype),
+        "train_gpus", (json_int_t)v->train_gpus, "infer_layout", rf_json_text(v->infer_layout),
+        "infer_dtype", rf_json_text(v->infer_dtype), "infer_gpus", (json_int_t)v->infer_gpus);
+    if (!r)
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    int rc = rf_json_leaves(r, NULL, out, n, err);
+    json_decref(r);
+    return rc;
+}
+
+/* One figure of both runs; NAN where a run has none. */
+struct figure {
+    const char *name;
+    double a, b;
+    bool integer;
+};
+
+static void figure_of(const struct rf_run_view *v, int k, double *out)
+{
+    const struct rf_run_measurement *m = rf_run_view_measured(v);
+    switch (k) {
+    case 0: *out = (double)v->payload_bytes; break;
+    case 1: *out = v->has_prediction ? v->predicted_s : NAN; break;
+    case 2: *out = v->has_prediction ? v->lower_bound_s : NAN; break;
+    case 3: *out = m ? m->seconds : NAN; break;
+    case 4: *out = v->has_memory ? (double)v->mem_train.worst.total : NAN; break;
+    case 5: *out = v->has_memory ? (double)v->mem_infer.worst.total : NAN; break;
+    default: *out = v->has_memory ? (double)v->mem_infer.headroom_bytes : NAN; break;
+    }
+}
+
+enum { N_FIGURES = 7 };
+static const char *const figure_names[N_FIGURES] = {
+    "payload_bytes",      "predicted_s",        "lower_bound_s",          "measured_s",
+    "train_memory_bytes", "infer_memory_bytes", "infer_kv_headroom_bytes"};
+
+static void fmt_figure(double v, bool integer, char *buf, size_t size)
+{
+    if (isnan(v))
+        snprintf(buf, size, "-");
+    else if (integer)
+        snprintf(buf, size, "%.0f", v);
+    else
+        snprintf(buf, size, "%.6g", v);
+}
+
+static json_t *json_value_of(const char *text)
+{
+    return text ? json_loads(text, JSON_DECODE_ANY, NULL) : json_null();
+}
+
+int cmd_diff(int argc, char **argv)
+{
+    int64_t id[2];
+    const char *db;
+    bool json;
+    int rc = parse_args(argc, argv, usage_diff, 2, id, &db, &json);
+    if (rc >= 0)
+        return rc;
+    struct rf_store st;
+    struct rf_run_view v[2] = {0};
+    struct rf_json_leaf *leaf[2] = {NULL, NULL};
+    size_t nl[2] = {0, 0}, nc = 0;
+    struct rf_json_change *ch = NULL;
+    struct rf_error err = {0};
+    if (rf_store_open(&st, db, RF_STORE_READONLY, &err) < 0)
+        return cmd_fail(&err);
+    rc = rf_run_view_load(&st, id[0], &v[0], &err);
+    if (rc == 0 && (rc = rf_run_view_load(&st, id[1], &v[1], &err)) < 0)
+        rf_run_view_release(&v[0]);
+    rf_store_close(&st);
+    if (rc < 0)
+        return cmd_fail(&err);
+    bool row = !v[0].doc || !v[1].doc;
+    if ((rc = diff_leaves(&v[0], row, &leaf[0], &nl[0], &err)) < 0 ||
+        (rc = diff_leaves(&v[1], row, &leaf[1], &nl[1], &err)) < 0 ||
+        (rc = rf_json_diff(leaf[0], nl[0], leaf[1], nl[1], &ch, &nc, &err)) < 0)
+        goto out;
+    struct figure fig[N_FIGURES];
+    for (int k = 0; k < N_FIGURES; k++) {
+        fig[k].name = figure_names[k];
+        fig[k].integer = strstr(figure_names[k], "bytes") != NULL;
+        figure_of(&v[0], k, &fig[k].a);
+        figure_of(&v[1], k, &fig[k].b);
+    }
+    if (json) {
+        json_t *changes = json_array(), *figs = json_object();
+        for (size_t i = 0; changes && i < nc; i++)
+            json_array_append_new(changes,
+                                  json_pack("{ss so so}", "path", ch[i].path, "a",
+                                            json_value_of(ch[i].a), "b", json_value_of(ch[i].b)));
+        for (int k = 0; figs && k < N_FIGURES; k++)
+            json_object_set_new(
+                figs, fig[k].name,
+                json_pack("{so so}", "a", real_or_null(fig[k].a), "b", real_or_null(fig[k].b)));
+        rc = print_canonical(json_pack("{s[II] s[bb] sb so so}", "runs", (json_int_t)id[0],
+                                       (json_int_t)id[1], "scenario_stored", v[0].doc != NULL,
+                                       v[1].doc != NULL, "run_rows_only", row, "scenario", changes,
+                                       "figures", figs),
+                             &err);
+        goto out;
+    }
+    printf("run %lld -> run %lld\n", (long long)id[0], (long long)id[1]);
+    for (int k = 0; k < 2; k++)
+        if (!v[k].doc)
+            printf("run %lld has no stored scenario (it predates schema 7): comparing what the run "
+                   "rows say\n",
+                   (long long)id[k]);
+    printf("scenario: %zu difference%s\n", nc, nc == 1 ? "" : "s");
+    for (size_t i = 0; i < nc; i++)
+        printf("  %s: %s -> %s\n", ch[i].path, ch[i].a ? ch[i].a : "(none)",
+               ch[i].b ? ch[i].b : "(none)");
+    printf("figures:\n");
+    for (int k = 0; k < N_FIGURES; k++) {
+        char a[40], b[40], note[40] = "";
+        fmt_figure(fig[k].a, fig[k].integer, a, sizeof(a));
+        fmt_figure(fig[k].b, fig[k].integer, b, sizeof(b));
+        if (strcmp(a, b) == 0)
+            snprintf(note, sizeof(note), "  (same)");
+        else if (fig[k].a > 0 && fig[k].b > 0)
+            snprintf(note, sizeof(note), "  (x%.3f)", fig[k].b / fig[k].a);
+        printf("  %-24s %s -> %s%s\n", fig[k].name, a, b, note);
+    }
+out:
+    free(ch);
+    rf_json_leaves_free(leaf[0], nl[0]);
+    rf_json_leaves_free(leaf[1], nl[1]);
+    rf_run_view_release(&v[0]);
+    rf_run_view_release(&v[1]);
+    return rc < 0 ? cmd_fail(&err) : 0;
+}

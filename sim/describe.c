@@ -1,0 +1,488 @@
+/* Runs that describe themselves (sim/describe.h): the resolved scenario as JSON, built from
+ * the structs the planner used (so it says what was planned, auto's choices included), the
+ * cluster read back from it, and documents compared leaf by leaf. */
+#include "describe.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+
+/* The numeric fields of a normalised cluster, in the Lua contract's tables (NULL: top
+ * level): one list for writing and reading, so the two cannot drift apart. */
+static const struct cluster_field {
+    const char *table, *key;
+    bool integer;
+    size_t offset;
+} cluster_fields[] = {
+    {NULL, "nodes", true, offsetof(struct rf_cluster, nodes)},
+    {NULL, "gpus_per_node", true, offsetof(struct rf_cluster, gpus_per_node)},
+    {NULL, "hbm_gb", false, offsetof(struct rf_cluster, hbm_gb)},
+    {"nvlink", "domain_gpus", true, offsetof(struct rf_cluster, nvlink.domain_gpus)},
+    {"nvlink", "gbps", false, offsetof(struct rf_cluster, nvlink.gbps)},
+    {"nvlink", "latency_us", false, offsetof(struct rf_cluster, nvlink.latency_us)},
+    {"nic", "per_node", true, offsetof(struct rf_cluster, nic.per_node)},
+    {"nic", "gbps", false, offsetof(struct rf_cluster, nic.gbps)},
+    {"nic", "latency_us", false, offsetof(struct rf_cluster, nic.latency_us)},
+    {"pcie", "gbps", false, offsetof(struct rf_cluster, pcie_gbps)},
+    {"fabric", "nodes_per_leaf", true, offsetof(struct rf_cluster, fabric.nodes_per_leaf)},
+    {"fabric", "oversubscription", false, offsetof(struct rf_cluster, fabric.oversubscription)},
+    {"fabric", "switch_latency_us", false, offsetof(struct rf_cluster, fabric.switch_latency_us)},
+    {"calibration", "nvlink_efficiency", false, offsetof(struct rf_cluster, cal.nvlink_efficiency)},
+    {"calibration", "nic_efficiency", false, offsetof(struct rf_cluster, cal.nic_efficiency)},
+    {"calibration", "message_latency_us", false,
+     offsetof(struct rf_cluster, cal.message_latency_us)},
+    {"calibration", "nvl_channels_per_peer", true,
+     offsetof(struct rf_cluster, cal.nvl_channels_per_peer)},
+    {"calibration", "net_channels_per_peer", true,
+     offsetof(struct rf_cluster, cal.net_channels_per_peer)},
+    {"calibration", "p2p_channels", true, offsetof(struct rf_cluster, cal.p2p_channels)},
+    {"calibration", "channel_gbps", false, offsetof(struct rf_cluster, cal.channel_gbps)},
+    {"calibration", "nvl_chunk_kib", true, offsetof(struct rf_cluster, cal.nvl_chunk_kib)},
+    {"calibration", "net_chunk_kib", true, offsetof(struct rf_cluster, cal.net_chunk_kib)},
+    {"calibration", "memcpy_gbps", false, offsetof(struct rf_cluster, cal.memcpy_gbps)},
+    {"calibration", "quant_gbps", false, offsetof(struct rf_cluster, cal.quant_gbps)},
+    {"calibration", "tensor_overhead_us", false,
+     offsetof(struct rf_cluster, cal.tensor_overhead_us)},
+    {"calibration", "bucket_overhead_us", false,
+     offsetof(struct rf_cluster, cal.bucket_overhead_us)},
+    {"calibration", "streams", true, offsetof(struct rf_cluster, cal.streams)},
+};
+enum { N_CLUSTER_FIELDS = sizeof(cluster_fields) / sizeof(cluster_fields[0]) };
+
+static json_t *field_value(const struct rf_cluster *c, const struct cluster_field *f)
+{
+    const char *p = (const char *)c + f->offset;
+    return f->integer ? json_integer(*(const int64_t *)p) : json_real(*(const double *)p);
+}
+
+/* The table of f in o (o itself at top level), created when missing. */
+static json_t *field_table(json_t *o, const struct cluster_field *f)
+{
+    if (!f->table)
+        return o;
+    json_t *t = json_object_get(o, f->table);
+    if (!t && json_object_set_new(o, f->table, json_object()) == 0)
+        t = json_object_get(o, f->table);
+    return t;
+}
+
+json_t *rf_cluster_json(const struct rf_cluster *c)
+{
+    json_t *o = json_object();
+    bool bad = !o || json_object_set_new(o, "name", rf_json_text(c->name)) < 0 ||
+               json_object_set_new(o, "source", rf_json_text(c->source)) < 0;
+    for (size_t i = 0; i < N_CLUSTER_FIELDS && !bad; i++) {
+        json_t *t = field_table(o, &cluster_fields[i]);
+        bad = !t ||
+              json_object_set_new(t, cluster_fields[i].key, field_value(c, &cluster_fields[i])) < 0;
+    }
+    json_t *fabric = bad ? NULL : json_object_get(o, "fabric");
+    if (bad || !fabric || json_object_set_new(fabric, "pxn", json_boolean(c->fabric.pxn)) < 0) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* The preset's value of every field c changed (the scenario's overrides), nested as in the
+ * cluster; an empty object when nothing was overridden. */
+static json_t *preset_json(const struct rf_cluster *c, const struct rf_cluster *preset)
+{
+    json_t *o = json_object();
+    bool bad = !o;
+    for (size_t i = 0; i < N_CLUSTER_FIELDS && !bad; i++) {
+        const struct cluster_field *f = &cluster_fields[i];
+        const char *a = (const char *)c + f->offset, *b = (const char *)preset + f->offset;
+        bool same = f->integer ? *(const int64_t *)a == *(const int64_t *)b
+                               : *(const double *)a == *(const double *)b;
+        if (same)
+            continue;
+        json_t *t = field_table(o, f);
+        bad = !t || json_object_set_new(t, f->key, field_value(preset, f)) < 0;
+    }
+    if (!bad && c->fabric.pxn != preset->fabric.pxn) {
+        json_t *t = field_table(o, &(struct cluster_field){"fabric", "pxn", false, 0});
+        bad = !t || json_object_set_new(t, "pxn", json_boolean(preset->fabric.pxn)) < 0;
+    }
+    if (!bad && strcmp(c->name ? c->name : "", preset->name ? preset->name : "") != 0)
+        bad = json_object_set_new(o, "name", rf_json_text(preset->name)) < 0;
+    if (bad) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+static json_t *stage_layers_json(const struct rf_side *s)
+{
+    json_t *a = json_array();
+    for (int64_t i = 0; a && i < s->pp; i++)
+        if (json_array_append_new(a, json_integer(s->stage_layers[i])) < 0) {
+            json_decref(a);
+            return NULL;
+        }
+    return a;
+}
+
+/* Every resolved size of a side, its dtype, stages and memory options. */
+static json_t *side_json(const struct rf_side *s)
+{
+    char layout[128];
+    rf_side_describe(s, layout, sizeof(layout));
+    bool mg = s->kind == RF_SIDE_MEGATRON;
+    json_t *o = json_pack("{ss ss sI sI sI sI sI sI ss so}", "kind", mg ? "megatron" : "vllm",
+                          "layout", layout, "gpus", (json_int_t)s->gpus, "first_gpu",
+                          (json_int_t)s->first_gpu, "tp", (json_int_t)s->tp, "pp",
+                          (json_int_t)s->pp, "dp", (json_int_t)s->dp, "ep", (json_int_t)s->ep,
+                          "dtype", rf_dtype_name(s->dtype), "stage_layers", stage_layers_json(s));
+    if (!o)
+        return NULL;
+    int bad;
+    if (mg)
+        bad = json_object_set_new(o, "cp", json_integer(s->cp)) < 0 ||
+              json_object_set_new(o, "etp", json_integer(s->etp)) < 0 ||
+              json_object_set_new(o, "edp", json_integer(s->edp)) < 0 ||
+              json_object_set_new(o, "fsdp", json_boolean(s->fsdp)) < 0 ||
+              json_object_set_new(o, "distributed_optimizer",
+                                  json_boolean(s->distributed_optimizer)) < 0;
+    else
+        /* 0 in the struct is vLLM's default, which sim/memory.c applies: say which. */
+        bad = json_object_set_new(o, "replicas", json_integer(s->replicas)) < 0 ||
+              json_object_set_new(
+                  o, "gpu_memory_utilization",
+                  json_real(s->memory_utilization > 0 ? s->memory_utilization : 0.9)) < 0;
+    if (bad) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+static json_t *relay_json(const struct rf_relay *r)
+{
+    return json_pack("{sb sI sI}", "ring", r->ring, "fanout",
+                     (json_int_t)(r->fanout > 0 ? r->fanout : 1), "depth", (json_int_t)r->depth);
+}
+
+static const char *sources_name(enum rf_sources s)
+{
+    return s == RF_SOURCES_LOCAL ? "local" : "balanced";
+}
+
+/* Per role, the tensors the plan moves with each strategy ({"norm": {"broadcast": 5}}):
+ * hybrid's policy and auto's choice in a few lines, FP8 scale tensors included. */
+static json_t *strategies_json(const struct rf_plan *plan)
+{
+    int64_t count[RF_ROLE_COUNT][RF_STRAT_COUNT] = {{0}};
+    for (size_t i = 0; i < plan->n_tensors; i++) {
+        int r = (int)plan->tensors[i].role, s = (int)plan->tensor_strategy[i];
+        if (r >= 0 && r < RF_ROLE_COUNT && s >= 0 && s < RF_STRAT_COUNT)
+            count[r][s]++;
+    }
+    json_t *o = json_object();
+    for (int r = 0; o && r < RF_ROLE_COUNT; r++) {
+        json_t *per = NULL;
+        for (int s = 0; s < RF_STRAT_COUNT; s++) {
+            if (count[r][s] == 0)
+                continue;
+            if (!per && (!(per = json_object()) ||
+                         json_object_set_new(o, rf_role_name((enum rf_role)r), per) < 0))
+                goto fail;
+            if (json_object_set_new(per, rf_strategy_name((enum rf_strategy)s),
+                                    json_integer(count[r][s])) < 0)
+                goto fail;
+        }
+    }
+    return o;
+fail:
+    json_decref(o);
+    return NULL;
+}
+
+json_t *rf_describe(const struct rf_describe_input *in)
+{
+    const struct rf_scenario *sc = in->sc;
+    const struct rf_plan *plan = in->plan;
+    const struct rf_model *m = &sc->model;
+    json_t *model =
+        json_pack("{so so so sI sI sI sI sI sI}", "name", rf_json_text(m->name), "source",
+                  rf_json_text(m->source), "family", rf_json_text(m->family), "layers",
+                  (json_int_t)m->layers, "experts", (json_int_t)m->experts, "experts_per_token",
+                  (json_int_t)m->experts_per_token, "tensors", (json_int_t)m->n_tensors, "params",
+                  (json_int_t)plan->model_params, "bytes", (json_int_t)plan->model_bytes);
+    json_t *o = json_pack(
+        "{sI so so ss so so so sI sI ss so sb so}", "version", (json_int_t)RF_SCENARIO_JSON_VERSION,
+        "source", rf_json_text(sc->source), "model", model, "strategy",
+        rf_strategy_name(sc->strategy), "train", side_json(&sc->train), "infer",
+        side_json(&sc->infer), "cluster", rf_cluster_json(&sc->cluster), "staging_bytes",
+        (json_int_t)sc->staging_bytes, "chunk_bytes", (json_int_t)plan->chunk_bytes, "sources",
+        sources_name(sc->sources), "relay", relay_json(&sc->relay), "allow_overcommit",
+        sc->allow_overcommit, "tensor_strategies", strategies_json(plan));
+    if (!o)
+        return NULL;
+    bool bad = in->preset &&
+               json_object_set_new(o, "cluster_preset", preset_json(&sc->cluster, in->preset)) < 0;
+    if (!bad && in->choice) {
+        const struct rf_auto_choice *c = in->choice;
+        bool pxn = c->topo ? c->topo->cluster->fabric.pxn : sc->cluster.fabric.pxn;
+        bad =
+            json_object_set_new(
+                o, "auto",
+                json_pack("{so sb ss so si si}", "choice", rf_json_text(c->description), "pxn", pxn,
+                          "sources", sources_name(c->sources), "relay", relay_json(&plan->relay),
+                          "evaluated", c->evaluated, "pruned", c->pruned)) < 0;
+    }
+    if (bad) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+char *rf_describe_text(const struct rf_describe_input *in)
+{
+    json_t *o = rf_describe(in);
+    char *text = o ? rf_json_canonical(o, 0) : NULL;
+    json_decref(o);
+    return text;
+}
+
+int rf_describe_parse(const char *text, json_t **out, struct rf_error *err)
+{
+    json_error_t jerr;
+    *out = NULL;
+    json_t *doc = text ? json_loads(text, 0, &jerr) : NULL;
+    if (!doc)
+        return rf_error_set(err, RF_EINVAL, "scenario_json: not JSON (%s, column %d)",
+                            text ? jerr.text : "empty", text ? jerr.column : 0);
+    json_t *v = json_object_get(doc, "version");
+    if (!json_is_object(doc) || !json_is_integer(v)) {
+        json_decref(doc);
+        return rf_error_set(err, RF_EINVAL, "scenario_json: not a refit scenario (no version)");
+    }
+    if (json_integer_value(v) > RF_SCENARIO_JSON_VERSION) {
+        rf_error_set(err, RF_EINVAL,
+                     "scenario_json: version %lld is newer than this refit (%d); upgrade refit",
+                     (long long)json_integer_value(v), RF_SCENARIO_JSON_VERSION);
+        json_decref(doc);
+        return RF_EINVAL;
+    }
+    *out = doc;
+    return 0;
+}
+
+static int dup_string(const json_t *o, const char *key, char **out, struct rf_error *err)
+{
+    const json_t *v = json_object_get(o, key);
+    if (!json_is_string(v))
+        return rf_error_set(err, RF_EINVAL, "cluster.%s: expected a string", key);
+    if (!(*out = strdup(json_string_value(v))))
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    return 0;
+}
+
+int rf_cluster_from_json(const json_t *o, struct rf_cluster *c, struct rf_error *err)
+{
+    int rc;
+    memset(c, 0, sizeof(*c));
+    if (!json_is_object(o))
+        return rf_error_set(err, RF_EINVAL, "cluster: expected an object");
+    if ((rc = dup_string(o, "name", &c->name, err)) < 0 ||
+        (rc = dup_string(o, "source", &c->source, err)) < 0)
+        goto fail;
+    for (size_t i = 0; i < N_CLUSTER_FIELDS; i++) {
+        const struct cluster_field *f = &cluster_fields[i];
+        const json_t *t = f->table ? json_object_get(o, f->table) : o;
+        const json_t *v = json_object_get(t, f->key);
+        char *p = (char *)c + f->offset;
+        if (f->integer ? !json_is_integer(v) : !json_is_number(v)) {
+            rc = rf_error_set(err, RF_EINVAL, "cluster.%s%s%s: expected %s",
+                              f->table ? f->table : "", f->table ? "." : "", f->key,
+                              f->integer ? "an integer" : "a number");
+            goto fail;
+        }
+        if (f->integer)
+            *(int64_t *)p = json_integer_value(v);
+        else
+            *(double *)p = json_number_value(v);
+    }
+    const json_t *pxn = json_object_get(json_object_get(o, "fabric"), "pxn");
+    if (!json_is_boolean(pxn)) {
+        rc = rf_error_set(err, RF_EINVAL, "cluster.fabric.pxn: expected a boolean");
+        goto fail;
+    }
+    c->fabric.pxn = json_is_true(pxn);
+    return 0;
+fail:
+    rf_cluster_release(c);
+    return rc;
+}
+
+int rf_describe_pxn(const json_t *doc)
+{
+    const json_t *a = json_object_get(json_object_get(doc, "auto"), "pxn");
+    const json_t *s =
+        json_object_get(json_object_get(json_object_get(doc, "cluster"), "fabric"), "pxn");
+    const json_t *v = json_is_boolean(a) ? a : s;
+    return json_is_boolean(v) ? json_is_true(v) : -1;
+}
+
+int rf_describe_cluster(const json_t *doc, struct rf_cluster *c, struct rf_error *err)
+{
+    int rc = rf_cluster_from_json(json_object_get(doc, "cluster"), c, err);
+    if (rc == 0 && rf_describe_pxn(doc) >= 0)
+        c->fabric.pxn = rf_describe_pxn(doc) == 1;
+    return rc;
+}
+
+/* Leaves, collected into a growing array. */
+struct leaves {
+    struct rf_json_leaf *v;
+    size_t n, cap;
+};
+
+static bool add_leaf(struct leaves *l, const char *path, const json_t *value)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 64;
+        void *p = realloc(l->v, cap * sizeof(*l->v));
+        if (!p)
+            return false;
+        l->v = p;
+        l->cap = cap;
+    }
+    struct rf_json_leaf *e = &l->v[l->n];
+    e->path = strdup(path);
+    e->value = rf_json_canonical(value, 0);
+    if (!e->path || !e->value) {
+        free(e->path);
+        free(e->value);
+        return false;
+    }
+    l->n++;
+    return true;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static bool skipped(const char *key, const char *const *skip)
+{
+    for (; skip && *skip; skip++)
+        if (strcmp(key, *skip) == 0)
+            return true;
+    return false;
+}
+
+/* Walks v below prefix (""), objects' keys in sorted order so leaves come in path order. */
+static bool walk(struct leaves *l, const char *prefix, const json_t *v, const char *const *skip)
+{
+    if (!json_is_object(v))
+        return add_leaf(l, prefix, v);
+    size_t n = json_object_size(v), i = 0;
+    if (n == 0)
+        return !*prefix || add_leaf(l, prefix, v);
+    const char **keys = malloc(n * sizeof(*keys));
+    const char *key;
+    json_t *item;
+    if (!keys)
+        return false;
+    json_object_foreach((json_t *)v, key, item)
+    {
+        keys[i++] = key;
+    }
+    qsort(keys, n, sizeof(*keys), cmp_key);
+    bool ok = true;
+    for (i = 0; i < n && ok; i++) {
+        if (!*prefix && skipped(keys[i], skip))
+            continue;
+        size_t len = strlen(prefix) + strlen(keys[i]) + 2;
+        char *path = malloc(len);
+        if (!path) {
+            ok = false;
+            break;
+        }
+        snprintf(path, len, "%s%s%s", prefix, *prefix ? "." : "", keys[i]);
+        ok = walk(l, path, json_object_get(v, keys[i]), skip);
+        free(path);
+    }
+    free(keys);
+    return ok;
+}
+
+int rf_json_leaves(const json_t *v, const char *const *skip, struct rf_json_leaf **out, size_t *n,
+                   struct rf_error *err)
+{
+    struct leaves l = {0};
+    *out = NULL;
+    *n = 0;
+    if (!walk(&l, "", v, skip)) {
+        rf_json_leaves_free(l.v, l.n);
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    }
+    *out = l.v;
+    *n = l.n;
+    return 0;
+}
+
+void rf_json_leaves_free(struct rf_json_leaf *leaves, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(leaves[i].path);
+        free(leaves[i].value);
+    }
+    free(leaves);
+}
+
+/* Path order is the walk's: a parent's members sorted by key, which is not plain strcmp
+ * order of the dotted paths ("a.b" sorts after "a_c" by strcmp, but the walk visits the
+ * member "a" first). Merging compares paths by their components. */
+static int cmp_path(const char *a, const char *b)
+{
+    for (;;) {
+        size_t la = strcspn(a, "."), lb = strcspn(b, ".");
+        size_t m = la < lb ? la : lb;
+        int c = strncmp(a, b, m);
+        if (c != 0)
+            return c;
+        if (la != lb)
+            return la < lb ? -1 : 1;
+        if (!a[la] || !b[lb])
+            return (a[la] != 0) - (b[lb] != 0);
+        a += la + 1;
+        b += lb + 1;
+    }
+}
+
+int rf_json_diff(const struct rf_json_leaf *a, size_t na, const struct rf_json_leaf *b, size_t nb,
+                 struct rf_json_change **out, size_t *n, struct rf_error *err)
+{
+    struct rf_json_change *c = calloc(na + nb + 1, sizeof(*c));
+    size_t i = 0, j = 0, k = 0;
+    *out = NULL;
+    *n = 0;
+    if (!c)
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    while (i < na || j < nb) {
+        int d = i == na ? 1 : j == nb ? -1 : cmp_path(a[i].path, b[j].path);
+        if (d < 0) {
+            c[k++] = (struct rf_json_change){a[i].path, a[i].value, NULL};
+            i++;
+        } else if (d > 0) {
+            c[k++] = (struct rf_json_change){b[j].path, NULL, b[j].value};
+            j++;
+        } else {
+            if (strcmp(a[i].value, b[j].value) != 0)
+                c[k++] = (struct rf_json_change){a[i].path, a[i].value, b[j].value};
+            i++;
+            j++;
+        }
+    }
+    *out = c;
+    *n = k;
+    return 0;
+}
