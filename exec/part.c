@@ -13,9 +13,10 @@
 
 int32_t rf_part_gpus(const struct rf_stored_run *run)
 {
+    /* The inference side's idle GPUs are ranks too (its span): a broadcast passes them. */
     int64_t n = run->train.first_gpu + run->train.gpus;
-    if (run->infer.first_gpu + run->infer.gpus > n)
-        n = run->infer.first_gpu + run->infer.gpus;
+    if (run->infer.first_gpu + run->infer.place.span > n)
+        n = run->infer.first_gpu + run->infer.place.span;
     for (size_t i = 0; i < run->plan.n_transfers; i++) {
         const struct rf_transfer *t = &run->plan.transfers[i];
         int64_t hi = (int64_t)t->dst + (int64_t)(t->dst_count - 1) * t->dst_stride;

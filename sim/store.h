@@ -10,7 +10,7 @@
 #include "topology.h"
 
 #define RF_STORE_APPLICATION_ID 0x52454654 /* "REFT" */
-#define RF_STORE_SCHEMA_VERSION 6
+#define RF_STORE_SCHEMA_VERSION 7
 
 struct sqlite3;
 

@@ -52,6 +52,11 @@ layout.INFER = { type = "record", required = true, fields = {
     -- vLLM's gpu_memory_utilization: the engine's share of each GPU (weights, then the KV
     -- cache); SGLang's mem_fraction_static plays the same part.
     gpu_memory_utilization = { type = "number", above = 0, max = 1, default = 0.9 },
+    -- How engines sit on the NVLink domains (layout.place): "domain" never splits an engine
+    -- across two, leaving GPUs idle where engines do not divide a domain (64-GPU engines in
+    -- 72-GPU racks), as real racks are used; "packed" puts them back to back from first_gpu,
+    -- a deliberate what-if or engines that do span racks.
+    placement = { type = "string", values = { "domain", "packed" }, default = "domain" },
 } }
 
 -- Megatron's stage split. With pp_first/pp_last the remaining layers split evenly over the
@@ -214,8 +219,59 @@ function layout.infer(t, model, site, prefix)
     return {
         gpus = t.gpus, first_gpu = t.first_gpu, tp = t.tp, pp = t.pp, dp = t.dp, ep = t.ep,
         replicas = replicas, dtype = t.dtype, gpu_memory_utilization = t.gpu_memory_utilization,
-        stage_layers = infer_stages(t.pp, model.layers),
+        placement = t.placement, stage_layers = infer_stages(t.pp, model.layers),
     }
+end
+
+-- Whether engines of e GPUs, r of them packed back to back from GPU f, split one across
+-- two domains of d GPUs: an engine smaller than a domain crossing a boundary, a larger one
+-- starting off one. Engine i starts at f + i*e modulo d, which repeats within d engines.
+local function packed_splits(e, r, f, d)
+    if e > d then
+        return f % d ~= 0 or (r > 1 and e % d ~= 0)
+    end
+    for i = 0, math.min(r, d) - 1 do
+        if (f + i * e) % d > d - e then
+            return true
+        end
+    end
+    return false
+end
+
+-- Places the engines of a normalised `infer` side on the NVLink domains of cluster `c`
+-- (sim/layout.c rf_engine_place does the same in C, whoever built the side) and adds to it
+-- domain_gpus (the domain size placed against; 0 when packed), span (GPUs from first_gpu
+-- to the last engine GPU, idle ones included) and per_domain (engines per domain, placed
+-- with gaps; else 1). With "domain", engines that packing would split are placed domain by
+-- domain: per_domain = d // e in each domain (e < d), or ceil(e / d) whole domains each
+-- (e > d); that needs first_gpu at a domain boundary and, for e < d, a whole number of
+-- domains' worth of engines. When packing splits none both placements are the same.
+function layout.place(t, c, site, prefix)
+    local e, r, f = t.tp * t.pp * t.dp, t.replicas, t.first_gpu
+    local d = t.placement == "domain" and c.nvlink.domain_gpus or 0
+    t.domain_gpus, t.span, t.per_domain = d, e * r, 1
+    if d == 0 or not packed_splits(e, r, f, d) then
+        return t
+    end
+    if f % d ~= 0 then
+        schema.raise(site, prefix .. ".first_gpu", string.format(
+            "%d is not at an NVLink domain boundary, so engines of %d GPUs would be split "
+            .. "across domains of %d GPUs; start at a multiple of %d (%d), or set "
+            .. "%s.placement = 'packed'", f, e, d, d, (f + d - 1) // d * d, prefix))
+    end
+    if e < d then
+        local k = d // e
+        if r % k ~= 0 then
+            schema.raise(site, prefix .. ".gpus", string.format(
+                "%d engines of %d GPUs do not fill domains of %d GPUs evenly (%d engines per "
+                .. "domain); use a multiple of %d engines (%d GPUs), or set %s.placement = "
+                .. "'packed'", r, e, d, k, k, k * e, prefix))
+        end
+        t.per_domain, t.span = k, (r // k - 1) * d + k * e
+    else
+        t.span = (r - 1) * ((e + d - 1) // d * d) + e
+    end
+    return t
 end
 
 return layout
