@@ -238,39 +238,52 @@ local function packed_splits(e, r, f, d)
     return false
 end
 
--- Places the engines of a normalised `infer` side on the NVLink domains of cluster `c`
--- (sim/layout.c rf_engine_place does the same in C, whoever built the side) and adds to it
--- domain_gpus (the domain size placed against; 0 when packed), span (GPUs from first_gpu
--- to the last engine GPU, idle ones included) and per_domain (engines per domain, placed
--- with gaps; else 1). With "domain", engines that packing would split are placed domain by
--- domain: per_domain = d // e in each domain (e < d), or ceil(e / d) whole domains each
--- (e > d); that needs first_gpu at a domain boundary and, for e < d, a whole number of
--- domains' worth of engines. When packing splits none both placements are the same.
-function layout.place(t, c, site, prefix)
-    local e, r, f = t.tp * t.pp * t.dp, t.replicas, t.first_gpu
-    local d = t.placement == "domain" and c.nvlink.domain_gpus or 0
-    t.domain_gpus, t.span, t.per_domain = d, e * r, 1
+-- Where r engines of e GPUs go from GPU f on NVLink domains of d GPUs (d = 0: packed), as
+-- sim/layout.c rf_engine_place: { gaps, per_domain, stride, span }, or nil, the field
+-- ("first_gpu" or "gpus") and the message when "domain" cannot place them. Packed, or when
+-- packing splits no engine, there are no gaps: stride e, span e*r. Otherwise engines of
+-- e < d go d // e per domain (stride d), which needs f at a domain boundary and r a
+-- multiple of d // e; engines of e > d take ceil(e / d) whole domains each. A pure function
+-- (layout.place raises with its answer), for whoever enumerates layouts.
+function layout.engine_place(e, r, f, d, prefix)
+    prefix = prefix or "infer"
+    local packed = { gaps = false, per_domain = 1, stride = e, span = e * r }
     if d == 0 or not packed_splits(e, r, f, d) then
-        return t
+        return packed
     end
     if f % d ~= 0 then
-        schema.raise(site, prefix .. ".first_gpu", string.format(
+        return nil, "first_gpu", string.format(
             "%d is not at an NVLink domain boundary, so engines of %d GPUs would be split "
             .. "across domains of %d GPUs; start at a multiple of %d (%d), or set "
-            .. "%s.placement = 'packed'", f, e, d, d, (f + d - 1) // d * d, prefix))
+            .. "%s.placement = 'packed'", f, e, d, d, (f + d - 1) // d * d, prefix)
     end
     if e < d then
         local k = d // e
         if r % k ~= 0 then
-            schema.raise(site, prefix .. ".gpus", string.format(
+            return nil, "gpus", string.format(
                 "%d engines of %d GPUs do not fill domains of %d GPUs evenly (%d engines per "
                 .. "domain); use a multiple of %d engines (%d GPUs), or set %s.placement = "
-                .. "'packed'", r, e, d, k, k, k * e, prefix))
+                .. "'packed'", r, e, d, k, k, k * e, prefix)
         end
-        t.per_domain, t.span = k, (r // k - 1) * d + k * e
-    else
-        t.span = (r - 1) * ((e + d - 1) // d * d) + e
+        return { gaps = true, per_domain = k, stride = d, span = (r // k - 1) * d + k * e }
     end
+    local stride = (e + d - 1) // d * d
+    return { gaps = true, per_domain = 1, stride = stride, span = (r - 1) * stride + e }
+end
+
+-- Places the engines of a normalised `infer` side on the NVLink domains of cluster `c`
+-- (infer.placement: "domain" against c.nvlink.domain_gpus, or "packed") and adds to it
+-- domain_gpus (the domain size placed against; 0 when packed), span (GPUs from first_gpu to
+-- the last engine GPU, idle ones included) and per_domain (engines per domain, placed with
+-- gaps; else 1). C places them again (rf_engine_place), whoever built the side.
+function layout.place(t, c, site, prefix)
+    local d = t.placement == "domain" and c.nvlink.domain_gpus or 0
+    local p, field, message = layout.engine_place(t.tp * t.pp * t.dp, t.replicas, t.first_gpu,
+        d, prefix)
+    if not p then
+        schema.raise(site, prefix .. "." .. field, message)
+    end
+    t.domain_gpus, t.span, t.per_domain = d, p.span, p.per_domain
     return t
 end
 

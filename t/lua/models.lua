@@ -367,6 +367,22 @@ tap.is(gb200({ gpus = 128, first_gpu = 144, tp = 32, placement = "packed" }), "p
 tap.is(gb200({ gpus = 192, first_gpu = 0, tp = 32, dp = 3 }), "domain 72 240 1",
     "engines of 96 take 2 whole racks each: span 144 + 96")
 
+local layout = require("layout")
+local function place_text(...)
+    local p, field, message = layout.engine_place(...)
+    if not p then
+        return field .. ": " .. message
+    end
+    return string.format("%s %d %d %d", tostring(p.gaps), p.per_domain, p.stride, p.span)
+end
+tap.is(place_text(64, 64, 2088, 72), "true 1 72 4600",
+    "layout.engine_place: Kimi K3's 64 engines of 64, one per rack (sim/layout.c agrees)")
+tap.is(place_text(16, 256, 2088, 72), "true 4 72 4600", "engines of 16: 4 per rack")
+tap.is(place_text(8, 16, 144, 72), "false 1 8 128", "engines of 8 divide 72: packed")
+tap.is(place_text(16, 6, 0, 72), "gpus: 6 engines of 16 GPUs do not fill domains of 72 GPUs "
+    .. "evenly (4 engines per domain); use a multiple of 4 engines (64 GPUs), or set "
+    .. "infer.placement = 'packed'", "layout.engine_place: the field and message, no raise")
+
 -- Every shipped scenario still loads (those of scripts/ present in this tree).
 for _, name in ipairs({ "dsv3-h100", "dsv3-gb200", "qwen3-235b-h100", "qwen3-235b-gb200",
                         "kimi-k3-gb200", "kimi-k3-bench" }) do
