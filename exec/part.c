@@ -13,9 +13,10 @@
 
 int32_t rf_part_gpus(const struct rf_stored_run *run)
 {
+    /* The inference side's idle GPUs are ranks too (its span): a broadcast passes them. */
     int64_t n = run->train.first_gpu + run->train.gpus;
-    if (run->infer.first_gpu + run->infer.gpus > n)
-        n = run->infer.first_gpu + run->infer.gpus;
+    if (run->infer.first_gpu + run->infer.place.span > n)
+        n = run->infer.first_gpu + run->infer.place.span;
     for (size_t i = 0; i < run->plan.n_transfers; i++) {
         const struct rf_transfer *t = &run->plan.transfers[i];
         int64_t hi = (int64_t)t->dst + (int64_t)(t->dst_count - 1) * t->dst_stride;
@@ -367,12 +368,28 @@ int rf_part_derive(struct rf_part *p, const struct rf_stored_run *run, struct rf
                 p->payload_bytes += t->bytes;
         }
     }
+    /* A broadcast moves its bytes to every member and writes them into those that hold an
+     * inference shard: not the idle GPUs between engines placed domain by domain
+     * (plan_broadcast). Counted once per group: a group spans the side. */
+    int64_t *holders = calloc(p->n_groups + 1, sizeof(int64_t));
+    if (!holders) {
+        rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+        goto fail;
+    }
+    for (size_t j = 0; j < p->n_groups; j++) {
+        const struct rf_part_group *g = &p->groups[j];
+        for (int32_t i = 0; i < g->count; i++) {
+            int64_t gpu = (int64_t)g->first + (int64_t)i * g->stride;
+            holders[j] += gpu != g->root && rf_side_has_gpu(&run->infer, gpu);
+        }
+    }
     for (size_t k = 0; k < p->n_colls; k++) {
         const struct rf_part_group *g = &p->groups[p->colls[k].group];
         int64_t receivers = g->count - (among(g, g->root) ? 1 : 0);
         p->moved_bytes += p->colls[k].bytes * receivers;
-        p->payload_bytes += p->colls[k].bytes * receivers;
+        p->payload_bytes += p->colls[k].bytes * holders[p->colls[k].group];
     }
+    free(holders);
     /* The sides: copied, with their own stage arrays and meshes. */
     struct rf_side *dst[2] = {&p->train, &p->infer};
     const struct rf_side *src[2] = {&run->train, &run->infer};

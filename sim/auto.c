@@ -336,7 +336,9 @@ static double broadcast_bound(const struct search *s)
         const struct rf_topology *topo = s->topo[t];
         double slowest = INFINITY;
         int64_t prev = in->train->first_gpu;
-        for (int64_t g = in->infer->first_gpu; g < in->infer->first_gpu + in->infer->gpus; g++) {
+        /* The chain of plan_broadcast: the side's span, idle GPUs included. */
+        int64_t end = in->infer->first_gpu + in->infer->place.span;
+        for (int64_t g = in->infer->first_gpu; g < end; g++) {
             struct rf_route r;
             if (g == in->train->first_gpu)
                 continue;

@@ -65,8 +65,10 @@ static int source_bound(const struct rf_need *need, const struct rf_side *train,
     /* GPUs grow with (domain, node), so each pair is one stretch, met once even across
      * the GPUs of neither side between two stretches. */
     for (int64_t g = 0, last_dom = -1, last_node = -1; g < topo->gpus; g++) {
+        /* The inference side's idle GPUs count (its span): a broadcast's ring passes them,
+         * and counting more NICs only lowers the bound. */
         bool side = (g >= train->first_gpu && g < train->first_gpu + train->gpus) ||
-                    (g >= infer->first_gpu && g < infer->first_gpu + infer->gpus);
+                    (g >= infer->first_gpu && g < infer->first_gpu + infer->place.span);
         int64_t dom = topo->place[g].domain, node = topo->place[g].node;
         if (!side || (dom == last_dom && node == last_node))
             continue;

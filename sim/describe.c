@@ -152,7 +152,15 @@ static json_t *side_json(const struct rf_side *s)
         bad = json_object_set_new(o, "replicas", json_integer(s->replicas)) < 0 ||
               json_object_set_new(
                   o, "gpu_memory_utilization",
-                  json_real(s->memory_utilization > 0 ? s->memory_utilization : 0.9)) < 0;
+                  json_real(s->memory_utilization > 0 ? s->memory_utilization : 0.9)) < 0 ||
+              /* Where the engines sit (sim/layout.h rf_engine_place): "packed" back to back
+               * or "domain" by domain, the span they cover with the idle GPUs. */
+              json_object_set_new(o, "placement",
+                                  json_string(s->domain_gpus > 0 ? "domain" : "packed")) < 0 ||
+              json_object_set_new(o, "domain_gpus", json_integer(s->domain_gpus)) < 0 ||
+              json_object_set_new(o, "span", json_integer(s->place.span)) < 0 ||
+              json_object_set_new(o, "engines_per_domain",
+                                  json_integer(s->place.per_domain)) < 0;
     if (bad) {
         json_decref(o);
         return NULL;

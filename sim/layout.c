@@ -75,7 +75,10 @@ bool rf_box_intersect(const struct rf_box *a, const struct rf_box *b, int ndim, 
 /* Axis indices of the meshes built below. */
 enum { MG_PP, MG_DP, MG_CP, MG_TP };        /* Megatron dense mesh */
 enum { MG_EDP = 1, MG_EP = 2, MG_ETP = 3 }; /* Megatron expert mesh (axis 0 is PP) */
-enum { VL_REPLICA, VL_PP, VL_DP, VL_TP };   /* vLLM / SGLang engine replicas */
+/* vLLM / SGLang engine replicas. Placed with gaps (rf_engine_place), VL_REPLICA steps from
+ * one domain to the next and VL_SLOT, last so that the other indices stay as they were
+ * (sim/memory.c reads VL_PP's), from one engine to the next inside a domain. */
+enum { VL_REPLICA, VL_PP, VL_DP, VL_TP, VL_SLOT };
 
 static void mesh_set(struct rf_mesh *m, int64_t first_gpu, int ndim, const char *const *names,
                      const int64_t *size, const int64_t *stride)
@@ -114,10 +117,60 @@ static int check_mesh(const struct rf_side *s, const struct rf_mesh *m, const ch
     for (int a = 0; ok && a < m->ndim; a++)
         ok = m->size[a] >= 1 && m->stride[a] >= 0 &&
              !rf_muladd_overflow(&last, m->size[a] - 1, m->stride[a]);
-    if (!ok || last >= s->first_gpu + s->gpus)
+    if (!ok || last >= s->first_gpu + s->place.span)
         return rf_error_set(err, RF_EINVAL, "%s: the %s mesh reaches beyond its GPUs %lld..%lld",
                             name, what, (long long)s->first_gpu,
-                            (long long)(s->first_gpu + s->gpus - 1));
+                            (long long)(s->first_gpu + s->place.span - 1));
+    return 0;
+}
+
+/* Whether engines packed back to back from first_gpu split one across two domains (an
+ * engine smaller than a domain crossing a boundary, a larger one starting off a boundary).
+ * Engine r starts at f + r x e modulo d, which repeats after d / gcd(e, d) engines, so at
+ * most d of them are looked at. */
+static bool packed_splits(int64_t e, int64_t r, int64_t f, int64_t d)
+{
+    if (e > d)
+        return f % d != 0 || (r > 1 && e % d != 0);
+    int64_t n = r < d ? r : d;
+    for (int64_t i = 0; i < n; i++)
+        if ((f + i * e) % d > d - e)
+            return true;
+    return false;
+}
+
+int rf_engine_place(int64_t e, int64_t r, int64_t f, int64_t d, const char *side,
+                    struct rf_engine_place *out, struct rf_error *err)
+{
+    /* Sizes within RF_GPUS_MAX (rf_side_check's first checks): no product below passes
+     * 2^41. */
+    *out = (struct rf_engine_place){.per_domain = 1, .stride = e, .span = e * r};
+    if (d == 0 || !packed_splits(e, r, f, d))
+        return 0;
+    if (f % d != 0)
+        return rf_error_set(err, RF_EINVAL,
+                            "%s.first_gpu: %lld is not at an NVLink domain boundary, so engines "
+                            "of %lld GPUs would be split across domains of %lld GPUs; start at a "
+                            "multiple of %lld (%lld), or set %s.placement = 'packed'",
+                            side, (long long)f, (long long)e, (long long)d, (long long)d,
+                            (long long)((f + d - 1) / d * d), side);
+    out->gaps = true;
+    if (e < d) {
+        int64_t k = d / e;
+        if (r % k != 0)
+            return rf_error_set(err, RF_EINVAL,
+                                "%s.gpus: %lld engines of %lld GPUs do not fill domains of %lld "
+                                "GPUs evenly (%lld engines per domain); use a multiple of %lld "
+                                "engines (%lld GPUs), or set %s.placement = 'packed'",
+                                side, (long long)r, (long long)e, (long long)d, (long long)k,
+                                (long long)k, (long long)(k * e), side);
+        out->per_domain = k;
+        out->stride = d;
+        out->span = (r / k - 1) * d + k * e;
+    } else {
+        out->stride = (e + d - 1) / d * d;
+        out->span = (r - 1) * out->stride + e;
+    }
     return 0;
 }
 
@@ -164,6 +217,21 @@ int rf_side_check(const struct rf_side *s, const char *name, struct rf_error *er
     if (!mg && s->ep != 1 && s->ep != s->tp * s->dp)
         return rf_error_set(err, RF_EINVAL, "%s.ep: %lld, expected 1 or tp x dp = %lld", name,
                             (long long)s->ep, (long long)(s->tp * s->dp));
+    if (s->domain_gpus < 0 || s->domain_gpus > RF_GPUS_MAX || (mg && s->domain_gpus != 0))
+        return rf_error_set(err, RF_EINVAL, "%s.placement: domains of %lld GPUs, expected %s", name,
+                            (long long)s->domain_gpus,
+                            mg ? "0 (a Megatron side is packed)" : "0 (packed) to 2^20");
+    struct rf_engine_place pl;
+    int rc;
+    if ((rc = rf_engine_place(mg ? s->gpus : s->tp * s->dp * s->pp, mg ? 1 : s->replicas,
+                              s->first_gpu, s->domain_gpus, name, &pl, err)) < 0)
+        return rc;
+    if (s->first_gpu + pl.span > RF_GPUS_MAX)
+        return rf_error_set(err, RF_EINVAL,
+                            "%s.first_gpu: %lld + %lld GPUs (idle ones included) ends beyond the "
+                            "%lld GPUs refit supports",
+                            name, (long long)s->first_gpu, (long long)pl.span,
+                            (long long)RF_GPUS_MAX);
     if (!s->stage_layers)
         return rf_error_set(err, RF_EINVAL, "%s.stage_layers: missing", name);
     for (int64_t i = 0; i < s->pp; i++)
@@ -172,7 +240,9 @@ int rf_side_check(const struct rf_side *s, const char *name, struct rf_error *er
                                 name, (long long)i + 1, s->stage_layers[i]);
     if (!s->layer_stage)
         return 0; /* not built yet */
-    int rc;
+    if (pl.gaps != s->place.gaps || pl.per_domain != s->place.per_domain ||
+        pl.stride != s->place.stride || pl.span != s->place.span)
+        return rf_error_set(err, RF_EINVAL, "%s: the placement was built for other sizes", name);
     if ((rc = check_mesh(s, &s->dense, name, mg ? "dense" : "engine", err)) < 0 ||
         (rc = check_mesh(s, &s->expert, name, mg ? "expert" : "engine", err)) < 0)
         return rc;
@@ -192,6 +262,11 @@ int rf_side_init(struct rf_side *s, int n_layers, struct rf_error *err)
     if (sum != n_layers)
         return rf_error_set(err, RF_EINVAL, "%s.stage_layers: sum to %lld, the model has %d layers",
                             name, (long long)sum, n_layers);
+    /* Checked above: cannot fail. */
+    if ((rc = rf_engine_place(s->kind == RF_SIDE_MEGATRON ? s->gpus : s->tp * s->dp * s->pp,
+                              s->kind == RF_SIDE_MEGATRON ? 1 : s->replicas, s->first_gpu,
+                              s->domain_gpus, name, &s->place, err)) < 0)
+        return rc;
     s->n_layers = n_layers;
     s->layer_stage = malloc(sizeof(int) * (size_t)(n_layers > 0 ? n_layers : 1));
     if (!s->layer_stage)
@@ -212,9 +287,16 @@ int rf_side_init(struct rf_side *s, int n_layers, struct rf_error *err)
         mesh_set(&s->expert, s->first_gpu, 4, en, (int64_t[]){s->pp, s->edp, s->ep, s->etp},
                  (int64_t[]){per_stage, s->ep * s->etp, s->etp, 1});
     } else {
-        static const char *const vn[] = {"replica", "pp", "dp", "tp"};
-        mesh_set(&s->dense, s->first_gpu, 4, vn, (int64_t[]){s->replicas, s->pp, s->dp, s->tp},
-                 (int64_t[]){s->tp * s->dp * s->pp, s->tp * s->dp, s->tp, 1});
+        /* Engines in a row (VL_REPLICA at stride e); placed with gaps, one domain (or the
+         * whole domains of one engine) after another at the placement's stride, and inside a
+         * domain its per_domain engines in a row (VL_SLOT). */
+        static const char *const vn[] = {"replica", "pp", "dp", "tp", "slot"};
+        const struct rf_engine_place *pl = &s->place;
+        int64_t e = s->tp * s->dp * s->pp, k = pl->per_domain;
+        int ndim = k > 1 ? 5 : 4;
+        mesh_set(&s->dense, s->first_gpu, ndim, vn,
+                 (int64_t[]){s->replicas / k, s->pp, s->dp, s->tp, k},
+                 (int64_t[]){pl->stride, s->tp * s->dp, s->tp, 1, e});
         s->expert = s->dense;
     }
     return rf_side_check(s, name, err);
@@ -296,13 +378,35 @@ const struct rf_mesh *rf_side_placement(const struct rf_side *s, const struct rf
     return &s->dense;
 }
 
+bool rf_side_has_gpu(const struct rf_side *s, int64_t g)
+{
+    int64_t rel = g - s->first_gpu;
+    if (rel < 0 || rel >= s->place.span)
+        return false;
+    /* A stride starts with its engines, the idle GPUs after them (packed: the stride is one
+     * engine and none is idle). */
+    int64_t e = s->kind == RF_SIDE_MEGATRON ? s->gpus : s->tp * s->dp * s->pp;
+    return rel % s->place.stride < s->place.per_domain * e;
+}
+
 void rf_side_describe(const struct rf_side *s, char *buf, size_t size)
 {
-    if (s->kind == RF_SIDE_MEGATRON)
+    if (s->kind == RF_SIDE_MEGATRON) {
         snprintf(buf, size, "tp%lld cp%lld pp%lld dp%lld ep%lld etp%lld%s", (long long)s->tp,
                  (long long)s->cp, (long long)s->pp, (long long)s->dp, (long long)s->ep,
                  (long long)s->etp, s->fsdp ? " fsdp" : "");
+        return;
+    }
+    int n = snprintf(buf, size, "tp%lld pp%lld dp%lld ep%lld x%lld replicas", (long long)s->tp,
+                     (long long)s->pp, (long long)s->dp, (long long)s->ep, (long long)s->replicas);
+    /* Only a placement that differs from packing says so: the text is the run's
+     * infer_layout, the same as before for every layout packing never split. */
+    if (!s->place.gaps || n < 0 || (size_t)n >= size)
+        return;
+    if (s->place.stride == s->domain_gpus)
+        snprintf(buf + n, size - (size_t)n, ", %lld per %lld-GPU domain",
+                 (long long)s->place.per_domain, (long long)s->domain_gpus);
     else
-        snprintf(buf, size, "tp%lld pp%lld dp%lld ep%lld x%lld replicas", (long long)s->tp,
-                 (long long)s->pp, (long long)s->dp, (long long)s->ep, (long long)s->replicas);
+        snprintf(buf + n, size - (size_t)n, ", each on %lld %lld-GPU domains",
+                 (long long)(s->place.stride / s->domain_gpus), (long long)s->domain_gpus);
 }

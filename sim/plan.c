@@ -737,13 +737,23 @@ static int plan_broadcast(struct planner *p, int32_t ti, const struct rf_side *t
             return rc;
     }
 
-    int64_t bytes = 0;
-    int64_t receivers = infer->gpus; /* the sides were checked: no sum here overflows */
-    if (root >= infer->first_gpu && root < infer->first_gpu + infer->gpus)
+    /* The broadcast spans the inference side's idle GPUs too (engines placed with gaps,
+     * rf_engine_place): they receive into staging and drop it. One collective over the span
+     * rather than one per engine: a pipelined ring's bandwidth does not depend on its
+     * length, while a collective per engine would send the tensor out of the root once per
+     * engine. So every member is a hop the bytes move over (moved), and only the GPUs that
+     * hold a shard are written into (payload). The sides were checked: no sum here
+     * overflows. */
+    int64_t bytes = 0, span = infer->place.span;
+    int64_t hops = span, receivers = infer->gpus;
+    if (root >= infer->first_gpu && root < infer->first_gpu + span)
+        hops--;
+    if (rf_side_has_gpu(infer, root))
         receivers--;
     if ((rc = tensor_bytes(p, ti, plan->wire_dtype[ti], &bytes)) < 0 ||
         (rc = planner_add_bytes(p, ti, &d.payload_bytes, bytes, receivers,
                                 "the broadcast's bytes")) < 0 ||
+        (rc = planner_add_bytes(p, ti, &d.moved_bytes, bytes, hops, "the broadcast's bytes")) < 0 ||
         (rc = planner_add_bytes(p, ti, &d.logical_bytes, bytes, 1, "the broadcast's bytes")) < 0)
         return rc;
     GROW(plan->collectives, 0, plan->cap_collectives, plan->n_collectives + 1);
@@ -752,10 +762,9 @@ static int plan_broadcast(struct planner *p, int32_t ti, const struct rf_side *t
                                .tensor = ti,
                                .root = root,
                                .first_gpu = (int32_t)infer->first_gpu,
-                               .gpu_count = (int32_t)infer->gpus,
+                               .gpu_count = (int32_t)span,
                                .gpu_stride = 1,
                                .bytes = bytes};
-    d.moved_bytes = d.payload_bytes;
     d.collectives = 1;
     return tally_add(p, ti, &d);
 }
@@ -1161,9 +1170,9 @@ int rf_plan_build(struct rf_plan *plan, const struct rf_model *model, struct rf_
     plan->model_params = rf_model_params(model);
     plan->model_bytes = rf_model_bytes(model);
 
-    int64_t n_gpus, infer_end;
+    int64_t n_gpus, infer_end; /* the inference side's idle GPUs included (span) */
     if (rf_add_overflow(train->first_gpu, train->gpus, &n_gpus) ||
-        rf_add_overflow(infer->first_gpu, infer->gpus, &infer_end) || n_gpus > RF_GPUS_MAX ||
+        rf_add_overflow(infer->first_gpu, infer->place.span, &infer_end) || n_gpus > RF_GPUS_MAX ||
         infer_end > RF_GPUS_MAX) {
         rc = rf_error_set(err, RF_EINVAL, "the sides reach beyond the %lld GPUs refit supports",
                           (long long)RF_GPUS_MAX);

@@ -260,6 +260,15 @@ static json_t *memory_json(const struct rf_scenario *sc)
                      side_memory_json(&sc->mem_infer), "overcommitted", sc->overcommitted);
 }
 
+/* "placement": how the inference engines sit on the NVLink domains (rf_engine_place). */
+static json_t *placement_json(const struct rf_side *s)
+{
+    return json_pack("{ss sI sI sI sI sb}", "placement", s->domain_gpus > 0 ? "domain" : "packed",
+                     "domain_gpus", (json_int_t)s->domain_gpus, "gpus", (json_int_t)s->gpus, "span",
+                     (json_int_t)s->place.span, "engines_per_domain",
+                     (json_int_t)s->place.per_domain, "gaps", s->place.gaps);
+}
+
 static void print_plan(const struct rf_scenario *sc, const struct rf_plan *plan, int64_t run,
                        const char *db, double seconds)
 {
@@ -343,8 +352,10 @@ static int print_plan_json(const struct rf_scenario *sc, const struct rf_plan *p
         (json_int_t)peak_rss(), "roles", roles, "chunk_bytes", (json_int_t)plan->chunk_bytes,
         "pipelined_rounds", (json_int_t)pipelined, "chain_runs", (json_int_t)chains,
         "net_channels_per_peer", (json_int_t)plan->net_channels_per_peer, "relay", relay);
-    if (o)
+    if (o) {
         json_object_set_new(o, "memory", memory_json(sc));
+        json_object_set_new(o, "infer_placement", placement_json(&sc->infer));
+    }
     return rf_json_print(o, stdout, err);
 }
 
@@ -651,6 +662,7 @@ static json_t *sim_run_json(const struct refit_run *r)
         return NULL;
     json_object_set_new(o, "peak_rss_bytes", json_integer(peak_rss()));
     json_object_set_new(o, "memory", memory_json(&r->sc));
+    json_object_set_new(o, "infer_placement", placement_json(&r->sc.infer));
     if (r->plan.strategy != RF_STRAT_AUTO)
         return o;
     json_t *cands = json_array();

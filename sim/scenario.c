@@ -411,7 +411,8 @@ static int read_side(lua_State *L, int t, const char *ctx, enum rf_side_kind kin
         s->replicas = 1;
     } else {
         if ((rc = get_int(L, t, "replicas", &s->replicas, ctx, err)) < 0 ||
-            (rc = get_num(L, t, "gpu_memory_utilization", &s->memory_utilization, ctx, err)) < 0)
+            (rc = get_num(L, t, "gpu_memory_utilization", &s->memory_utilization, ctx, err)) < 0 ||
+            (rc = get_int(L, t, "domain_gpus", &s->domain_gpus, ctx, err)) < 0)
             return rc;
         s->cp = s->etp = s->edp = 1;
     }
@@ -630,20 +631,33 @@ static int read_scenario(lua_State *L, int t, struct rf_scenario *sc, struct rf_
         goto out;
     }
     sc->cluster_nodes = sc->cluster.nodes;
-    /* models/lib checks both; the planner indexes GPUs with them, so C checks again. */
+    /* models/lib checks both; the planner indexes GPUs with them, so C checks again. The
+     * inference side covers its idle GPUs too (span: rf_engine_place), placed on the
+     * cluster's own domains. */
     int64_t total = sc->cluster.nodes * sc->cluster.gpus_per_node;
-    if (sc->train.first_gpu + sc->train.gpus > total ||
-        sc->infer.first_gpu + sc->infer.gpus > total) {
+    struct rf_engine_place pl;
+    if (sc->infer.domain_gpus != 0 && sc->infer.domain_gpus != sc->cluster.nvlink.domain_gpus) {
+        rc = rf_error_set(err, RF_EINVAL,
+                          "infer.domain_gpus: %lld, but the cluster's NVLink domains hold %lld "
+                          "GPUs",
+                          (long long)sc->infer.domain_gpus,
+                          (long long)sc->cluster.nvlink.domain_gpus);
+        goto out;
+    }
+    if ((rc = rf_engine_place(sc->infer.tp * sc->infer.dp * sc->infer.pp, sc->infer.replicas,
+                              sc->infer.first_gpu, sc->infer.domain_gpus, "infer", &pl, err)) < 0)
+        goto out;
+    if (sc->train.first_gpu + sc->train.gpus > total || sc->infer.first_gpu + pl.span > total) {
         rc = rf_error_set(err, RF_EINVAL, "train, infer: GPUs outside the cluster's %lld",
                           (long long)total);
         goto out;
     }
     int64_t bytes = rf_model_bytes(&sc->model), prod;
-    if (__builtin_mul_overflow(bytes, 2 * (sc->train.gpus + sc->infer.gpus), &prod)) {
+    if (__builtin_mul_overflow(bytes, 2 * (sc->train.gpus + pl.span), &prod)) {
         rc = rf_error_set(err, RF_EINVAL,
                           "model: %lld bytes to %lld GPUs overflow the planner's "
                           "byte counts",
-                          (long long)bytes, (long long)(sc->train.gpus + sc->infer.gpus));
+                          (long long)bytes, (long long)(sc->train.gpus + pl.span));
         goto out;
     }
 

@@ -123,8 +123,8 @@ static int communicator(struct sim *s, const struct rf_side *train, const struct
     const struct rf_plan *plan = s->plan;
     const struct rf_topology *topo = s->topos[0];
     s->comm_ranks = train->first_gpu + train->gpus;
-    if (infer->first_gpu + infer->gpus > s->comm_ranks)
-        s->comm_ranks = infer->first_gpu + infer->gpus;
+    if (infer->first_gpu + infer->place.span > s->comm_ranks)
+        s->comm_ranks = infer->first_gpu + infer->place.span;
     for (size_t i = 0; i < plan->n_transfers; i++) {
         const struct rf_transfer *t = &plan->transfers[i];
         int64_t hi = t->dst + (int64_t)(t->dst_count - 1) * t->dst_stride;

@@ -265,6 +265,17 @@ static const char migration_v6[] =
     "  m.hosts, m.gpu_model, m.nccl_version, m.mpi_version, m.exec_config\n"
     "FROM measurement m JOIN run r ON r.id = m.run_id WHERE m.status = 'ok';\n";
 
+/* Version 7, placement (issue 12): how the inference side's engines sit on the NVLink
+ * domains (rf_engine_place), so refit-exec and calibrate rebuild the same side. `placement`
+ * 'domain' or 'packed', `domain_gpus` the domain size placed against (0 packed), `span` the
+ * GPUs from first_gpu the side covers, idle ones included (gpus when there are none). Runs
+ * stored before have NULLs: packed, as every side was then. A block of its own, so the
+ * version's other columns (the stored scenario) join it in one migration. */
+#define MIGRATION_V7_PLACEMENT                                                                     \
+    "ALTER TABLE side ADD COLUMN placement TEXT;\n"                                                \
+    "ALTER TABLE side ADD COLUMN domain_gpus INTEGER;\n"                                           \
+    "ALTER TABLE side ADD COLUMN span INTEGER;\n"
+
 /* Version 7 (issue 12): capacity planning and runs that describe themselves. */
 static const char migration_v7[] =
     /* ---- describe (issue 12): the resolved scenario of every run as JSON (sim/describe.h:
@@ -294,7 +305,7 @@ static const char migration_v7[] =
     "FROM run r LEFT JOIN memory t ON t.run_id = r.id AND t.side = 'train'\n"
     "LEFT JOIN memory i ON i.run_id = r.id AND i.side = 'infer';\n"
     /* ---- end describe */
-    "";
+    MIGRATION_V7_PLACEMENT;
 
 /* migrations[v] takes a file from version v to v + 1; a new file runs them all. */
 static const char *const migrations[RF_STORE_SCHEMA_VERSION] = {
@@ -593,7 +604,9 @@ static const char *const insert_sql[S_COUNT] = {
     "INSERT INTO collective (run_id, id, kind, tensor_id, root_gpu, first_gpu, gpu_count,"
     " gpu_stride, bytes, round) VALUES (?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO role_summary VALUES (?,?,?,?,?,?,?,?,?,?)",
-    "INSERT INTO side VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    "INSERT INTO side (run_id, side, kind, gpus, first_gpu, tp, cp, pp, dp, ep, etp, edp,"
+    " replicas, fsdp, dtype, stage_layers, placement, domain_gpus, span)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO round VALUES (?,?,?,?,?,?)",
     "INSERT INTO prediction VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO link_load VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -694,6 +707,9 @@ static int insert_side(struct rf_store *st, sqlite3_stmt *q, int64_t run, const 
         sqlite3_bind_int64(q, 4 + (int)i, v[i]);
     bind_text(q, 15, rf_dtype_name(sd->dtype));
     bind_text(q, 16, layers);
+    bind_text(q, 17, sd->domain_gpus > 0 ? "domain" : "packed");
+    sqlite3_bind_int64(q, 18, sd->domain_gpus);
+    sqlite3_bind_int64(q, 19, sd->place.span);
     return step(st, q, err, "side");
 }
 
@@ -1067,7 +1083,8 @@ static int load_side(struct rf_store *st, int64_t id, const char *name, struct r
     int rc;
     if (sqlite3_prepare_v2(st->db,
                            "SELECT kind, gpus, first_gpu, tp, cp, pp, dp, ep, etp, edp, replicas,"
-                           " fsdp, dtype, stage_layers FROM side WHERE run_id = ? AND side = ?",
+                           " fsdp, dtype, stage_layers, coalesce(domain_gpus, 0), span"
+                           " FROM side WHERE run_id = ? AND side = ?",
                            -1, &q, NULL) != SQLITE_OK)
         return db_error(st, err, "side");
     sqlite3_bind_int64(q, 1, id);
@@ -1085,6 +1102,7 @@ static int load_side(struct rf_store *st, int64_t id, const char *name, struct r
     for (int i = 0; i < 10; i++)
         *v[i] = sqlite3_column_int64(q, 1 + i);
     sd->fsdp = sqlite3_column_int(q, 11) != 0;
+    sd->domain_gpus = sqlite3_column_int64(q, 14);
     if (enum_col(q, 12, p_dtype, &sd->dtype) < 0 || sd->pp < 1) {
         rc = rf_error_set(err, RF_EINVAL, "run %lld: malformed %s side", (long long)id, name);
         goto out;
@@ -1102,7 +1120,14 @@ static int load_side(struct rf_store *st, int64_t id, const char *name, struct r
         layers += sd->stage_layers[i];
         p = p && *end == ',' ? end + 1 : NULL;
     }
-    rc = rf_side_init(sd, layers, err);
+    if ((rc = rf_side_init(sd, layers, err)) < 0)
+        goto out;
+    /* The stored span is what the planner used; one rebuilt otherwise would replay on other
+     * GPUs. */
+    if (sqlite3_column_type(q, 15) != SQLITE_NULL && sqlite3_column_int64(q, 15) != sd->place.span)
+        rc = rf_error_set(
+            err, RF_EINVAL, "run %lld: the %s side spans %lld GPUs, rebuilt it spans %lld",
+            (long long)id, name, (long long)sqlite3_column_int64(q, 15), (long long)sd->place.span);
 out:
     sqlite3_finalize(q);
     return rc;

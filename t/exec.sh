@@ -123,6 +123,55 @@ done
 is "$(sql "$db" "SELECT chunk_bytes, max(bytes) / chunk_bytes FROM run r
                  JOIN transfer t ON t.run_id = r.id WHERE r.id = $id")" "4096|128" \
     "relay-chunks: 4 KiB chunks, the largest box in 128 pieces"
+# Engines placed domain by domain: moe-domains (2 domains of 6 GPUs, engines of 4 on GPUs
+# 0-3 and 6-9, training on the idle pair 4-5) and moe-slots (2 domains of 5, engines of 2,
+# two per domain on 0-1, 2-3, 5-6, 7-8, training on the idle GPU 4: the mesh's fifth axis).
+# No plan delivers to an idle GPU, and each replay on the span's ranks verifies every byte
+# reshard delivers, the planner's payload beside it (moe-slots: reshard and broadcast, the
+# two ways a shard is found on the five-axis mesh, to keep the test short).
+for case in moe-domains:10:0,1,2,3,6,7,8,9 moe-slots:9:0,1,2,3,5,6,7,8; do
+    scen=${case%%:*}
+    engines=${case##*:}
+    np=${case#*:}
+    np=${np%%:*}
+    shards=
+    strategies="reshard broadcast hybrid hierarchical"
+    [ "$scen" = moe-slots ] && strategies="reshard broadcast"
+    for strategy in $strategies; do
+        id=$(plan "$scen" "$strategy")
+        ok $? "$scen: refit plan --strategy $strategy"
+        [ "$strategy" = reshard ] &&
+            shards=$(sql "$db" "SELECT sum(bytes * dst_count) FROM transfer
+                                WHERE run_id = $id AND phase = 'deliver'")
+        # Broadcast has no deliveries (its collectives are checked below).
+        [ "$strategy" = broadcast ] ||
+            is "$(sql "$db" "SELECT count(DISTINCT dst_gpu), count(*) FILTER (WHERE dst_gpu
+                             NOT IN ($engines)) FROM transfer_each
+                             WHERE run_id = $id AND phase = 'deliver'")" "8|0" \
+                "$scen $strategy: deliveries land on the engines' 8 GPUs, none on an idle one"
+        run "$np" --run "$id" --backend mpi --check --iters 1 --json
+        ok $rc "$scen $strategy: refit-exec on $np ranks succeeds"
+        [ $rc -eq 0 ] || sed 's/^/# /' "$tmp/err"
+        is "$(json "$tmp/out" '$.status') $(json "$tmp/out" '$.errors') \
+$(json "$tmp/out" '$.bytes_verified') $(json "$tmp/out" '$.world_size') \
+$(json "$tmp/out" '$.payload_bytes')" \
+            "ok 0 $shards $np $(sql "$db" "SELECT payload_bytes FROM run WHERE id = $id")" \
+            "$scen $strategy: every inference byte verified ($shards), the plan's payload"
+    done
+done
+is "$(sql "$db" "SELECT side, placement, domain_gpus, span, gpus FROM side WHERE run_id = $id
+                 ORDER BY side")" "infer|domain|5|9|8
+train|packed|0|1|1" "moe-slots: the store records the placement and the span"
+id=$(plan moe-domains broadcast)
+is "$(sql "$db" "SELECT DISTINCT root_gpu, first_gpu, gpu_count, gpu_stride FROM collective
+                 WHERE run_id = $id")" "4|0|10|1" \
+    "moe-domains broadcast: one collective per tensor from root 4 over GPUs 0-9, idle ones too"
+is "$(sql "$db" "SELECT payload_bytes - 8 * model_bytes, moved_bytes - 9 * model_bytes -
+                        (SELECT sum(bytes * dst_count) FROM transfer
+                         WHERE run_id = $id AND src_gpu != dst_gpu)
+                 FROM run WHERE id = $id")" "0|0" \
+    "moe-domains broadcast: the model written into 8 GPUs, moved over 9 hops (and the gathers)"
+
 id=$(plan qwen3-moe-dp auto)
 ok $? "refit plan --strategy auto (strategies chosen by the simulator)"
 run 8 --run "$id" --backend mpi --check --iters 1 --json

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include <cmocka.h>
 
@@ -248,6 +249,167 @@ static void box_numel_overflow_is_refused(void **state)
     rf_side_release(&s);
 }
 
+/* Engines placed on NVLink domains (rf_engine_place): rows of (engine, engines, first GPU,
+ * domain) and what they give, checked against a hand count; the errors name the field and
+ * both ways out. */
+static void engines_are_placed_domain_by_domain(void **state)
+{
+    (void)state;
+    static const struct {
+        int64_t e, r, f, d;
+        bool gaps;
+        int64_t per_domain, stride, span;
+        const char *want;
+    } rows[] = {
+        /* Kimi K3 on GB200: 64 engines of 64, one per 72-GPU rack from rack 29: the last
+         * starts at 2088 + 63 x 72 and ends 64 GPUs later, 4600 GPUs from the first. */
+        {64, 64, 2088, 72, true, 1, 72, 4600, NULL},
+        /* TP16 engines: 4 per rack (64 GPUs), 8 idle; 256 engines fill 64 racks. */
+        {16, 256, 2088, 72, true, 4, 72, 63 * 72 + 64, NULL},
+        /* DeepSeek-V3 TP32 x4 from GPU 144: 2 per rack, 2 racks: 72 + 64. */
+        {32, 4, 144, 72, true, 2, 72, 136, NULL},
+        /* Engines of 96: two racks each (48 GPUs idle), 3 of them: 2 x 144 + 96. */
+        {96, 3, 0, 72, true, 1, 144, 384, NULL},
+        /* Packing splits none: the engine divides the domain, is a multiple of it, or the
+         * engines fit in the first domain; and packed (domain 0) is packed. */
+        {8, 16, 144, 72, false, 1, 8, 128, NULL},
+        {144, 3, 72, 72, false, 1, 144, 432, NULL},
+        {16, 3, 0, 72, false, 1, 16, 48, NULL},
+        {64, 1, 72, 72, false, 1, 64, 64, NULL},
+        {64, 4, 0, 0, false, 1, 64, 256, NULL},
+        {64, 4, 36, 0, false, 1, 64, 256, NULL},
+        /* The executor's test: engines of 4 in domains of 6. */
+        {4, 2, 0, 6, true, 1, 6, 10, NULL},
+        {8, 16, 4, 72, false, 0, 0, 0,
+         "infer.first_gpu: 4 is not at an NVLink domain boundary, so engines of 8 GPUs would "
+         "be split across domains of 72 GPUs; start at a multiple of 72 (72), or set "
+         "infer.placement = 'packed'"},
+        {64, 2, 36, 72, false, 0, 0, 0,
+         "infer.first_gpu: 36 is not at an NVLink domain boundary, so engines of 64 GPUs would "
+         "be split across domains of 72 GPUs; start at a multiple of 72 (72), or set "
+         "infer.placement = 'packed'"},
+        {16, 6, 0, 72, false, 0, 0, 0,
+         "infer.gpus: 6 engines of 16 GPUs do not fill domains of 72 GPUs evenly (4 engines "
+         "per domain); use a multiple of 4 engines (64 GPUs), or set infer.placement = "
+         "'packed'"},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        struct rf_engine_place pl;
+        struct rf_error err = {0};
+        int rc = rf_engine_place(rows[i].e, rows[i].r, rows[i].f, rows[i].d, "infer", &pl, &err);
+        if (rows[i].want) {
+            assert_int_equal(rc, RF_EINVAL);
+            assert_string_equal(err.msg, rows[i].want);
+            continue;
+        }
+        assert_int_equal(rc, 0);
+        assert_int_equal(pl.gaps, rows[i].gaps);
+        assert_int_equal(pl.per_domain, rows[i].per_domain);
+        assert_int_equal(pl.stride, rows[i].stride);
+        assert_int_equal(pl.span, rows[i].span);
+    }
+}
+
+/* Every GPU of a domain-placed vLLM side, by enumerating its mesh: distinct, `gpus` of them,
+ * each engine's (the coordinate on VL_REPLICA and VL_SLOT) inside one domain, or for an
+ * engine larger than a domain on whole domains of its own; the GPUs no coordinate reaches
+ * are exactly those rf_side_has_gpu calls idle, and a stacked expert tensor has a shard on
+ * each engine GPU. */
+static void placed_engines_never_span_domains(void **state)
+{
+    (void)state;
+    static const struct {
+        int64_t tp, dp, replicas, first, domain;
+        const char *describe;
+    } rows[] = {
+        {8, 8, 6, 2088, 72, "tp8 pp1 dp8 ep64 x6 replicas, 1 per 72-GPU domain"},
+        {8, 2, 8, 144, 72, "tp8 pp1 dp2 ep16 x8 replicas, 4 per 72-GPU domain"},
+        {8, 4, 4, 144, 72, "tp8 pp1 dp4 ep32 x4 replicas, 2 per 72-GPU domain"},
+        {8, 12, 3, 0, 72, "tp8 pp1 dp12 ep96 x3 replicas, each on 2 72-GPU domains"},
+        {8, 8, 4, 0, 64, "tp8 pp1 dp8 ep64 x4 replicas"},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        int stages[1] = {1};
+        int64_t e = rows[i].tp * rows[i].dp, d = rows[i].domain;
+        struct rf_side s = {.kind = RF_SIDE_VLLM,
+                            .tp = rows[i].tp,
+                            .dp = rows[i].dp,
+                            .pp = 1,
+                            .ep = e,
+                            .cp = 1,
+                            .etp = 1,
+                            .edp = 1,
+                            .replicas = rows[i].replicas,
+                            .gpus = e * rows[i].replicas,
+                            .first_gpu = rows[i].first,
+                            .domain_gpus = d,
+                            .stage_layers = stages};
+        struct rf_error err = {0};
+        assert_int_equal(rf_side_init(&s, 1, &err), 0);
+        char text[128];
+        rf_side_describe(&s, text, sizeof(text));
+        assert_string_equal(text, rows[i].describe);
+        int64_t span = s.place.span;
+        int64_t *engine_of = malloc(sizeof(int64_t) * (size_t)span);
+        for (int64_t g = 0; g < span; g++)
+            engine_of[g] = -1;
+        struct rf_tensor t = {.name = "e",
+                              .ndim = 3,
+                              .shape = {e * 2, 16, 8},
+                              .layer = 0,
+                              .cls = RF_CLASS_EXPERT_COLUMN,
+                              .experts = e * 2};
+        struct rf_placement pl;
+        const struct rf_mesh *m = rf_side_placement(&s, &t, &pl);
+        int64_t n = 1, coord[RF_MESH_MAX];
+        for (int a = 0; a < m->ndim; a++)
+            n *= m->size[a];
+        assert_int_equal(n, s.gpus);
+        for (int64_t k = 0; k < n; k++) {
+            int64_t r = k;
+            for (int a = m->ndim - 1; a >= 0; a--) {
+                coord[a] = r % m->size[a];
+                r /= m->size[a];
+            }
+            int64_t g = rf_mesh_gpu(m, coord) - s.first_gpu;
+            assert_true(g >= 0 && g < span);
+            assert_int_equal(engine_of[g], -1); /* distinct */
+            /* The engine: its domain group and its slot in the domain (axis 4, when built). */
+            engine_of[g] = coord[0] * s.place.per_domain + (m->ndim > 4 ? coord[4] : 0);
+            struct rf_box b;
+            rf_placement_box(&pl, m, 3, t.shape, coord, &b);
+            assert_int_equal(b.len[0], 2); /* two whole experts on every engine GPU */
+        }
+        for (int64_t g = 0; g < span; g++) {
+            assert_int_equal(engine_of[g] >= 0, rf_side_has_gpu(&s, s.first_gpu + g));
+            if (engine_of[g] < 0)
+                continue;
+            /* An engine's GPUs are e in a row from a start inside one domain, or from a
+             * domain boundary when it is larger than one. */
+            int64_t start = g - (g % s.place.stride) % e, abs = s.first_gpu + start;
+            assert_int_equal(engine_of[start], engine_of[g]);
+            if (e <= d)
+                assert_int_equal(abs / d, (s.first_gpu + g) / d);
+            else
+                assert_int_equal(abs % d, 0);
+        }
+        assert_false(rf_side_has_gpu(&s, s.first_gpu - 1));
+        assert_false(rf_side_has_gpu(&s, s.first_gpu + span));
+        free(engine_of);
+        s.stage_layers = NULL;
+        rf_side_release(&s);
+    }
+    /* A Megatron side is packed; C refuses any other placement of it. */
+    int stages[1] = {1};
+    struct rf_side s = megatron(2, 1, 1, 2, 2, 1, stages);
+    s.domain_gpus = 72;
+    struct rf_error err = {0};
+    assert_int_equal(rf_side_init(&s, 1, &err), RF_EINVAL);
+    assert_string_equal(err.msg,
+                        "train.placement: domains of 72 GPUs, expected 0 (a Megatron side is "
+                        "packed)");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -258,6 +420,8 @@ int main(void)
         cmocka_unit_test(side_sizes_are_checked_in_c),
         cmocka_unit_test(size_products_do_not_wrap),
         cmocka_unit_test(box_numel_overflow_is_refused),
+        cmocka_unit_test(engines_are_placed_domain_by_domain),
+        cmocka_unit_test(placed_engines_never_span_domains),
     };
     return cmocka_run_group_tests_name("layout", tests, NULL, NULL);
 }

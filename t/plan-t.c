@@ -481,6 +481,104 @@ static void hierarchical_leaders_spread_over_nics(void **state)
     release_sides(&tr, &in);
 }
 
+/* Engines placed domain by domain on a miniature NVL72 (trays of 4, domains of 12): TP4 DP2
+ * EP8 engines of 8 from GPU 12, one per domain (12-19, 24-31, 36-43; 20-23 and 32-35 idle),
+ * the way GB200 racks hold 64-GPU engines. Every strategy delivers every element exactly
+ * once, only to engine GPUs, each engine inside one domain; a broadcast spans the idle GPUs
+ * (one collective over 12..43) and writes the 24 engine GPUs. Packed, the second engine
+ * would take 20-27 across domains 1 and 2. */
+static void domain_placed_engines_stay_in_their_domains(void **state)
+{
+    (void)state;
+    struct rf_tensor ts[] = {tensor("q", RF_CLASS_COLUMN, RF_ROLE_ATTENTION, 0, 64, 32, 0),
+                             tensor("o", RF_CLASS_ROW, RF_ROLE_ATTENTION, 0, 32, 64, 0),
+                             tensor("e", RF_CLASS_EXPERT_COLUMN, RF_ROLE_EXPERT, 0, 16, 8, 32),
+                             tensor("n", RF_CLASS_REPLICATED, RF_ROLE_NORM, 0, 32, 0, 0)};
+    struct rf_model m = {.name = "m", .layers = 1, .tensors = ts, .n_tensors = 4};
+    struct rf_side tr = train_side(2, 1, 1, 4, 8, 1, false, 0, 1);
+    struct rf_side in = {.kind = RF_SIDE_VLLM,
+                         .tp = 4,
+                         .pp = 1,
+                         .dp = 2,
+                         .ep = 8,
+                         .cp = 1,
+                         .etp = 1,
+                         .edp = 1,
+                         .replicas = 3,
+                         .gpus = 24,
+                         .first_gpu = 12,
+                         .dtype = RF_DT_BF16,
+                         .domain_gpus = 12,
+                         .stage_layers = calloc(1, sizeof(int))};
+    struct rf_error err;
+    in.stage_layers[0] = 1;
+    assert_int_equal(rf_side_init(&in, 1, &err), 0);
+    assert_int_equal(in.place.span, 32);
+    struct rf_cluster c = small_cluster();
+    c.nodes = 12;
+    c.nvlink.domain_gpus = 12;
+    c.nic.per_node = 4;
+    struct rf_topology topo;
+    assert_int_equal(rf_topology_init(&topo, &c, &err), 0);
+    int64_t model = 0;
+    for (size_t i = 0; i < m.n_tensors; i++)
+        model += rf_tensor_numel(&ts[i]) * 2;
+    for (int k = 0; k < 4; k++) {
+        static const enum rf_strategy st[] = {RF_STRAT_RESHARD, RF_STRAT_HIERARCHICAL,
+                                              RF_STRAT_RESHARD, RF_STRAT_BROADCAST};
+        struct rf_plan_opts o = {.topo = &topo,
+                                 .sources = k == 2 ? RF_SOURCES_LOCAL : RF_SOURCES_BALANCED};
+        struct rf_plan p;
+        if (rf_plan_build(&p, &m, &tr, &in, st[k], NULL, &o, &err) < 0)
+            fail_msg("%s", err.msg);
+        if (st[k] != RF_STRAT_BROADCAST) /* whose deliveries are collectives: below */
+            check_coverage(&p, &tr, &in);
+        int64_t engine_bytes[3] = {0};
+        for (size_t i = 0; i < p.n_transfers; i++) {
+            const struct rf_transfer *x = &p.transfers[i];
+            for (int32_t j = 0; x->phase == RF_PHASE_DELIVER && j < x->dst_count; j++) {
+                int32_t g = x->dst + j * x->dst_stride;
+                assert_true(rf_side_has_gpu(&in, g));
+                /* Engine r holds GPUs 12 + 12 r .. + 7: all in domain r + 1. */
+                assert_true((g - 12) % 12 < 8);
+                engine_bytes[(g - 12) / 12] += x->bytes;
+            }
+        }
+        if (st[k] == RF_STRAT_BROADCAST) {
+            assert_int_equal(p.n_collectives, m.n_tensors);
+            for (size_t i = 0; i < p.n_collectives; i++) {
+                const struct rf_collective *x = &p.collectives[i];
+                assert_int_equal(x->root, 0);
+                assert_int_equal(x->first_gpu, 12);
+                assert_int_equal(x->gpu_count, 32);
+                assert_int_equal(x->gpu_stride, 1);
+            }
+            /* Written into the 24 engine GPUs, moved over all 32 (idle ones too) plus the
+             * gathers to GPU 0 of what it does not hold. */
+            assert_int_equal(p.total.payload_bytes, 24 * model);
+            int64_t gathered = 0;
+            for (size_t i = 0; i < p.n_transfers; i++)
+                if (p.transfers[i].src != p.transfers[i].dst)
+                    gathered += p.transfers[i].bytes * p.transfers[i].dst_count;
+            assert_int_equal(p.total.moved_bytes, 32 * model + gathered);
+        } else {
+            /* Each engine receives its shards: q and o (4096 bytes each) on both DP ranks,
+             * the experts (8192) once over EP8, the norm (64) on all 8 GPUs. */
+            for (int r = 0; r < 3; r++)
+                assert_int_equal(engine_bytes[r], 2 * (4096 + 4096) + 8192 + 8 * 64);
+        }
+        rf_plan_release(&p);
+    }
+    /* Packed, the same engines cross a domain boundary. */
+    struct rf_side packed = infer_side(4, 1, 2, 8, 3, 12, 1, RF_DT_BF16);
+    assert_int_not_equal(topo.place[20].domain, topo.place[27].domain);
+    assert_true(rf_side_has_gpu(&packed, 20) && rf_side_has_gpu(&packed, 27));
+    assert_false(rf_side_has_gpu(&in, 20));
+    rf_side_release(&packed);
+    rf_topology_release(&topo);
+    release_sides(&tr, &in);
+}
+
 /* Bytes each NIC sends in plan p, by the NIC_OUT link of each delivery's route: the
  * simulator's routing, not the planner's own account. nic_out has topo.nics entries. */
 static void nic_egress(const struct rf_plan *p, const struct rf_topology *t, int64_t *nic_out)
@@ -728,6 +826,7 @@ int main(void)
         cmocka_unit_test(random_layouts_cover_exactly_once),
         cmocka_unit_test(hierarchical_leaders_spread_over_nics),
         cmocka_unit_test(balanced_sources_spread_over_pxn_nics),
+        cmocka_unit_test(domain_placed_engines_stay_in_their_domains),
         cmocka_unit_test(results_independent_of_rank_order),
         cmocka_unit_test(overflowing_models_are_refused),
         cmocka_unit_test(byte_counts_past_int64_are_refused),

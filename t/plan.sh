@@ -218,4 +218,23 @@ is "$(json "$tmp/ring.json" '$.relay.ring') $(json "$tmp/noring.json" '$.relay.r
 is "$(sql "$tmp/relay.db" "SELECT relay_ring, chunk_bytes FROM run ORDER BY id")" \
     "1|4194304
 0|4194304" "the run rows record the relay structure and the 4 MiB chunk"
+# Placement: DeepSeek-V3's TP32 engines on GB200 from GPU 144, two per 72-GPU rack (packed,
+# the third would take 208..239 across racks 2 and 3): GPUs 208..215 idle, none receives a
+# byte, and the text, the JSON and the side row say how they were placed.
+"$REFIT" plan "$SRCDIR/scripts/dsv3-gb200.lua" --db "$tmp/place.db" --json >"$tmp/place.json"
+ok $? "refit plan dsv3-gb200 (engines placed domain by domain)"
+is "$(json "$tmp/place.json" '$.infer_placement.placement') \
+$(json "$tmp/place.json" '$.infer_placement.span') \
+$(json "$tmp/place.json" '$.infer_placement.engines_per_domain')" "domain 136 2" \
+    "--json: domain placement over 136 GPUs, 2 engines per rack"
+is "$(sql "$tmp/place.db" "SELECT count(*), min(dst_gpu), max(dst_gpu),
+                                  count(*) FILTER (WHERE dst_gpu BETWEEN 208 AND 215)
+                           FROM (SELECT DISTINCT dst_gpu FROM transfer_each)")" "128|144|279|0" \
+    "deliveries reach the 128 engine GPUs 144..207 and 216..279, none of the idle 208..215"
+"$REFIT" plan "$SRCDIR/scripts/dsv3-gb200.lua" --db "$tmp/place.db" >"$tmp/place.txt"
+is "$(grep '^  infer' "$tmp/place.txt")" \
+    "  infer   128 GPUs from 144   tp32 pp1 dp1 ep1 x4 replicas, 2 per 72-GPU domain, bf16" \
+    "the infer line says how the engines were placed"
+is "$(sql "$tmp/place.db" "SELECT DISTINCT infer_layout FROM run")" \
+    "tp32 pp1 dp1 ep1 x4 replicas, 2 per 72-GPU domain" "and so does the run's infer_layout"
 done_testing

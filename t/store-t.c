@@ -253,6 +253,61 @@ static void saved_run_loads_back(void **state)
     fixture_release(&f);
 }
 
+/* A side placed domain by domain (schema 7) round-trips: engines of 2 in domains of 3 from
+ * GPU 3 (GPUs 3-4 and 6-7, 5 idle) store placement 'domain', domain_gpus 3 and span 5, and
+ * load back with the same mesh; a span edited since is refused rather than replayed on
+ * other GPUs. */
+static void placement_is_stored_and_rebuilt(void **state)
+{
+    (void)state;
+    struct fixture f;
+    struct rf_store st;
+    struct rf_error err;
+    struct rf_stored_run r;
+    int64_t run = 0;
+    fixture_init(&f);
+    rf_plan_release(&f.plan);
+    free(f.in.layer_stage);
+    f.in.tp = 2;
+    f.in.gpus = 4;
+    f.in.first_gpu = 3;
+    f.in.domain_gpus = 3;
+    assert_int_equal(rf_side_init(&f.in, 1, &err), 0);
+    assert_int_equal(rf_plan_build(&f.plan, &f.m, &f.tr, &f.in, RF_STRAT_RESHARD, NULL, NULL, &err),
+                     0);
+    assert_int_equal(rf_store_open(&st, path, RF_STORE_CREATE, &err), 0);
+    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), 0);
+    assert_int_equal(query("SELECT count(*) FROM side WHERE side = 'infer' AND "
+                           "placement = 'domain' AND domain_gpus = 3 AND span = 5 AND gpus = 4"),
+                     1);
+    assert_int_equal(query("SELECT count(*) FROM side WHERE side = 'train' AND "
+                           "placement = 'packed' AND domain_gpus = 0 AND span = 2"),
+                     1);
+    assert_int_equal(query("SELECT count(*) FROM transfer_each WHERE dst_gpu = 5"), 0);
+    if (rf_store_load_run(&st, run, &r, &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(r.infer.domain_gpus, 3);
+    assert_true(r.infer.place.gaps);
+    assert_int_equal(r.infer.place.span, 5);
+    assert_int_equal(r.infer.dense.ndim, 4);
+    assert_int_equal(r.infer.dense.stride[0], 3);
+    assert_int_equal(r.infer.dense.size[0], 2);
+    rf_stored_run_release(&r);
+    rf_store_close(&st);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db, "UPDATE side SET span = 4 WHERE side = 'infer'", NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(rf_store_open(&st, path, RF_STORE_EXISTING, &err), 0);
+    assert_int_equal(rf_store_load_run(&st, run, &r, &err), RF_EINVAL);
+    assert_string_equal(err.msg, "run 1: the infer side spans 4 GPUs, rebuilt it spans 5");
+    rf_stored_run_release(&r);
+    rf_store_close(&st);
+    fixture_release(&f);
+}
+
 /* A file written by schema version 1 (t/data/store/v1.sql, dumped from refit 0.1.0) is
  * migrated in place: its run survives with no schedule, and new runs get one. */
 static void version_1_file_is_migrated(void **state)
@@ -324,6 +379,16 @@ static void version_5_file_is_migrated(void **state)
                            "exec_config IS NULL AND seconds > 0 AND bytes_verified = 8655360"),
                      1);
     assert_int_equal(query("SELECT count(*) FROM measured_round WHERE measurement_id = 1"), 7);
+    /* Sides stored before schema 7 have no placement: packed, as every side was then. */
+    assert_int_equal(query("SELECT count(*) FROM side WHERE run_id = 1 AND placement IS NULL "
+                           "AND domain_gpus IS NULL AND span IS NULL"),
+                     2);
+    struct rf_stored_run old;
+    if (rf_store_load_run(&st, 1, &old, &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_true(old.infer.domain_gpus == 0 && !old.infer.place.gaps &&
+                old.infer.place.span == old.infer.gpus);
+    rf_stored_run_release(&old);
     struct rf_measurement m = {.run_id = 1,
                                .backend = "nccl",
                                .world_size = 2,
@@ -725,6 +790,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(version_1_file_is_migrated, setup, teardown),
         cmocka_unit_test_setup_teardown(version_5_file_is_migrated, setup, teardown),
         cmocka_unit_test_setup_teardown(version_6_file_is_migrated, setup, teardown),
+        cmocka_unit_test_setup_teardown(placement_is_stored_and_rebuilt, setup, teardown),
         cmocka_unit_test_setup_teardown(saved_run_loads_back, setup, teardown),
         cmocka_unit_test_setup_teardown(measurements_are_stored, setup, teardown),
         cmocka_unit_test(error_may_wrap_its_own_message),

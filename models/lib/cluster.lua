@@ -340,15 +340,19 @@ function cluster.load(spec, site, field, dirs)
     return c
 end
 
--- Raises at `prefix`.gpus when the GPUs first_gpu .. first_gpu + gpus - 1 of a normalised
--- side do not exist in cluster `c`.
+-- Raises at `prefix`.gpus when the GPUs first_gpu .. first_gpu + span - 1 of a normalised
+-- side (span: its GPUs with the idle ones between its engines, layout.place; gpus when it
+-- has none) do not exist in cluster `c`.
 function cluster.fit(c, side, site, prefix)
     local total = c.nodes * c.gpus_per_node
-    local last = side.first_gpu + side.gpus - 1
+    local span = side.span or side.gpus
+    local last = side.first_gpu + span - 1
     if last >= total then
+        local idle = span > side.gpus
+            and string.format(" (%d of them idle between engines)", span - side.gpus) or ""
         schema.raise(site, prefix .. ".gpus", string.format(
-            "GPUs %d..%d do not fit in the cluster's %d GPUs (%s: %d node%s x %d GPUs)",
-            side.first_gpu, last, total, c.name, c.nodes, c.nodes == 1 and "" or "s",
+            "GPUs %d..%d%s do not fit in the cluster's %d GPUs (%s: %d node%s x %d GPUs)",
+            side.first_gpu, last, idle, total, c.name, c.nodes, c.nodes == 1 and "" or "s",
             c.gpus_per_node))
     end
 end

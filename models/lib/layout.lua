@@ -52,6 +52,11 @@ layout.INFER = { type = "record", required = true, fields = {
     -- vLLM's gpu_memory_utilization: the engine's share of each GPU (weights, then the KV
     -- cache); SGLang's mem_fraction_static plays the same part.
     gpu_memory_utilization = { type = "number", above = 0, max = 1, default = 0.9 },
+    -- How engines sit on the NVLink domains (layout.place): "domain" never splits an engine
+    -- across two, leaving GPUs idle where engines do not divide a domain (64-GPU engines in
+    -- 72-GPU racks), as real racks are used; "packed" puts them back to back from first_gpu,
+    -- a deliberate what-if or engines that do span racks.
+    placement = { type = "string", values = { "domain", "packed" }, default = "domain" },
 } }
 
 -- Megatron's stage split. With pp_first/pp_last the remaining layers split evenly over the
@@ -214,8 +219,72 @@ function layout.infer(t, model, site, prefix)
     return {
         gpus = t.gpus, first_gpu = t.first_gpu, tp = t.tp, pp = t.pp, dp = t.dp, ep = t.ep,
         replicas = replicas, dtype = t.dtype, gpu_memory_utilization = t.gpu_memory_utilization,
-        stage_layers = infer_stages(t.pp, model.layers),
+        placement = t.placement, stage_layers = infer_stages(t.pp, model.layers),
     }
+end
+
+-- Whether engines of e GPUs, r of them packed back to back from GPU f, split one across
+-- two domains of d GPUs: an engine smaller than a domain crossing a boundary, a larger one
+-- starting off one. Engine i starts at f + i*e modulo d, which repeats within d engines.
+local function packed_splits(e, r, f, d)
+    if e > d then
+        return f % d ~= 0 or (r > 1 and e % d ~= 0)
+    end
+    for i = 0, math.min(r, d) - 1 do
+        if (f + i * e) % d > d - e then
+            return true
+        end
+    end
+    return false
+end
+
+-- Where r engines of e GPUs go from GPU f on NVLink domains of d GPUs (d = 0: packed), as
+-- sim/layout.c rf_engine_place: { gaps, per_domain, stride, span }, or nil, the field
+-- ("first_gpu" or "gpus") and the message when "domain" cannot place them. Packed, or when
+-- packing splits no engine, there are no gaps: stride e, span e*r. Otherwise engines of
+-- e < d go d // e per domain (stride d), which needs f at a domain boundary and r a
+-- multiple of d // e; engines of e > d take ceil(e / d) whole domains each. A pure function
+-- (layout.place raises with its answer), for whoever enumerates layouts.
+function layout.engine_place(e, r, f, d, prefix)
+    prefix = prefix or "infer"
+    local packed = { gaps = false, per_domain = 1, stride = e, span = e * r }
+    if d == 0 or not packed_splits(e, r, f, d) then
+        return packed
+    end
+    if f % d ~= 0 then
+        return nil, "first_gpu", string.format(
+            "%d is not at an NVLink domain boundary, so engines of %d GPUs would be split "
+            .. "across domains of %d GPUs; start at a multiple of %d (%d), or set "
+            .. "%s.placement = 'packed'", f, e, d, d, (f + d - 1) // d * d, prefix)
+    end
+    if e < d then
+        local k = d // e
+        if r % k ~= 0 then
+            return nil, "gpus", string.format(
+                "%d engines of %d GPUs do not fill domains of %d GPUs evenly (%d engines per "
+                .. "domain); use a multiple of %d engines (%d GPUs), or set %s.placement = "
+                .. "'packed'", r, e, d, k, k, k * e, prefix)
+        end
+        return { gaps = true, per_domain = k, stride = d, span = (r // k - 1) * d + k * e }
+    end
+    local stride = (e + d - 1) // d * d
+    return { gaps = true, per_domain = 1, stride = stride, span = (r - 1) * stride + e }
+end
+
+-- Places the engines of a normalised `infer` side on the NVLink domains of cluster `c`
+-- (infer.placement: "domain" against c.nvlink.domain_gpus, or "packed") and adds to it
+-- domain_gpus (the domain size placed against; 0 when packed), span (GPUs from first_gpu to
+-- the last engine GPU, idle ones included) and per_domain (engines per domain, placed with
+-- gaps; else 1). C places them again (rf_engine_place), whoever built the side.
+function layout.place(t, c, site, prefix)
+    local d = t.placement == "domain" and c.nvlink.domain_gpus or 0
+    local p, field, message = layout.engine_place(t.tp * t.pp * t.dp, t.replicas, t.first_gpu,
+        d, prefix)
+    if not p then
+        schema.raise(site, prefix .. "." .. field, message)
+    end
+    t.domain_gpus, t.span, t.per_domain = d, p.span, p.per_domain
+    return t
 end
 
 return layout

@@ -146,7 +146,7 @@ function scenario.normalise(raw, source, base_dir, context, overrides, line)
     local c = cluster.load(s.cluster, site, "cluster",
         { models = context.models_dir, base = base_dir })
     local train = layout.train(s.train, model, site, "train")
-    local infer = layout.infer(s.infer, model, site, "infer")
+    local infer = layout.place(layout.infer(s.infer, model, site, "infer"), c, site, "infer")
     cluster.fit(c, train, site, "train")
     cluster.fit(c, infer, site, "infer")
     local staging = staging_bytes(s.staging_mb, c)

@@ -60,6 +60,17 @@ local SCENARIOS = {
         .. "128 GPUs (dgx-h100: 16 nodes x 8 GPUs)" },
     { "cluster-infer-fit.lua", 7, "infer.gpus", "GPUs 256..511 do not fit in the cluster's "
         .. "384 GPUs (dgx-h100: 48 nodes x 8 GPUs)" },
+    -- Placement: engines never split across NVLink domains, or the scenario says how.
+    { "placement-first-gpu.lua", 8, "infer.first_gpu", "36 is not at an NVLink domain "
+        .. "boundary, so engines of 64 GPUs would be split across domains of 72 GPUs; start at "
+        .. "a multiple of 72 (72), or set infer.placement = 'packed'" },
+    { "placement-gpus.lua", 7, "infer.gpus", "6 engines of 16 GPUs do not fill domains of 72 "
+        .. "GPUs evenly (4 engines per domain); use a multiple of 4 engines (64 GPUs), or set "
+        .. "infer.placement = 'packed'" },
+    { "placement-fit.lua", 7, "infer.gpus", "GPUs 0..279 (24 of them idle between engines) do "
+        .. "not fit in the cluster's 260 GPUs (gb200-nvl72: 65 nodes x 4 GPUs)" },
+    { "placement-value.lua", 7, "infer.placement",
+      "expected one of 'domain', 'packed', got 'spread'" },
     -- Sizes are bounded before any sum or product, so nothing wraps (2^20 GPUs at most).
     { "first-gpu-max.lua", 6, "train.first_gpu",
       "expected an integer from 0 to 1048575, got 9223372036854775807" },

@@ -342,6 +342,47 @@ local exact = scenario_table({ model = "qwen3-8b", cluster = { system = "dgx-h10
 tap.ok(math.type(exact.infer.gpus) == "integer" and exact.staging_bytes == 20000000000,
     "integral floats are sizes; 2 x 20 GB of staging fit in 80 GB")
 
+-- Placement (layout.place): engines that do not divide the NVLink domain are placed domain
+-- by domain, the span counting the idle GPUs; packed, or engines that divide it, span gpus.
+local function placed(path)
+    local p = refit.load_scenario(root .. "/scripts/" .. path .. ".lua")
+    local i = p.infer
+    return string.format("%s %d %d %d %d", i.placement, i.domain_gpus, i.gpus, i.span,
+        i.per_domain)
+end
+tap.is(placed("dsv3-gb200"), "domain 72 128 136 2",
+    "dsv3-gb200: TP32 engines 2 per 72-GPU rack, 8 idle in the first: span 72 + 64")
+tap.is(placed("kimi-k3-gb200"), "domain 72 4096 4600 1",
+    "kimi-k3-gb200: 64 engines of 64, one per rack: span 63 x 72 + 64")
+tap.is(placed("qwen3-235b-gb200"), "domain 72 128 128 1",
+    "qwen3-235b-gb200: TP8 divides 72, nothing changes")
+local function gb200(infer)
+    local t = scenario_table({ model = "deepseek-v3", cluster = { system = "gb200-nvl72",
+        nodes = 72 }, train = { gpus = 128, pp = 8, ep = 16 }, infer = infer })
+    return string.format("%s %d %d %d", t.infer.placement, t.infer.domain_gpus, t.infer.span,
+        t.infer.per_domain)
+end
+tap.is(gb200({ gpus = 128, first_gpu = 144, tp = 32, placement = "packed" }), "packed 0 128 1",
+    "placement = 'packed': back to back, as before")
+tap.is(gb200({ gpus = 192, first_gpu = 0, tp = 32, dp = 3 }), "domain 72 240 1",
+    "engines of 96 take 2 whole racks each: span 144 + 96")
+
+local layout = require("layout")
+local function place_text(...)
+    local p, field, message = layout.engine_place(...)
+    if not p then
+        return field .. ": " .. message
+    end
+    return string.format("%s %d %d %d", tostring(p.gaps), p.per_domain, p.stride, p.span)
+end
+tap.is(place_text(64, 64, 2088, 72), "true 1 72 4600",
+    "layout.engine_place: Kimi K3's 64 engines of 64, one per rack (sim/layout.c agrees)")
+tap.is(place_text(16, 256, 2088, 72), "true 4 72 4600", "engines of 16: 4 per rack")
+tap.is(place_text(8, 16, 144, 72), "false 1 8 128", "engines of 8 divide 72: packed")
+tap.is(place_text(16, 6, 0, 72), "gpus: 6 engines of 16 GPUs do not fill domains of 72 GPUs "
+    .. "evenly (4 engines per domain); use a multiple of 4 engines (64 GPUs), or set "
+    .. "infer.placement = 'packed'", "layout.engine_place: the field and message, no raise")
+
 -- Every shipped scenario still loads (those of scripts/ present in this tree).
 for _, name in ipairs({ "dsv3-h100", "dsv3-gb200", "qwen3-235b-h100", "qwen3-235b-gb200",
                         "kimi-k3-gb200", "kimi-k3-bench" }) do
