@@ -8,6 +8,12 @@ failed=0
 : "${SRCDIR:=.}"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/refit-t.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+# Open MPI 4.1 keeps its session directory in /tmp/ompi.<host>.<uid>, shared by every mpirun
+# of the user; two starting at once (tests run in parallel, make -j2 check) race on it and
+# one fails with "mkdir ... File exists" in orte_init (seen: 1 run in 30 of t/gpu-check.sh).
+# Each test's mpiruns get a base of their own.
+OMPI_MCA_orte_tmpdir_base=$tmp
+export OMPI_MCA_orte_tmpdir_base
 
 
 ok() { # ok CONDITION-EXIT-STATUS DESCRIPTION
