@@ -3,9 +3,11 @@
 -- source side: 1342 GB must leave the 64 trainers' NICs at least once (0.44 s at the
 -- preset's 48 GB/s per NIC); reaching it takes relays spread over every inference NIC,
 -- nine replicas per domain sharing what crossed the fabric once.
--- A what-if on the training side: 64 GPUs hold DeepSeek-V3's BF16 weights but not its Adam
--- state (205 GB per GPU with EP16's expert data parallelism of 1, refit's memory line), so
--- the layout is planned with allow_overcommit; it stays as it was for issue 10's figures.
+-- A what-if on both sides (refit's memory lines): 64 training GPUs hold DeepSeek-V3's BF16
+-- weights but not its Adam state (205 GB per 186 GB GPU with EP16's expert data
+-- parallelism of 1), and a BF16 TP8 engine needs 177 GB per GPU against the engine's 167 GB
+-- (served in FP8 it would fit). Planned with allow_overcommit; it stays as it was for
+-- issue 10's figures.
 return {
   allow_overcommit = true,
   model    = "deepseek-v3",
