@@ -1,0 +1,137 @@
+-- search.lua: the inference layouts `refit search` considers for a scenario (sim/search.c
+-- ranks them): every TP x DP x PP x EP split of the requested GPU counts that vLLM accepts.
+
+-- The rules are layout.infer's own (each candidate is normalised by it, so no rule is
+-- written twice), plus three of the search's: experts split whole over EP (every EP rank
+-- holds as many), attention data parallelism only with expert parallelism (without it a DP
+-- rank holds what a replica holds: the same layout as more replicas), and engines aligned to
+-- the NVLink domains. Memory fit is C's (sim/memory.c): it needs the layout algebra.
+
+local schema = require("schema")
+local layout = require("layout")
+local policy = require("policy")
+
+local search = {}
+
+search.DTYPES = { "bf16", "fp8" }
+
+-- What refit.search (a study) accepts; the command checks its flags to the same ranges.
+search.OPTIONS = { type = "record", fields = {
+    gpus = { type = "list", min_items = 1, max_items = 64,
+             items = { type = "integer", min = 1, max = schema.MAX_GPUS } },
+    dtypes = { type = "list", min_items = 1, max_items = 2,
+               items = { type = "string", values = search.DTYPES } },
+    top = { type = "integer", min = 0, max = schema.MAX_GPUS, default = 5 },
+    label = { type = "string" },
+    strategy = { type = "string", values = policy.strategies },
+    -- Also engines that cross NVLink domains (packed: refit numbers GPUs engine after
+    -- engine), marked as such: where no aligned engine fits (64-GPU engines in 72-GPU racks).
+    spanning = { type = "boolean", default = false },
+} }
+
+-- How an engine of `size` GPUs from `first` sits in NVLink domains of `domain` GPUs: aligned
+-- when no engine crosses a domain boundary (its size divides the domain and the first GPU
+-- starts an engine slot, or it is a multiple of the domain starting at a boundary); else the
+-- packed engines span domains. Returns "aligned" or "spans" and the infer fields that place
+-- it. Once infer.placement = "domain" exists, a spanning engine is placed domain by domain
+-- instead: return "aligned", { placement = "domain" } here.
+local function alignment(size, first, domain)
+    local offset = first % domain
+    if domain % size == 0 and offset % size == 0 or size % domain == 0 and offset == 0 then
+        return "aligned", {}
+    end
+    return "spans", {}
+end
+
+-- The divisors of n in increasing order (pairs up to its square root: n may be 2^20).
+local function divisors(n)
+    local low, high = {}, {}
+    local d = 1
+    while d * d <= n do
+        if n % d == 0 then
+            low[#low + 1] = d
+            if d * d ~= n then
+                table.insert(high, 1, n // d)
+            end
+        end
+        d = d + 1
+    end
+    return table.move(high, 1, #high, #low + 1, low)
+end
+
+local function copy(t)
+    local c = {}
+    for k, v in pairs(t) do
+        c[k] = v
+    end
+    return c
+end
+
+-- The cluster field of a raw scenario with at least `nodes` nodes: a search over more GPUs
+-- than the scenario's cluster holds grows it (idle nodes carry nothing, so the figures of
+-- the smaller counts do not change).
+local function with_nodes(spec, nodes)
+    local c = type(spec) == "string" and { system = spec } or copy(spec)
+    c.nodes = nodes
+    return c
+end
+
+-- Candidate layouts of scenario `raw` (as written; `base` is it normalised) for `request`
+-- ({ gpus = {...}, dtypes = {...}, spanning = bool }, validated; absent lists mean the
+-- scenario's). Each is { table = raw with infer (and cluster.nodes) replaced, gpus, tp, dp,
+-- pp, ep, dtype, replicas, nodes, spans }, in order of GPU count, dtype, pp, tp, dp.
+function search.layouts(raw, base, request)
+    local model, c, infer = base.model, base.cluster, base.infer
+    local gpus = request.gpus or { infer.gpus }
+    local dtypes = request.dtypes or { infer.dtype }
+    local domain, first = c.nvlink.domain_gpus, infer.first_gpu
+    local site = { file = base.source, line = 0, scan = false }
+    local out = {}
+    for _, n in ipairs(gpus) do
+        local need = (first + n + c.gpus_per_node - 1) // c.gpus_per_node
+        local nodes = math.max(c.nodes, need)
+        for _, dtype in ipairs(dtypes) do
+            for _, pp in ipairs(divisors(n)) do
+                for _, tp in ipairs(divisors(n // pp)) do
+                    for _, dp in ipairs(divisors(n // (pp * tp))) do
+                        -- EP off (dp 1 only: see the header) and on (over tp x dp).
+                        local eps = {}
+                        if dp == 1 then
+                            eps[#eps + 1] = 1
+                        end
+                        if model.experts > 0 and tp * dp > 1 and model.experts % (tp * dp) == 0 then
+                            eps[#eps + 1] = tp * dp
+                        end
+                        for _, ep in ipairs(eps) do
+                            local t = { gpus = n, first_gpu = first, tp = tp, pp = pp, dp = dp,
+                                        ep = ep, dtype = dtype,
+                                        gpu_memory_utilization = infer.gpu_memory_utilization }
+                            local valid = pcall(layout.infer, t, model, site, "infer")
+                            local fit, fields = alignment(tp * dp * pp, first, domain)
+                            if valid and (fit == "aligned" or request.spanning) then
+                                local i = copy(raw.infer)
+                                i.gpus, i.tp, i.pp, i.dp, i.ep, i.dtype = n, tp, pp, dp, ep, dtype
+                                i.replicas = nil
+                                for k, v in pairs(fields) do
+                                    i[k] = v
+                                end
+                                local r = copy(raw)
+                                r.infer = i
+                                if nodes > c.nodes then
+                                    r.cluster = with_nodes(raw.cluster, nodes)
+                                end
+                                out[#out + 1] = { table = r, gpus = n, tp = tp, dp = dp, pp = pp,
+                                                  ep = ep, dtype = dtype,
+                                                  replicas = n // (tp * dp * pp), nodes = nodes,
+                                                  spans = fit == "spans" }
+                            end
+                        end
+                    end
+                end
+            end
+        end
+    end
+    return out
+end
+
+return search
