@@ -18,8 +18,8 @@
 #include "search_lua.h"
 
 static const char usage_search[] =
-    "usage: refit search SCENARIO [--gpus N,...] [--dtype bf16,fp8] [--top K] [--strategy S]\n"
-    "                    [--spanning] [--db FILE] [--label TEXT] [--json]\n"
+    "usage: refit search SCENARIO [--gpus N,...] [--dtype bf16,fp8] [--pp N,...] [--top K]\n"
+    "                    [--strategy S] [--spanning] [--db FILE] [--label TEXT] [--json]\n"
     "\n"
     "Lists the inference layouts of SCENARIO that fit in the GPUs' memory (TP x DP x PP x EP\n"
     "as vLLM accepts them, experts whole per EP rank, engines aligned to the NVLink domains),\n"
@@ -29,6 +29,7 @@ static const char usage_search[] =
     "  --gpus N,...    inference GPU counts (default: the scenario's infer.gpus); a count\n"
     "                  the scenario's cluster cannot hold grows cluster.nodes\n"
     "  --dtype D,...   bf16, fp8 or both (default: the scenario's infer.dtype)\n"
+    "  --pp N,...      pipeline sizes to consider (default: every size vLLM accepts)\n"
     "  --top K         layouts simulated in full and stored (default 5; 0: estimates only)\n"
     "  --strategy S    broadcast | reshard | hierarchical | hybrid | auto (default: the\n"
     "                  scenario's)\n"
@@ -63,28 +64,28 @@ static int parse_count(const char *s, int64_t min, int64_t max, int64_t *out)
     return 0;
 }
 
-/* --gpus 1024,2048: each a GPU count, none twice. */
-static int parse_gpus(const char *arg, struct rf_search_request *req)
+/* A list of sizes (--gpus 1024,2048, --pp 1,2): what = "a GPU count"; none twice. */
+static int parse_sizes(const char *flag, const char *what, const char *arg, int64_t *out, int *n)
 {
     char buf[1024], *save = NULL;
+    if (strlen(arg) >= sizeof(buf) || arg[0] == ',' || arg[strlen(arg) - 1] == ',' ||
+        strstr(arg, ",,"))
+        return cmd_usage_fail("search", "%s: expected integers separated by commas, got '%s'", flag,
+                              arg);
     snprintf(buf, sizeof(buf), "%s", arg);
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         int64_t v;
         if (parse_count(tok, 1, RF_GPUS_MAX, &v) < 0)
-            return cmd_usage_fail("search",
-                                  "--gpus: '%s' is not a GPU count (an integer from 1 to %lld)",
-                                  tok, (long long)RF_GPUS_MAX);
-        for (int i = 0; i < req->n_gpus; i++)
-            if (req->gpus[i] == v)
-                return cmd_usage_fail("search", "--gpus: %lld is listed twice", (long long)v);
-        if (req->n_gpus == RF_SEARCH_MAX_GPU_COUNTS)
-            return cmd_usage_fail("search", "--gpus: more than %d counts",
+            return cmd_usage_fail("search", "%s: '%s' is not %s (an integer from 1 to %lld)", flag,
+                                  tok, what, (long long)RF_GPUS_MAX);
+        for (int i = 0; i < *n; i++)
+            if (out[i] == v)
+                return cmd_usage_fail("search", "%s: %lld is listed twice", flag, (long long)v);
+        if (*n == RF_SEARCH_MAX_GPU_COUNTS)
+            return cmd_usage_fail("search", "%s: more than %d values", flag,
                                   RF_SEARCH_MAX_GPU_COUNTS);
-        req->gpus[req->n_gpus++] = v;
+        out[(*n)++] = v;
     }
-    if (req->n_gpus == 0 || arg[strlen(arg) - 1] == ',' || arg[0] == ',' || strstr(arg, ",,"))
-        return cmd_usage_fail("search", "--gpus: expected GPU counts separated by commas, got '%s'",
-                              arg);
     return 0;
 }
 
@@ -92,6 +93,9 @@ static int parse_gpus(const char *arg, struct rf_search_request *req)
 static int parse_dtypes(const char *arg, struct rf_search_request *req)
 {
     char buf[256], *save = NULL;
+    if (strlen(arg) >= sizeof(buf) || arg[0] == ',' || arg[strlen(arg) - 1] == ',' ||
+        strstr(arg, ",,"))
+        return cmd_usage_fail("search", "--dtype: expected bf16, fp8 or bf16,fp8, got '%s'", arg);
     snprintf(buf, sizeof(buf), "%s", arg);
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         enum rf_dtype d;
@@ -103,8 +107,6 @@ static int parse_dtypes(const char *arg, struct rf_search_request *req)
                 return cmd_usage_fail("search", "--dtype: %s is listed twice", tok);
         req->dtypes[req->n_dtypes++] = d;
     }
-    if (req->n_dtypes == 0 || arg[strlen(arg) - 1] == ',' || arg[0] == ',' || strstr(arg, ",,"))
-        return cmd_usage_fail("search", "--dtype: expected bf16, fp8 or bf16,fp8, got '%s'", arg);
     return 0;
 }
 
@@ -290,12 +292,17 @@ static int nothing(const struct rf_search_result *r, const char *path, bool span
 
 int cmd_search(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"gpus", required_argument, NULL, 'g'},  {"dtype", required_argument, NULL, 't'},
-        {"top", required_argument, NULL, 'k'},   {"strategy", required_argument, NULL, 's'},
-        {"spanning", no_argument, NULL, 'p'},    {"db", required_argument, NULL, 'd'},
-        {"label", required_argument, NULL, 'l'}, {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"gpus", required_argument, NULL, 'g'},
+                                         {"dtype", required_argument, NULL, 't'},
+                                         {"pp", required_argument, NULL, 'P'},
+                                         {"top", required_argument, NULL, 'k'},
+                                         {"strategy", required_argument, NULL, 's'},
+                                         {"spanning", no_argument, NULL, 'p'},
+                                         {"db", required_argument, NULL, 'd'},
+                                         {"label", required_argument, NULL, 'l'},
+                                         {"json", no_argument, NULL, 'j'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
     struct rf_search_request req = {.top = RF_SEARCH_TOP_DEFAULT};
     const char *db = "refit.db";
     bool json = false;
@@ -303,7 +310,11 @@ int cmd_search(int argc, char **argv)
     while ((c = cmd_getopt(argc, argv, opts)) != -1) {
         switch (c) {
         case 'g':
-            if (parse_gpus(optarg, &req) != 0)
+            if (parse_sizes("--gpus", "a GPU count", optarg, req.gpus, &req.n_gpus) != 0)
+                return 2;
+            break;
+        case 'P':
+            if (parse_sizes("--pp", "a pipeline size", optarg, req.pp, &req.n_pp) != 0)
                 return 2;
             break;
         case 't':

@@ -16,6 +16,8 @@ struct rf_search_request {
     int n_gpus;
     enum rf_dtype dtypes[2]; /* bf16, fp8; none: the scenario's infer.dtype */
     int n_dtypes;
+    int64_t pp[RF_SEARCH_MAX_GPU_COUNTS]; /* pipeline sizes allowed; none: every one */
+    int n_pp;
     int64_t top;          /* layouts simulated in full and stored (0: none) */
     const char *strategy; /* NULL: the scenario's */
     const char *label;    /* stored with the runs; NULL: "search" */

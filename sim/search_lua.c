@@ -38,6 +38,14 @@ static void push_request(lua_State *L, const struct rf_search_request *req)
         }
         lua_setfield(L, -2, "dtypes");
     }
+    if (req->n_pp > 0) {
+        lua_createtable(L, req->n_pp, 0);
+        for (int i = 0; i < req->n_pp; i++) {
+            lua_pushinteger(L, (lua_Integer)req->pp[i]);
+            lua_rawseti(L, -2, i + 1);
+        }
+        lua_setfield(L, -2, "pp");
+    }
     lua_pushboolean(L, req->spanning);
     lua_setfield(L, -2, "spanning");
 }
@@ -196,6 +204,15 @@ static void read_options(lua_State *L, struct rf_search_request *req)
                 req->gpus[req->n_gpus++] = (int64_t)lua_tointeger(L, -1);
             lua_pop(L, 1);
         }
+    lua_getfield(L, 2, "pp");
+    if (lua_istable(L, -1))
+        for (lua_Integer i = 1; i <= (lua_Integer)lua_rawlen(L, -1); i++) {
+            lua_rawgeti(L, -1, i);
+            if (req->n_pp < RF_SEARCH_MAX_GPU_COUNTS)
+                req->pp[req->n_pp++] = (int64_t)lua_tointeger(L, -1);
+            lua_pop(L, 1);
+        }
+    lua_pop(L, 1);
     lua_getfield(L, 2, "dtypes");
     if (lua_istable(L, -1))
         for (lua_Integer i = 1; i <= (lua_Integer)lua_rawlen(L, -1); i++) {

@@ -160,6 +160,12 @@ is "$("$SQLITE3" :memory: "SELECT count(*) FROM json_each(readfile('$tmp/f.json'
      f.value->>'weights_bytes' >= b.value->>'weights_bytes'")" 0 \
     "every layout holds fewer bytes in FP8"
 
+# --pp keeps the pipeline sizes asked for.
+"$REFIT" search "$scen" --gpus 8,16 --pp 1,4 --top 0 --json >"$tmp/pp.json"
+is "$("$SQLITE3" :memory: "SELECT value->>'pp', count(*) FROM json_each(readfile('$tmp/pp.json'),
+     '\$.layouts') GROUP BY value->>'pp' ORDER BY 1" | tr '\n' ' ')" "1|20 4|12 " \
+    "--pp 1,4: the 20 layouts without a pipeline and the 12 of four stages that fit"
+
 # Engines that cross NVLink domains: only with --spanning, and marked.
 "$REFIT" search "$scen" --gpus 12 --spanning --top 0 --json >"$tmp/sp.json"
 is "$(json "$tmp/sp.json" '$.enumerated') $(json "$tmp/sp.json" '$.fit')" "26 17" \
@@ -186,8 +192,10 @@ is "$(err --gpus 8,x) $(cat "$tmp/err")" "2 refit: --gpus: 'x' is not a GPU coun
 from 1 to 1048576) (see refit search --help)" "--gpus with a word is refused"
 is "$(err --gpus 8,8) $(cat "$tmp/err")" \
     "2 refit: --gpus: 8 is listed twice (see refit search --help)" "a count twice is refused"
-is "$(err --gpus 8,) $(cat "$tmp/err")" "2 refit: --gpus: expected GPU counts separated by \
+is "$(err --gpus 8,) $(cat "$tmp/err")" "2 refit: --gpus: expected integers separated by \
 commas, got '8,' (see refit search --help)" "a trailing comma is refused"
+is "$(err --pp 1,-2) $(cat "$tmp/err")" "2 refit: --pp: '-2' is not a pipeline size (an integer \
+from 1 to 1048576) (see refit search --help)" "--pp -2 is refused"
 is "$(err --dtype fp4) $(cat "$tmp/err")" "2 refit: --dtype: 'fp4' is not an inference dtype \
 (bf16 or fp8) (see refit search --help)" "--dtype fp4 is refused"
 is "$(err --dtype fp8,fp8) $(cat "$tmp/err")" \

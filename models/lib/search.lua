@@ -21,6 +21,9 @@ search.OPTIONS = { type = "record", fields = {
              items = { type = "integer", min = 1, max = schema.MAX_GPUS } },
     dtypes = { type = "list", min_items = 1, max_items = 2,
                items = { type = "string", values = search.DTYPES } },
+    -- Pipeline sizes to consider (default: every one that divides the GPU count).
+    pp = { type = "list", min_items = 1, max_items = 64,
+           items = { type = "integer", min = 1, max = schema.MAX_GPUS } },
     top = { type = "integer", min = 0, max = schema.MAX_GPUS, default = 5 },
     label = { type = "string" },
     strategy = { type = "string", values = policy.strategies },
@@ -77,22 +80,30 @@ local function with_nodes(spec, nodes)
 end
 
 -- Candidate layouts of scenario `raw` (as written; `base` is it normalised) for `request`
--- ({ gpus = {...}, dtypes = {...}, spanning = bool }, validated; absent lists mean the
--- scenario's). Each is { table = raw with infer (and cluster.nodes) replaced, gpus, tp, dp,
--- pp, ep, dtype, replicas, nodes, spans }, in order of GPU count, dtype, pp, tp, dp.
+-- ({ gpus = {...}, dtypes = {...}, pp = {...}, spanning = bool }, validated; absent gpus and
+-- dtypes mean the scenario's, absent pp every size). Each is { table = raw with infer (and
+-- cluster.nodes) replaced, gpus, tp, dp, pp, ep, dtype, replicas, nodes, spans }, in order
+-- of GPU count, dtype, pp, tp, dp.
 function search.layouts(raw, base, request)
     local model, c, infer = base.model, base.cluster, base.infer
     local gpus = request.gpus or { infer.gpus }
     local dtypes = request.dtypes or { infer.dtype }
     local domain, first = c.nvlink.domain_gpus, infer.first_gpu
     local site = { file = base.source, line = 0, scan = false }
+    local pps
+    if request.pp then
+        pps = {}
+        for _, p in ipairs(request.pp) do
+            pps[p] = true
+        end
+    end
     local out = {}
     for _, n in ipairs(gpus) do
         local need = (first + n + c.gpus_per_node - 1) // c.gpus_per_node
         local nodes = math.max(c.nodes, need)
         for _, dtype in ipairs(dtypes) do
             for _, pp in ipairs(divisors(n)) do
-                for _, tp in ipairs(divisors(n // pp)) do
+                for _, tp in ipairs(pps and not pps[pp] and {} or divisors(n // pp)) do
                     for _, dp in ipairs(divisors(n // (pp * tp))) do
                         -- EP off (dp 1 only: see the header) and on (over tp x dp).
                         local eps = {}

@@ -172,15 +172,16 @@ function study.run(path, lib, api, search_api)
         return api(s, o.strategy, o.label, true)
     end
 
-    -- refit.search(scenario [, { gpus =, dtypes =, top =, label =, strategy =, spanning = }]):
-    -- the layout search of `refit search` (README, Layout search): the layouts that fit,
-    -- ranked, the best `top` simulated and stored. Returns { enumerated, fit, simulated,
-    -- layouts = { { rank, layout, gpus, tp, dp, pp, ep, engines, dtype, weights_bytes,
-    -- kv_headroom_bytes, bound_s, estimate_s, simulated, predicted_s, run_id, ... } } }.
+    -- refit.search(scenario [, { gpus =, dtypes =, pp =, top =, label =, strategy =,
+    -- spanning = }]): the layout search of `refit search` (README, Layout search): the
+    -- layouts that fit, ranked, the best `top` simulated and stored. Returns { enumerated,
+    -- fit, simulated, layouts = { { rank, layout, gpus, tp, dp, pp, ep, engines, dtype,
+    -- weights_bytes, kv_headroom_bytes, bound_s, estimate_s, simulated, predicted_s,
+    -- run_id, ... } } }.
     function R.search(sc, opts)
         local s = spec(sc, "search")
         if opts ~= nil and type(opts) ~= "table" then
-            fail("refit.search", "expected a table of options { gpus =, dtypes =, top =, "
+            fail("refit.search", "expected a table of options { gpus =, dtypes =, pp =, top =, "
                 .. "label =, strategy =, spanning = } as the second argument, got "
                 .. schema.describe(opts))
         end
