@@ -184,6 +184,27 @@ is "$("$SQLITE3" :memory: "SELECT group_concat(DISTINCT value->>'nodes')
 is "$(sql "$tmp/grow.db" "SELECT cluster_nodes || ' ' || infer_gpus FROM run")" "6 32" \
     "the stored run has them"
 
+# auto: each layout is estimated by auto's screen (its uniform reshard and hierarchical
+# candidates, PXN on and off), the same plans and estimates auto itself records.
+"$REFIT" search "$scen" --gpus 8 --strategy auto --top 1 --db "$tmp/auto.db" --json \
+    >"$tmp/a.json"
+ok $? "refit search --strategy auto succeeds"
+is "$("$SQLITE3" :memory: "SELECT value->>'strategy' FROM json_each(readfile('$tmp/a.json'),
+     '\$.layouts') WHERE value->>'rank' = 1")" auto "the best is simulated with all of auto"
+sed 's/infer = { gpus = 16, first_gpu = 16, tp = 2,/infer = { gpus = 8, first_gpu = 16, tp = 4,/' \
+    "$scen" >"$tmp/tp4.lua"
+"$REFIT" sim "$tmp/tp4.lua" --strategy auto --db "$tmp/auto.db" --json >"$tmp/tp4.json"
+uniform="(c.value->>'candidate' LIKE 'pxn %, balanced sources: %' AND NOT
+    (c.value->>'candidate' LIKE '%=hierarchical%' OR c.value->>'candidate' LIKE '%=broadcast%'
+     OR c.value->>'candidate' LIKE '%=mixed%')) OR (c.value->>'candidate' LIKE
+    'pxn %, balanced sources, ring: %' AND NOT (c.value->>'candidate' LIKE '%=reshard%' OR
+     c.value->>'candidate' LIKE '%=broadcast%' OR c.value->>'candidate' LIKE '%=mixed%'))"
+is "$("$SQLITE3" :memory: "SELECT value->>'estimate_s' FROM json_each(readfile('$tmp/a.json'),
+     '\$.layouts') WHERE value->>'layout' = 'tp4 dp1 pp1 ep1'")" \
+    "$("$SQLITE3" :memory: "SELECT min(c.value->>'estimate_s') FROM
+     json_each(readfile('$tmp/tp4.json'), '\$.auto_candidates') AS c WHERE $uniform")" \
+    "TP4's estimate is the best of auto's own uniform candidates for it"
+
 # Errors.
 err() { "$REFIT" search "$scen" "$@" --db "$tmp/err.db" >/dev/null 2>"$tmp/err"; echo $?; }
 is "$(err --gpus 0) $(cat "$tmp/err")" "2 refit: --gpus: '0' is not a GPU count (an integer \
