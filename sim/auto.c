@@ -504,13 +504,12 @@ static int cmp_ranked(const void *a, const void *b)
     return x->c != y->c ? x->c - y->c : x->t - y->t;
 }
 
-int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_prediction *pred,
-            struct rf_auto_choice *choice, struct rf_error *err)
+/* The search's state for in (freed with search_free). */
+static int search_new(const struct rf_auto_input *in, struct search **out, struct rf_error *err)
 {
     struct search *s = calloc(1, sizeof(*s));
     int rc;
-
-    memset(choice, 0, sizeof(*choice));
+    *out = NULL;
     if (!s)
         return rf_error_set(err, RF_ENOMEM, "out of memory");
     s->in = in;
@@ -520,8 +519,10 @@ int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_pred
     s->n_topo = 1;
     if (in->alt_topo)
         s->topo[s->n_topo++] = in->alt_topo;
-    if ((rc = rf_sim_options_tolerance(&in->sim, &s->tolerance, err)) < 0)
-        goto out;
+    if ((rc = rf_sim_options_tolerance(&in->sim, &s->tolerance, err)) < 0) {
+        free(s);
+        return rc;
+    }
     /* Two threads by default: each prediction in flight holds its flows (about 1.4 GB on
      * Kimi K3 at 6144 GPUs), and the issue's machine has two cores. The caller may ask for
      * another count (the command's REFIT_THREADS); the result does not depend on it. */
@@ -532,6 +533,58 @@ int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_pred
     }
     if (s->threads > MAX_THREADS)
         s->threads = MAX_THREADS;
+    *out = s;
+    return 0;
+}
+
+static void search_free(struct search *s)
+{
+    if (!s)
+        return;
+    if (s->best_c >= 0)
+        rf_prediction_release(&s->best_pred);
+    for (int i = 0; i < s->n; i++)
+        cand_release(&s->c[i]);
+    free(s);
+}
+
+int rf_auto_screen(const struct rf_auto_input *in, struct rf_auto_screen *out, struct rf_error *err)
+{
+    static const enum rf_strategy uniform[] = {RF_STRAT_RESHARD, RF_STRAT_HIERARCHICAL};
+    struct search *s;
+    int rc, bc, bt;
+    memset(out, 0, sizeof(*out));
+    if ((rc = search_new(in, &s, err)) < 0)
+        return rc;
+    for (size_t u = 0; u < sizeof(uniform) / sizeof(uniform[0]); u++)
+        if (!add_cand(s, NULL, uniform[u], in->sources, true)) {
+            rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+            goto out;
+        }
+    if ((rc = bound_new(s, 0)) < 0)
+        goto out;
+    best_estimate(s, &bc, &bt);
+    out->estimate_s = s->c[bc].estimate[bt];
+    out->bound_s = s->c[bc].bound[bt];
+    describe(s, &s->c[bc], bt, out->description, sizeof(out->description));
+    /* Any plan of these sides gives the strategy-independent bound (its tensors' bytes);
+     * lowered by the simulator's margin, as a prediction's lower_bound_s is. */
+    rc = rf_lower_bound(&s->c[0].plan, in->train, in->infer, in->topo, &out->lower_bound_s, err);
+    out->lower_bound_s *= 1 - 2 * s->tolerance;
+out:
+    search_free(s);
+    return rc;
+}
+
+int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_prediction *pred,
+            struct rf_auto_choice *choice, struct rf_error *err)
+{
+    struct search *s;
+    int rc;
+
+    memset(choice, 0, sizeof(*choice));
+    if ((rc = search_new(in, &s, err)) < 0)
+        return rc;
 
     /* Step 1: the named strategies and their other source choice, and hierarchical's
      * other relay structures with the scenario's sources, bounded. */
@@ -674,10 +727,6 @@ int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_pred
 nomem:
     rc = rf_error_set(err, RF_ENOMEM, "out of memory");
 out:
-    if (s->best_c >= 0)
-        rf_prediction_release(&s->best_pred);
-    for (int i = 0; i < s->n; i++)
-        cand_release(&s->c[i]);
-    free(s);
+    search_free(s);
     return rc;
 }

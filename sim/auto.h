@@ -55,4 +55,17 @@ struct rf_auto_choice {
 int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_prediction *pred,
             struct rf_auto_choice *choice, struct rf_error *err);
 
+/* auto's first step alone, for ranking many layouts without predicting any (refit search):
+ * the uniform reshard and hierarchical plans with the scenario's sources and relay, each
+ * bounded and estimated on the scenario's cluster and with PXN flipped (in->alt_topo). The
+ * lowest estimate wins; in->hybrid is not used. */
+struct rf_auto_screen {
+    double estimate_s;     /* the winner's estimate (rf_simulate_bound) */
+    double bound_s;        /* and its plan's bound */
+    double lower_bound_s;  /* rf_lower_bound, strategy-independent, with the simulator's margin */
+    char description[160]; /* the winner: strategy, sources, PXN */
+};
+int rf_auto_screen(const struct rf_auto_input *in, struct rf_auto_screen *out,
+                   struct rf_error *err);
+
 #endif

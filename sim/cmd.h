@@ -4,9 +4,11 @@
 #define RF_CMD_H
 
 #include <getopt.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "error.h"
+#include "store.h"
 
 /* Prints "refit: MESSAGE" on stderr; returns the exit status 1. */
 int cmd_fail(const struct rf_error *err);
@@ -25,10 +27,46 @@ struct rf_sim_options;
  * or empty: the defaults), range-checked: 0, or 1 after printing why on stderr. */
 int cmd_sim_options(struct rf_sim_options *opts);
 
+/* The database of a command, opened (and created) when the first run is stored: a command
+ * that fails before that never creates a file, and no command ever removes one, since
+ * another process may be writing to a database this one found absent. */
+struct lazy_store {
+    const char *path;
+    struct rf_store st;
+    bool open;
+};
+void lazy_store_close(struct lazy_store *ls);
+
+/* What a study's runs share (refit run), and refit search's full simulations. */
+struct rf_lua;
+struct study_ctx {
+    struct rf_lua *L;
+    struct lazy_store *ls;
+    const struct rf_sim_options *sim;
+    bool tty; /* progress on stderr */
+    int runs;
+};
+struct rf_scenario_src;
+struct rf_study_result;
+/* One refit.plan / refit.sim (ctx a struct study_ctx): plan, simulate when asked, store in
+ * one transaction, fill out (sim/refit.c). */
+int study_run_one(void *ctx, const struct rf_scenario_src *src, const char *strategy,
+                  const char *label, bool simulate, struct rf_study_result *out,
+                  struct rf_error *err);
+
+struct rf_search_request;
+struct rf_search_result;
+/* A study's refit.search (ctx a struct study_ctx), with progress when ctx->tty
+ * (sim/cmd_search.c). */
+int cmd_search_study(void *ctx, const struct rf_scenario_src *src,
+                     const struct rf_search_request *req, struct rf_search_result *out,
+                     struct rf_error *err);
+
 int cmd_calibrate(int argc, char **argv); /* sim/cmd_calibrate.c */
 int cmd_report(int argc, char **argv);    /* sim/cmd_report.c */
 int cmd_models(int argc, char **argv);    /* sim/cmd_models.c */
 int cmd_show(int argc, char **argv);      /* sim/cmd_show.c */
 int cmd_diff(int argc, char **argv);      /* sim/cmd_show.c */
+int cmd_search(int argc, char **argv);    /* sim/cmd_search.c */
 
 #endif

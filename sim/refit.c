@@ -22,6 +22,7 @@
 #include "plan.h"
 #include "scenario.h"
 #include "schedule.h"
+#include "search_lua.h"
 #include "simulate.h"
 #include "store.h"
 
@@ -36,6 +37,7 @@ static const char usage_main[] =
     "  plan SCENARIO   build the transfer plan of a scenario and store it\n"
     "  sim SCENARIO    plan, simulate on the scenario's cluster, store the prediction\n"
     "  run STUDY       run a what-if study script (sweeps, tables), storing every run\n"
+    "  search SCENARIO rank the inference layouts that fit, simulate and store the best\n"
     "  calibrate       fit a cluster's calibration to the measured replays\n"
     "  report          write an HTML page of stored runs (tables, gnuplot plots)\n"
     "  models          list the known model architectures\n"
@@ -471,15 +473,6 @@ static int compute_run(struct rf_lua *L, const struct rf_scenario_src *src, cons
     return rc;
 }
 
-/* The database of a command, opened (and created) when the first run is stored: a command
- * that fails before that never creates a file, and no command ever removes one, since
- * another process may be writing to a database this one found absent. */
-struct lazy_store {
-    const char *path;
-    struct rf_store st;
-    bool open;
-};
-
 static int lazy_store_get(struct lazy_store *ls, struct rf_error *err)
 {
     if (ls->open)
@@ -493,7 +486,7 @@ static int lazy_store_get(struct lazy_store *ls, struct rf_error *err)
     return 0;
 }
 
-static void lazy_store_close(struct lazy_store *ls)
+void lazy_store_close(struct lazy_store *ls)
 {
     if (ls->open)
         rf_store_close(&ls->st);
@@ -829,23 +822,15 @@ static const char usage_run[] =
     "transaction per run, labelled as the study says. Progress goes to stderr when it is a\n"
     "terminal.\n";
 
-struct study_ctx {
-    struct rf_lua *L;
-    struct lazy_store *ls;
-    const struct rf_sim_options *sim;
-    bool tty;
-    int runs;
-};
-
 static void copy_str(char *dst, size_t size, const char *src)
 {
     snprintf(dst, size, "%s", src ? src : "");
 }
 
 /* One refit.plan / refit.sim of a study: plan (and simulate), store, report. */
-static int study_run_one(void *ctx, const struct rf_scenario_src *src, const char *strategy,
-                         const char *label, bool simulate, struct rf_study_result *out,
-                         struct rf_error *err)
+int study_run_one(void *ctx, const struct rf_scenario_src *src, const char *strategy,
+                  const char *label, bool simulate, struct rf_study_result *out,
+                  struct rf_error *err)
 {
     struct study_ctx *c = ctx;
     struct refit_run r = {0};
@@ -925,6 +910,7 @@ static int cmd_run(int argc, char **argv)
         goto out;
     }
     struct study_ctx ctx = {.L = L, .ls = &ls, .sim = &sim, .tty = isatty(STDERR_FILENO) != 0};
+    rf_lua_set_study_search(L, &(struct rf_study_search){cmd_search_study, &ctx, sim});
     fflush(stdout);
     if (rf_lua_run_study(L, argv[optind], study_run_one, &ctx, &err) < 0) {
         fflush(stdout);
@@ -976,6 +962,8 @@ int main(int argc, char **argv)
         return finish(cmd_show(argc - 1, argv + 1));
     if (strcmp(argv[1], "diff") == 0)
         return finish(cmd_diff(argc - 1, argv + 1));
+    if (strcmp(argv[1], "search") == 0)
+        return finish(cmd_search(argc - 1, argv + 1));
     fprintf(stderr, "refit: '%s' is not a command; see refit --help\n", argv[1]);
     return 2;
 }

@@ -15,15 +15,9 @@
 #include <sys/stat.h>
 
 #include "checked.h"
+#include "lua_int.h"
 #include "sandbox.h"
-
-struct rf_lua {
-    struct rf_sandbox sb; /* the state, its limits and counters */
-    lua_State *L;
-    int module;  /* registry reference of require("refit") */
-    int handler; /* registry reference of sandbox.message, the message handler */
-    char lib[1024];
-};
+#include "search_lua.h"
 
 int rf_lua_open(struct rf_lua **out, const char *models_dir, struct rf_error *err)
 {
@@ -862,7 +856,8 @@ int rf_lua_run_study(struct rf_lua *R, const char *path, rf_study_fn fn, void *c
     lua_rawgeti(L, LUA_REGISTRYINDEX, R->module);
     lua_pushlightuserdata(L, &up);
     lua_pushcclosure(L, l_study_call, 1);
-    rc = rf_sandbox_pcall(&R->sb, 3, 0, R->handler, path, err);
+    rf_lua_push_study_search(R); /* refit.search and refit.estimate (sim/search_lua.c) */
+    rc = rf_sandbox_pcall(&R->sb, 4, 0, R->handler, path, err);
 out:
     lua_settop(L, top);
     return rc;

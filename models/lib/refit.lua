@@ -11,6 +11,7 @@ local hf = require("hf")
 local policy = require("policy")
 local scenario = require("scenario")
 local cluster = require("cluster")
+local search = require("search")
 
 local refit = {}
 
@@ -208,6 +209,26 @@ function refit.load_scenario_table(spec, overrides)
     end
     return scenario.normalise(copy(spec.table, 0), spec.source, spec.base_dir, context(),
         overrides, spec.line)
+end
+
+-- The candidate layouts of a layout search (models/lib/search.lua) of the scenario file at
+-- `spec`, or of a study's table (a spec as load_scenario_table takes it); `request` is
+-- { gpus =, dtypes =, spanning = } (search.OPTIONS). The scenario is normalised first, so
+-- its own faults are reported as `refit sim` reports them. Each candidate is itself a spec
+-- for load_scenario_table, with its sizes beside (gpus, tp, dp, pp, ep, dtype, replicas,
+-- nodes, spans).
+function refit.search_layouts(spec, request)
+    if type(spec) == "string" then
+        spec = { table = scenario.read(spec, context()), source = spec, base_dir = dirname(spec) }
+    end
+    local site = { file = spec.source, line = spec.line or 0, scan = false }
+    request = schema.validate(request, search.OPTIONS, site, "search")
+    local base = refit.load_scenario_table(spec)
+    local out = search.layouts(spec.table, base, request)
+    for _, c in ipairs(out) do
+        c.source, c.base_dir, c.line = spec.source, spec.base_dir, spec.line
+    end
+    return out
 end
 
 -- spec: a cluster preset name (models/clusters/<name>.lua) or a path to a cluster file

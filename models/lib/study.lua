@@ -5,6 +5,7 @@
 local sandbox = require("sandbox")
 local schema = require("schema")
 local policy = require("policy")
+local search = require("search")
 
 local study = {}
 
@@ -63,8 +64,9 @@ local COLUMN = { type = "record", fields = {
 } }
 
 -- Runs the study at `path`; `lib` is the refit module (scenario loading), `api` the C call
--- api(spec, strategy, label, simulate) -> result table.
-function study.run(path, lib, api)
+-- api(spec, strategy, label, simulate) -> result table, `search_api` (optional) the C calls
+-- { search = fn(spec, options), estimate = fn(spec, strategy) } (sim/search_lua.c).
+function study.run(path, lib, api, search_api)
     local dir = dirname(path)
     -- The directory each scenario table came from, for its relative model and cluster paths.
     local origin = setmetatable({}, { __mode = "k" })
@@ -168,6 +170,43 @@ function study.run(path, lib, api)
     function R.sim(sc, opts)
         local s, o = spec(sc, "sim"), options(opts, "sim")
         return api(s, o.strategy, o.label, true)
+    end
+
+    -- refit.search(scenario [, { gpus =, dtypes =, pp =, top =, label =, strategy =,
+    -- spanning = }]): the layout search of `refit search` (README, Layout search): the
+    -- layouts that fit, ranked, the best `top` simulated and stored. Returns { enumerated,
+    -- fit, simulated, layouts = { { rank, layout, gpus, tp, dp, pp, ep, engines, dtype,
+    -- weights_bytes, kv_headroom_bytes, bound_s, estimate_s, simulated, predicted_s,
+    -- run_id, ... } } }.
+    function R.search(sc, opts)
+        local s = spec(sc, "search")
+        if opts ~= nil and type(opts) ~= "table" then
+            fail("refit.search", "expected a table of options { gpus =, dtypes =, pp =, top =, "
+                .. "label =, strategy =, spanning = } as the second argument, got "
+                .. schema.describe(opts))
+        end
+        local o = schema.validate(opts or {}, search.OPTIONS, here(), "refit.search.options")
+        if o.label and not utf8.len(o.label) then
+            fail("refit.search.options.label", "not valid UTF-8 (a label is stored as text)")
+        end
+        if not search_api then
+            fail("refit.search", "not available outside `refit run`")
+        end
+        return search_api.search(s, o)
+    end
+
+    -- refit.estimate(scenario [, { strategy = }]): what the search knows of one scenario
+    -- without simulating or storing it: { fits, train_fits, weights_bytes,
+    -- kv_headroom_bytes, bound_s, estimate_s, estimated_as } (the last three when it fits).
+    function R.estimate(sc, opts)
+        local s, o = spec(sc, "estimate"), options(opts, "estimate")
+        if o.label then
+            fail("refit.estimate.options.label", "an estimate is not stored, so it has no label")
+        end
+        if not search_api then
+            fail("refit.estimate", "not available outside `refit run`")
+        end
+        return search_api.estimate(s, o.strategy)
     end
 
     -- refit.model(name): { name, params, active_params, bf16_bytes } of a model.

@@ -374,6 +374,17 @@ local STUDIES = {
       refit.models_dir .. "/no-such-model.lua: no such file or directory" },
     { "study-cycle.lua", 5, "refit.with",
       "tables nest deeper than 32 levels (does one contain itself?)" },
+    { "study-search-option.lua", 3, "refit.search.options.gpu",
+      "unknown key 'gpu' (did you mean 'gpus'?)" },
+    { "study-search-dtype.lua", 3, "refit.search.options.dtypes.1",
+      "expected one of 'bf16', 'fp8', got 'fp4'" },
+    { "study-search-args.lua", 3, "refit.search", "expected a table of options { gpus =, "
+        .. "dtypes =, pp =, top =, label =, strategy =, spanning = } as the second argument, "
+        .. "got 5" },
+    { "study-search-label.lua", 3, "refit.search.options.label",
+      "not valid UTF-8 (a label is stored as text)" },
+    { "study-estimate-label.lua", 3, "refit.estimate.options.label",
+      "an estimate is not stored, so it has no label" },
 }
 for _, case in ipairs(STUDIES) do
     local file, line, field, message = table.unpack(case)

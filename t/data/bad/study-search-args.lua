@@ -1,0 +1,3 @@
+-- refit.search options that are not a table.
+local base = refit.scenario("../sim/qwen3-30b.lua")
+refit.search(base, 5)
