@@ -14,9 +14,12 @@ for _, system in ipairs({ "gb200-nvl72", "dgx-h100" }) do
     local per_node = system == "dgx-h100" and 8 or 4
     -- GB200's inference GPUs start at the first rack after the training GPUs (29 x 72).
     local first = system == "dgx-h100" and 2048 or 2088
+    -- The base layout's 64 engines of 64 GPUs take a rack each on GB200 (64 x 72 GPUs);
+    -- the search grows the cluster further where a candidate needs it.
+    local span = system == "dgx-h100" and 4096 or 64 * 72
     local sc = {
         model = "kimi-k3",
-        cluster = { system = system, nodes = (first + 4096) // per_node },
+        cluster = { system = system, nodes = (first + span) // per_node },
         train = { gpus = 2048, tp = 8, pp = 16, ep = 64 },
         infer = { gpus = 4096, first_gpu = first, tp = 8, dp = 8, ep = 64 },
         strategy = "auto",
