@@ -57,7 +57,8 @@ int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_pred
 
 /* auto's first step alone, for ranking many layouts without predicting any (refit search):
  * the uniform reshard and hierarchical plans with the scenario's sources and relay, each
- * bounded and estimated on the scenario's cluster and with PXN flipped (in->alt_topo). The
+ * bounded and estimated on the scenario's cluster and with PXN flipped (in->alt_topo), one
+ * after the other (one plan held at a time: the caller runs layouts in parallel). The
  * lowest estimate wins; in->hybrid is not used. */
 struct rf_auto_screen {
     double estimate_s;     /* the winner's estimate (rf_simulate_bound) */

@@ -278,8 +278,12 @@ int rf_search(struct rf_lua *L, const struct rf_scenario_src *src,
         rc = rf_error_set(err, RF_ENOMEM, "out of memory");
         goto out;
     }
-    if ((rc = load_all(L, out, req->strategy, tasks, &n_tasks, err)) < 0 ||
-        (rc = estimate_all(tasks, n_tasks, sim, hooks, err)) < 0)
+    if ((rc = load_all(L, out, req->strategy, tasks, &n_tasks, err)) < 0)
+        goto out;
+    /* Each phase starts with done = 0, so the caller's clock (its ETA) starts there. */
+    if (hooks->progress)
+        hooks->progress(hooks->progress_ctx, 0, 0, n_tasks, NULL);
+    if ((rc = estimate_all(tasks, n_tasks, sim, hooks, err)) < 0)
         goto out;
 
     /* The best estimates, simulated in full in rank order and stored one by one: a failure
@@ -288,6 +292,8 @@ int rf_search(struct rf_lua *L, const struct rf_scenario_src *src,
         order[i] = tasks[i].row;
     qsort(order, n_tasks, sizeof(*order), cmp_estimate);
     size_t top = req->top < (int64_t)n_tasks ? (size_t)req->top : n_tasks;
+    if (hooks->progress && top > 0)
+        hooks->progress(hooks->progress_ctx, 1, 0, top, NULL);
     for (size_t k = 0; k < top; k++) {
         struct rf_search_row *row = order[k];
         if ((rc = hooks->run(hooks->run_ctx, &(struct rf_scenario_src){.ref = row->ref},

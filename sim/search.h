@@ -57,7 +57,9 @@ struct rf_search_result {
     int64_t first_run, last_run;     /* stored run ids of the simulated rows (0: none) */
 };
 
-/* Reports progress: phase 0 estimates, phase 1 full simulations; done of total finished. */
+/* Reports progress: phase 0 estimates, phase 1 full simulations; done of total finished,
+ * row the one just finished (each phase starts with done = 0 and row NULL). Estimates report
+ * from worker threads, one at a time. */
 typedef void (*rf_search_progress)(void *ctx, int phase, size_t done, size_t total,
                                    const struct rf_search_row *row);
 
