@@ -276,18 +276,6 @@ static void show_text(const struct rf_run_view *v, struct rf_error *err)
     }
 }
 
-static json_t *memory_side_json(const struct rf_side_memory *m)
-{
-    const struct rf_gpu_memory *g = &m->worst;
-    return json_pack("{sI sI sI sI sI sI sI sI sI sI sb}", "gpu", (json_int_t)g->gpu, "stage",
-                     (json_int_t)g->stage, "weights_bytes", (json_int_t)g->weights, "grads_bytes",
-                     (json_int_t)g->grads, "optimizer_bytes", (json_int_t)g->optimizer,
-                     "staging_bytes", (json_int_t)g->staging, "total_bytes", (json_int_t)g->total,
-                     "hbm_bytes", (json_int_t)m->hbm_bytes, "budget_bytes",
-                     (json_int_t)m->budget_bytes, "headroom_bytes", (json_int_t)m->headroom_bytes,
-                     "fits", m->fits);
-}
-
 static json_t *real_or_null(double v)
 {
     return isnan(v) ? json_null() : json_real(v);
@@ -332,8 +320,8 @@ static json_t *show_json(const struct rf_run_view *v)
                       "infer_first_gpu", (json_int_t)v->infer_first_gpu));
     json_object_set_new(o, "memory",
                         v->has_memory
-                            ? json_pack("{so so sb}", "train", memory_side_json(&v->mem_train),
-                                        "infer", memory_side_json(&v->mem_infer), "overcommitted",
+                            ? json_pack("{so so sb}", "train", rf_memory_json(&v->mem_train),
+                                        "infer", rf_memory_json(&v->mem_infer), "overcommitted",
                                         !(v->mem_train.fits && v->mem_infer.fits))
                             : json_null());
     json_object_set_new(

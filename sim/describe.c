@@ -159,8 +159,7 @@ static json_t *side_json(const struct rf_side *s)
                                   json_string(s->domain_gpus > 0 ? "domain" : "packed")) < 0 ||
               json_object_set_new(o, "domain_gpus", json_integer(s->domain_gpus)) < 0 ||
               json_object_set_new(o, "span", json_integer(s->place.span)) < 0 ||
-              json_object_set_new(o, "engines_per_domain",
-                                  json_integer(s->place.per_domain)) < 0;
+              json_object_set_new(o, "engines_per_domain", json_integer(s->place.per_domain)) < 0;
     if (bad) {
         json_decref(o);
         return NULL;
@@ -493,4 +492,16 @@ int rf_json_diff(const struct rf_json_leaf *a, size_t na, const struct rf_json_l
     *out = c;
     *n = k;
     return 0;
+}
+
+json_t *rf_memory_json(const struct rf_side_memory *m)
+{
+    const struct rf_gpu_memory *g = &m->worst;
+    return json_pack("{sI sI sI sI sI sI sI sI sI sI sb}", "gpu", (json_int_t)g->gpu, "stage",
+                     (json_int_t)g->stage, "weights_bytes", (json_int_t)g->weights, "grads_bytes",
+                     (json_int_t)g->grads, "optimizer_bytes", (json_int_t)g->optimizer,
+                     "staging_bytes", (json_int_t)g->staging, "total_bytes", (json_int_t)g->total,
+                     "hbm_bytes", (json_int_t)m->hbm_bytes, "budget_bytes",
+                     (json_int_t)m->budget_bytes, "headroom_bytes", (json_int_t)m->headroom_bytes,
+                     "fits", m->fits);
 }

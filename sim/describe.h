@@ -77,4 +77,8 @@ struct rf_json_change {
 int rf_json_diff(const struct rf_json_leaf *a, size_t na, const struct rf_json_leaf *b, size_t nb,
                  struct rf_json_change **out, size_t *n, struct rf_error *err);
 
+/* A side's memory (sim/memory.h) as the commands print it in --json: the worst GPU by
+ * part, hbm_bytes, budget_bytes, headroom_bytes, fits. */
+json_t *rf_memory_json(const struct rf_side_memory *m);
+
 #endif

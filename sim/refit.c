@@ -230,18 +230,6 @@ static void print_memory(FILE *f, const struct rf_scenario *sc)
     }
 }
 
-static json_t *side_memory_json(const struct rf_side_memory *m)
-{
-    const struct rf_gpu_memory *g = &m->worst;
-    return json_pack("{sI sI sI sI sI sI sI sI sI sI sb}", "gpu", (json_int_t)g->gpu, "stage",
-                     (json_int_t)g->stage, "weights_bytes", (json_int_t)g->weights, "grads_bytes",
-                     (json_int_t)g->grads, "optimizer_bytes", (json_int_t)g->optimizer,
-                     "staging_bytes", (json_int_t)g->staging, "total_bytes", (json_int_t)g->total,
-                     "hbm_bytes", (json_int_t)m->hbm_bytes, "budget_bytes",
-                     (json_int_t)m->budget_bytes, "headroom_bytes", (json_int_t)m->headroom_bytes,
-                     "fits", m->fits);
-}
-
 /* The memory lines as text (NULL when out of memory); the caller frees it. */
 static char *memory_lines(const struct rf_scenario *sc)
 {
@@ -258,8 +246,8 @@ static char *memory_lines(const struct rf_scenario *sc)
 /* "memory": each side's worst GPU, and whether the run is an overcommitted what-if. */
 static json_t *memory_json(const struct rf_scenario *sc)
 {
-    return json_pack("{so so sb}", "train", side_memory_json(&sc->mem_train), "infer",
-                     side_memory_json(&sc->mem_infer), "overcommitted", sc->overcommitted);
+    return json_pack("{so so sb}", "train", rf_memory_json(&sc->mem_train), "infer",
+                     rf_memory_json(&sc->mem_infer), "overcommitted", sc->overcommitted);
 }
 
 /* "placement": how the inference engines sit on the NVLink domains (rf_engine_place). */
