@@ -1,0 +1,49 @@
+/* The whole refit step as phases (export, transfer, load, finalize), each a mechanism with
+ * its cost, as a framework profile (sim/framework.h) runs it around the simulated wire. */
+#ifndef RF_STEP_H
+#define RF_STEP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+enum rf_step_phase_kind {
+    RF_STEP_EXPORT,   /* sender: gathers, conversion, packing, quantisation */
+    RF_STEP_TRANSFER, /* the wire: the simulated plan (or its part) */
+    RF_STEP_LOAD,     /* receivers: copies into parameters, quantisation, loader calls */
+    RF_STEP_FINALIZE, /* once per refit on the engine */
+    RF_STEP_PHASE_COUNT
+};
+
+/* The parts of a step: a broadcast run is one part ("all"); hybrid under a profile is the
+ * reshard bulk, then the broadcast of the rest ("misc"). */
+enum rf_step_part { RF_STEP_ALL, RF_STEP_BULK, RF_STEP_MISC, RF_STEP_PART_COUNT };
+
+#define RF_STEP_MECHANISM_MAX 160
+struct rf_step_phase {
+    enum rf_step_part part;
+    enum rf_step_phase_kind phase;
+    double seconds; /* the phase's own time, summed over its buckets */
+    int64_t bytes;  /* bytes it moves or touches on its busiest GPU */
+    int64_t calls;  /* collectives, copies or framework calls it issues on that GPU */
+    char mechanism[RF_STEP_MECHANISM_MAX]; /* one line: what it is and its knob */
+};
+
+#define RF_STEP_PHASES_MAX 16
+struct rf_step {
+    struct rf_step_phase phase[RF_STEP_PHASES_MAX];
+    size_t n;
+    /* How the phases compose into the step's time (one line, e.g. "2 buffers: max(export,
+     * transfer, load) + first export + last load"). */
+    char composition[RF_STEP_MECHANISM_MAX];
+    double total_s;
+};
+
+const char *rf_step_phase_name(enum rf_step_phase_kind phase);
+const char *rf_step_part_name(enum rf_step_part part);
+/* The kind or part of a stored name; -1 when unknown. */
+int rf_step_phase_parse(const char *name);
+int rf_step_part_parse(const char *name);
+
+#endif
