@@ -6,6 +6,7 @@ local sandbox = require("sandbox")
 local layout = require("layout")
 local policy = require("policy")
 local cluster = require("cluster")
+local framework = require("framework")
 
 local scenario = {}
 
@@ -42,6 +43,9 @@ local SCENARIO = { type = "record", fields = {
     -- A layout that does not fit in the GPUs' memory (sim/memory.c) is refused; true plans
     -- it anyway, with a warning and the run marked overcommitted (a what-if).
     allow_overcommit = { type = "boolean", default = false },
+    -- How an RL framework runs the step (framework.lua): a preset name, a profile file, or
+    -- { profile = ..., overrides }. Absent: no profile, the plan refit would run itself.
+    framework = { type = { "string", "table" } },
     relay = { type = "record", fields = {
         ring = { type = "boolean", default = true },
         fanout = { type = "integer", min = 1, max = 64, default = 1 },
@@ -149,6 +153,8 @@ function scenario.normalise(raw, source, base_dir, context, overrides, line)
     local infer = layout.place(layout.infer(s.infer, model, site, "infer"), c, site, "infer")
     cluster.fit(c, train, site, "train")
     cluster.fit(c, infer, site, "infer")
+    local profile = s.framework and framework.load(s.framework, site, "framework",
+        { models = context.models_dir, base = base_dir })
     local staging = staging_bytes(s.staging_mb, c)
     check_staging(staging, s.staging_mb, c, site)
     return {
@@ -164,6 +170,7 @@ function scenario.normalise(raw, source, base_dir, context, overrides, line)
         sources = s.sources,
         allow_overcommit = s.allow_overcommit,
         tensor_strategy = tensor_strategies(s, model, site),
+        framework = profile or nil,
     }
 end
 

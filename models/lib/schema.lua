@@ -334,6 +334,12 @@ check = function(value, spec, field)
     return result
 end
 
+-- Checks `value` against `spec` without raising: the normalised copy, or nil, the dotted
+-- field and the message (for callers that decide where a fault is reported).
+function schema.check(value, spec, prefix)
+    return check(value, spec, prefix)
+end
+
 -- Validates `value` against `spec`; returns the normalised copy or raises at `site`.
 -- `prefix` is the dotted path of `value` itself ("" at the top of a file).
 function schema.validate(value, spec, site, prefix)

@@ -1,0 +1,34 @@
+-- NCCL M2N (NVIDIA/nccl-extensions): reshard every parameter directly from the training
+-- shards to the inference shards, or hierarchically (a leader per NVLink domain, a ring
+-- between domains, NVLink fan-out), as its reshard_model_bench runs it: one call per
+-- parameter, no broadcast part. Read from NVIDIA/nccl-extensions @ 44d2de0d
+-- (doc/research/frameworks.md §6, §11; shared/reference/m2n-and-nemo-rl.md §2). Not
+-- modelled: the first refit's lazy window and staging-pool setup.
+local M2N, AT = "NVIDIA/nccl-extensions", "44d2de0d"
+
+return framework.profile{
+    name = "m2n",
+    -- Direct P2P (UNIFORM) and hierarchical (ring, NODE_AWARE), the two algorithms of the
+    -- README's Reference Performance table.
+    strategies = { "reshard", "hierarchical" },
+    finalize_s = 0, -- the bench has no engine to finalise
+    reshard = {
+        -- The bench moves all stages at once (no generator-side stream cap).
+        stage_groups = 0,
+        -- It keeps one buffer per parameter: no stacking, no fused temporaries, and there
+        -- is no misc part (every parameter is resharded).
+        calls = 1,
+    },
+    sources = {
+        { field = "strategies", repo = M2N, commit = AT, file = "nccl_m2n/README.md",
+          func = "Reference Performance (reshard_model_bench)",
+          says = "hierarchical (ring, NODE_AWARE) vs direct P2P (UNIFORM) on DSV3 and "
+              .. "Qwen3-235B, GB200 NVL72" },
+        { field = "reshard.stage_groups", repo = M2N, commit = AT, file = "nccl_m2n/README.md",
+          func = "Reference Performance (reshard_model_bench)",
+          says = "every parameter moved by reshard, one buffer per parameter" },
+        { field = "reshard.calls", repo = M2N, commit = AT, file = "nccl_m2n/RELEASE.md",
+          func = "limitations", says = "one reshard in flight per (communicator, stream); the "
+              .. "host serialises M2N calls (l.245-246)" },
+    },
+}

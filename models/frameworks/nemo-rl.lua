@@ -1,0 +1,120 @@
+-- NeMo RL, non-colocated: its default gather-and-broadcast path and its `nccl_reshard`
+-- hybrid path (NCCL M2N for the FFN projections, packed broadcast for the rest). Read from
+-- NVIDIA-NeMo/RL @ 7ea279ab and NVIDIA-NeMo/Megatron-Bridge @ 067f987d
+-- (doc/research/frameworks.md §2, §11). Not modelled: the colocated CUDA-IPC path (§2.3),
+-- the NIXL checkpoint-engine transport (§2.4), the SGLang HTTP path.
+local RL, RL_AT = "NVIDIA-NeMo/RL", "7ea279ab"
+local BRIDGE, BRIDGE_AT = "NVIDIA-NeMo/Megatron-Bridge", "067f987d"
+
+return framework.profile{
+    name = "nemo-rl",
+    -- broadcast: the default path (refit_transport nccl); hybrid: nccl_reshard, whose bulk
+    -- is the FFN projections (policy.default mirrors is_nccl_reshard_param).
+    strategies = { "broadcast", "hybrid" },
+    broadcast = {
+        -- model_update_group = train world + inference world; every train worker joins
+        -- (CollectiveWeightSynchronizer.init_communicator).
+        communicator = "all",
+        -- Every train rank calls the producer with src=0 (broadcast_weights_for_collective).
+        root = "first",
+        -- Megatron-Bridge's export on every train rank: per tensor a PP broadcast, a TP
+        -- all-gather, and for experts one EP all-gather per local expert index.
+        gather = "export",
+        -- min(total GPU memory x NRL_REFIT_BUFFER_MEMORY_RATIO (0.02), 5 GiB)
+        -- (packed_tensor.py l.24-32).
+        bucket = { hbm_fraction = 0.02, max_mib = 5120 },
+        -- NRL_REFIT_NUM_BUFFERS = 2: export and pack of bucket k+1 run on the other stream
+        -- while bucket k broadcasts (packed_broadcast_producer l.82-118).
+        buffers = 2,
+        -- torch.cat of the bucket's tensors before its one broadcast (l.108-118).
+        pack_copy = true,
+        -- FP8 rollouts: every generator rank block-quantises each full received BF16 tensor
+        -- before vLLM slices it (quantization/fp8.py load_weights l.476-530).
+        quantize = "receiver_full",
+        -- One Bridge conversion task per HF tensor (stream_weights_megatron_to_hf; experts
+        -- one local expert index at a time, gather_from_ep_ranks).
+        export_calls = 1,
+        -- vLLM's model.load_weights: one weight_loader call per HF tensor (per expert and
+        -- projection for FusedMoE), vllm_backend.py _load_weights l.574-594.
+        load_calls = 1,
+    },
+    -- process_weights_after_loading runs once per refit (_weight_update_lifecycle finalize,
+    -- l.610-630); no measurement of its cost was found (frameworks.md §8), so 0.
+    finalize_s = 0,
+    reshard = {
+        -- NRL_REFIT_NUM_STREAMS = 2: the generator issues stage group i on stream i mod 2 and
+        -- blocks on stage i-2 first (vllm_backend.py nccl_reshard_refit l.1148, l.1156).
+        stage_groups = 2,
+        -- torch.cuda.synchronize, then _broadcast_misc_params_packed (l.2911-2930).
+        misc_after_bulk = true,
+        -- `pre` stacks the rank's per-expert views into one [E_local, ...] tensor.
+        stack_experts = true,
+        -- Fused targets (gate_up_proj, w13): temp buffer, then a copy into the fused slice
+        -- (build_hf_to_local_param_map l.811-949).
+        fused_copy = true,
+        -- One xferdtensor (nccl.m2n.reshard) per bulk tensor, no group fusion
+        -- (xferdtensor.py l.98-180).
+        calls = 1,
+    },
+    sources = {
+        { field = "strategies", repo = RL, commit = RL_AT,
+          file = "nemo_rl/weight_sync/nccl_reshard_utils.py", func = "is_nccl_reshard_param",
+          says = "nccl_reshard moves the FFN projections by M2N, the rest by packed broadcast" },
+        { field = "broadcast.communicator", repo = RL, commit = RL_AT,
+          file = "nemo_rl/weight_sync/collective_weight_synchronizer.py",
+          func = "CollectiveWeightSynchronizer.init_communicator",
+          says = "world size = train world + inference world (l.105-128)" },
+        { field = "broadcast.root", repo = RL, commit = RL_AT,
+          file = "nemo_rl/models/policy/workers/megatron_policy_worker.py",
+          func = "broadcast_weights_for_collective",
+          says = "every train rank runs the producer with src=0 (l.2496-2513)" },
+        { field = "broadcast.gather", repo = BRIDGE, commit = BRIDGE_AT,
+          file = "src/megatron/bridge/models/conversion/param_mapping.py",
+          func = "broadcast_from_pp_rank, gather_from_tp_ranks, gather_from_ep_ranks",
+          says = "per task: PP broadcast, TP all-gather, one EP all-gather per local expert "
+              .. "(l.346-431, 618-629, 727-820)" },
+        { field = "broadcast.bucket", repo = RL, commit = RL_AT,
+          file = "nemo_rl/utils/packed_tensor.py", func = "packed_broadcast_producer",
+          says = "bucket = min(total memory x NRL_REFIT_BUFFER_MEMORY_RATIO 0.02, 5 GiB) "
+              .. "(l.24-32)" },
+        { field = "broadcast.buffers", repo = RL, commit = RL_AT,
+          file = "nemo_rl/utils/packed_tensor.py", func = "packed_broadcast_producer",
+          says = "NRL_REFIT_NUM_BUFFERS 2 streams; torch.cat then one broadcast per bucket "
+              .. "(l.82-118)" },
+        { field = "broadcast.quantize", repo = RL, commit = RL_AT,
+          file = "nemo_rl/models/generation/vllm/quantization/fp8.py", func = "load_weights",
+          says = "each generator rank block-quantises the full BF16 tensor (l.476-530)" },
+        { field = "broadcast.export_calls", repo = BRIDGE, commit = BRIDGE_AT,
+          file = "src/megatron/bridge/models/conversion/model_bridge.py",
+          func = "stream_weights_megatron_to_hf",
+          says = "one conversion task per tensor, walked on every rank (l.1445-)" },
+        { field = "broadcast.load_calls", repo = RL, commit = RL_AT,
+          file = "nemo_rl/models/generation/vllm/vllm_backend.py",
+          func = "update_weights_from_collective, _load_weights",
+          says = "per bucket vLLM model.load_weights on full HF tensors (l.574-594, 751-779)" },
+        { field = "finalize_s", repo = RL, commit = RL_AT,
+          file = "nemo_rl/models/generation/vllm/vllm_backend.py",
+          func = "_weight_update_lifecycle",
+          says = "process_weights_after_loading once after the last bucket (l.610-630); "
+              .. "its cost is not measured" },
+        { field = "reshard.stage_groups", repo = RL, commit = RL_AT,
+          file = "nemo_rl/models/generation/vllm/vllm_backend.py", func = "nccl_reshard_refit",
+          says = "stage group i on stream i mod NRL_REFIT_NUM_STREAMS (2); the host waits "
+              .. "on stage i-2 (l.1096-1191)" },
+        { field = "reshard.misc_after_bulk", repo = RL, commit = RL_AT,
+          file = "nemo_rl/models/policy/workers/megatron_policy_worker.py",
+          func = "nccl_reshard_refit, _broadcast_misc_params_packed",
+          says = "synchronize after the bulk, then the misc packed broadcast (l.2835-2930)" },
+        { field = "reshard.stack_experts", repo = RL, commit = RL_AT,
+          file = "nemo_rl/models/policy/workers/megatron_policy_worker.py",
+          func = "nccl_reshard_refit",
+          says = "pre stacks the rank's expert views into [E_local, ...] (l.2835-2895)" },
+        { field = "reshard.fused_copy", repo = RL, commit = RL_AT,
+          file = "nemo_rl/models/generation/vllm/vllm_backend.py",
+          func = "build_hf_to_local_param_map",
+          says = "fused targets: temp buffer pre, copy into the fused slice post (l.811-949)" },
+        { field = "reshard.calls", repo = RL, commit = RL_AT,
+          file = "nemo_rl/weight_sync/xferdtensor.py", func = "xferdtensor",
+          says = "one nccl.m2n reshard per tensor, no group fusion (l.98-180)" },
+    },
+}

@@ -1,0 +1,385 @@
+-- framework.lua: framework profiles. framework.profile{...} validates a profile file
+-- (models/frameworks/<name>.lua); framework.load turns a scenario's `framework` field into
+-- the normalised profile the C side reads into struct rf_framework (sim/framework.h).
+
+-- A profile says how one RL framework runs the refit step, read from its public code
+-- (doc/research/frameworks.md): which strategies it runs, how its broadcast path gathers,
+-- buckets, overlaps and quantises, and how its reshard bulk path (if any) is driven. It
+-- holds mechanisms and counts, never times: a framework call costs the cluster's
+-- calibration.tensor_overhead_us, a bucket its bucket_overhead_us. A scenario names one:
+--   framework = "nemo-rl"                                   -- a preset
+--   framework = "../my-profile.lua"                         -- a profile file
+--   framework = { profile = "nemo-rl", broadcast = { buffers = 1 } }  -- with overrides
+-- Overrides are checked with the profile's schema, every field optional; problems in them
+-- are reported at the scenario's line as `framework.<field>`.
+
+local schema = require("schema")
+local sandbox = require("sandbox")
+local policy = require("policy")
+
+local framework = {}
+
+-- The presets in models/frameworks/ (t/lua/frameworks.lua checks the folder holds these).
+framework.PRESETS = { "checkpoint-engine", "m2n", "miles", "nemo-rl", "slime", "verl" }
+
+-- The strategies a framework may run: every named one but auto, which is refit's own
+-- search over strategies, not something a framework does.
+local STRATEGIES = {}
+for _, s in ipairs(policy.strategies) do
+    if s ~= "auto" then
+        STRATEGIES[#STRATEGIES + 1] = s
+    end
+end
+
+-- Framework calls per Hugging Face tensor: a count, at most a million.
+local function calls(required)
+    return { type = "number", min = 0, max = 1e6, required = required }
+end
+
+local function flag()
+    return { type = "boolean", default = false }
+end
+
+-- A bucket is either a fraction of the GPU's memory with a cap (NeMo RL's
+-- NRL_REFIT_BUFFER_MEMORY_RATIO, at most 5 GiB) or a fixed size (verl, slime, miles,
+-- checkpoint-engine); finish() checks that exactly one form is written. MiB, at most 1 TiB.
+local MAX_MIB = 1 << 20
+local BUCKET = { type = "record", required = true, fields = {
+    hbm_fraction = { type = "number", above = 0, max = 1 },
+    max_mib = { type = "integer", min = 1, max = MAX_MIB },
+    mib = { type = "integer", min = 1, max = MAX_MIB },
+} }
+
+local BROADCAST = { type = "record", fields = {
+    -- Who is in the broadcast communicator: every training and inference GPU ("all"), or
+    -- the root and the inference side ("receivers").
+    communicator = { type = "string", values = { "all", "receivers" }, required = true },
+    -- Which GPU broadcasts a tensor: the first training GPU, the first GPU of the tensor's
+    -- PP stage, or the GPU holding the tensor's first element.
+    root = { type = "string", values = { "first", "stage", "owner" }, required = true },
+    -- How the root comes to hold whole tensors (sim/framework.h, enum rf_fw_gather).
+    gather = { type = "string", values = { "p2p", "export", "stage", "host" }, required = true },
+    bucket = BUCKET,
+    -- 2: export, wire and load of consecutive buckets overlap; 1: they do not.
+    buffers = { type = "integer", min = 1, max = 2, required = true },
+    per_tensor = flag(),  -- one broadcast per tensor, not per bucket
+    wait_load = flag(),   -- the sender waits for the engine's load before the next bucket
+    pack_copy = flag(),   -- the root packs each bucket with one HBM copy
+    -- Where BF16 becomes FP8 when the inference side is FP8.
+    quantize = { type = "string", values = { "sender", "receiver_full", "receiver_shard" },
+                 required = true },
+    export_calls = calls(true),
+    load_calls = calls(true),
+} }
+
+local RESHARD = { type = "record", fields = {
+    -- Training PP stages the receivers take at a time; 0: all at once.
+    stage_groups = { type = "integer", min = 0, max = schema.MAX_GPUS, required = true },
+    misc_after_bulk = flag(), -- the broadcast part starts once the bulk has ended
+    stack_experts = flag(),   -- senders stack their local experts (one HBM copy)
+    fused_copy = flag(),      -- receivers land fused targets in a temporary, then copy
+    calls = calls(true),      -- framework calls per bulk tensor
+} }
+
+-- One citation: the public code a field mirrors. `field` is the dotted profile field it
+-- backs ("broadcast.bucket", "reshard"), so every section can be checked to cite something.
+local SOURCE = { type = "record", fields = {
+    field = { type = "string", required = true },
+    repo = { type = "string", required = true },
+    commit = { type = "string", required = true },
+    file = { type = "string", required = true },
+    func = { type = "string", required = true },
+    says = { type = "string", required = true },
+} }
+
+-- What framework.profile{...} accepts.
+framework.PROFILE = { type = "record", fields = {
+    name = { type = "string", required = true },
+    strategies = { type = "list", min_items = 1, required = true,
+                   items = { type = "string", values = STRATEGIES } },
+    broadcast = BROADCAST,
+    -- Seconds once per refit on the engine (vLLM's process_weights_after_loading); 0
+    -- unless a cited measurement exists. At most an hour.
+    finalize_s = { type = "number", min = 0, max = 3600, default = 0 },
+    reshard = RESHARD,
+    sources = { type = "list", min_items = 1, required = true, items = SOURCE },
+} }
+
+-- The schema of overrides: the same fields, all optional, no defaults.
+local function optional(spec)
+    local out = {}
+    for k, v in pairs(spec) do
+        out[k] = v
+    end
+    out.required, out.default = nil, nil
+    if spec.fields then
+        out.fields = {}
+        for name, sub in pairs(spec.fields) do
+            out.fields[name] = optional(sub)
+        end
+    end
+    if spec.items then
+        out.items = spec.items -- a list's entries stay whole (each citation complete)
+    end
+    return out
+end
+
+-- A scenario's `framework` table: `profile` (a preset name or a path to a profile file)
+-- plus any field of framework.PROFILE as an override.
+framework.SPEC = optional(framework.PROFILE)
+framework.SPEC.fields.profile = { type = "string", required = true }
+
+-- The fields a citation may name: every dotted path of the profile schema.
+local FIELDS = {}
+local function collect(spec, prefix)
+    for name, sub in pairs(spec.fields or {}) do
+        local path = prefix and prefix .. "." .. name or name
+        if name ~= "sources" then
+            FIELDS[path] = true
+            collect(sub, path)
+        end
+    end
+end
+collect(framework.PROFILE, nil)
+local FIELD_NAMES = {}
+for name in pairs(FIELDS) do
+    FIELD_NAMES[#FIELD_NAMES + 1] = name
+end
+table.sort(FIELD_NAMES)
+
+local function copy(t)
+    if type(t) ~= "table" then
+        return t
+    end
+    local out = {}
+    for k, v in pairs(t) do
+        out[k] = copy(v)
+    end
+    return out
+end
+
+local function has(list, value)
+    for _, v in ipairs(list) do
+        if v == value then
+            return true
+        end
+    end
+    return false
+end
+
+-- Checks relations between fields of a validated profile `p`. blame(fields, message)
+-- raises at the first of `fields` (dotted names) the user should change.
+local function finish(p, blame)
+    local b, r = p.broadcast, p.reshard
+    local wants_broadcast = has(p.strategies, "broadcast") or has(p.strategies, "hybrid")
+    local wants_reshard = has(p.strategies, "reshard") or has(p.strategies, "hierarchical")
+        or has(p.strategies, "hybrid")
+    if wants_broadcast and not b then
+        blame({ "broadcast", "strategies" }, "missing (strategies broadcast and hybrid run "
+            .. "the broadcast path; say how the framework runs it)")
+    end
+    if wants_reshard and not r then
+        blame({ "reshard", "strategies" }, "missing (strategies reshard, hierarchical and "
+            .. "hybrid run the reshard bulk path; say how the framework drives it)")
+    end
+    if b then
+        local k = b.bucket
+        if k.mib and (k.hbm_fraction or k.max_mib) then
+            blame({ "broadcast.bucket.mib", "broadcast.bucket" }, "a fixed bucket excludes "
+                .. "hbm_fraction and max_mib; write { mib = } or { hbm_fraction =, max_mib = }")
+        elseif not k.mib and not (k.hbm_fraction and k.max_mib) then
+            blame({ "broadcast.bucket" }, "expected { mib = } or { hbm_fraction =, max_mib = }")
+        end
+        if b.per_tensor and b.pack_copy then
+            blame({ "broadcast.pack_copy", "broadcast.per_tensor" }, "true, but per_tensor "
+                .. "broadcasts each tensor on its own: there is no bucket to pack")
+        end
+        if b.wait_load and b.buffers > 1 then
+            blame({ "broadcast.wait_load", "broadcast.buffers" }, string.format("true with %d "
+                .. "buffers: a sender that waits for each load overlaps nothing, so buffers "
+                .. "must be 1", b.buffers))
+        end
+    end
+    -- Every citation names a field of the profile, and every section used cites something.
+    local cited = {}
+    for i, s in ipairs(p.sources) do
+        if not FIELDS[s.field] then
+            blame({ "sources." .. i .. ".field" }, string.format(
+                "'%s' is not a profile field%s", s.field, schema.suggest(s.field, FIELD_NAMES)))
+        end
+        cited[s.field:match("^[^.]+")] = true
+    end
+    for _, section in ipairs({ "strategies", "broadcast", "reshard" }) do
+        if p[section] and not cited[section] then
+            blame({ "sources" }, string.format("no citation for %s (add a source with field = "
+                .. "'%s' or one of its fields)", section, section))
+        end
+    end
+    return p
+end
+
+-- The normalised profile of the Lua -> C contract: every field present, the absent
+-- sections false, a bucket's unused form 0.
+local function normalise(p, path)
+    local out = {
+        name = p.name,
+        source = path,
+        strategies = copy(p.strategies),
+        finalize_s = p.finalize_s,
+        broadcast = false,
+        reshard = false,
+        sources = copy(p.sources),
+    }
+    if p.broadcast then
+        local b = copy(p.broadcast)
+        b.bucket = { hbm_fraction = b.bucket.hbm_fraction or 0, max_mib = b.bucket.max_mib or 0,
+                     mib = b.bucket.mib or 0 }
+        out.broadcast = b
+    end
+    if p.reshard then
+        out.reshard = copy(p.reshard)
+    end
+    return out
+end
+
+-- Tables built by framework.profile, with where they were written and the validated
+-- fields, so overrides can be applied and checked again.
+local built = setmetatable({}, { __mode = "k" })
+
+-- framework.profile{...} in a profile file: validates and returns the normalised profile.
+function framework.profile(spec)
+    local site = sandbox.caller()
+    if type(spec) ~= "table" then
+        schema.raise(site, "framework.profile", "expected a table of fields, got "
+            .. schema.describe(spec))
+    end
+    local base = schema.validate(spec, framework.PROFILE, site, "")
+    finish(base, function(fields, message)
+        schema.raise(site, fields[1], message)
+    end)
+    local p = normalise(base, site.file)
+    built[p] = { site = site, base = base }
+    return p
+end
+
+-- Applies the overrides (a validated framework.SPEC table) onto a copy of `base`: records
+-- merge field by field, except a bucket, whose two forms exclude each other, and lists
+-- (strategies), which replace; sources are added to the profile's.
+local function merge(base, overrides)
+    local out = copy(base)
+    local function into(dst, src)
+        for k, v in pairs(src) do
+            if type(v) == "table" and k ~= "bucket" and type(dst[k]) == "table"
+                and #v == 0 then
+                into(dst[k], v)
+            else
+                dst[k] = copy(v)
+            end
+        end
+    end
+    for k, v in pairs(overrides) do
+        if k == "sources" then
+            for _, s in ipairs(v) do
+                out.sources[#out.sources + 1] = copy(s)
+            end
+        elseif k ~= "profile" then
+            if type(v) == "table" and #v == 0 and type(out[k]) == "table" then
+                into(out[k], v)
+            else
+                out[k] = copy(v)
+            end
+        end
+    end
+    return out
+end
+
+-- True when the overrides wrote the dotted `field`, or a table above it that `base` (the
+-- preset) did not have: a fault inside a section the scenario added is the scenario's.
+local function given(overrides, base, field)
+    local t, b = overrides, base
+    for part in field:gmatch("[^.]+") do
+        local key = math.tointeger(tonumber(part)) or part
+        if type(t) ~= "table" or t[key] == nil then
+            return false
+        end
+        t = t[key]
+        b = type(b) == "table" and b[key] or nil
+        if type(t) ~= "table" or b == nil then
+            return true
+        end
+    end
+    return true
+end
+
+-- Path of a profile: a bare name is <models>/frameworks/<name>.lua and must be a preset; a
+-- path (ending in .lua or containing '/') is taken from base (the naming file's directory).
+local function resolve(name, dirs, site, field)
+    if not name:match("%.lua$") and not name:find("/") then
+        if not has(framework.PRESETS, name) then
+            local quoted = {}
+            for i, p in ipairs(framework.PRESETS) do
+                quoted[i] = string.format("'%s'", p)
+            end
+            schema.raise(site, field, string.format("unknown profile '%s'%s; the presets are "
+                .. "%s, or give the path of a profile file", name,
+                schema.suggest(name, framework.PRESETS), table.concat(quoted, ", ")))
+        end
+        return (dirs.models or "models") .. "/frameworks/" .. name .. ".lua"
+    end
+    if dirs.base and name:sub(1, 1) ~= "/" then
+        return dirs.base .. "/" .. name
+    end
+    return name
+end
+
+local function globals()
+    return { framework = { profile = framework.profile } }
+end
+
+-- Loads the profile `spec` (a preset name or path, or a scenario's framework table with
+-- overrides) and returns the normalised profile. Faults in `spec` are raised at `site` as
+-- `field`...; dirs = { models = <models dir>, base = <directory of the naming file> }.
+function framework.load(spec, site, field, dirs)
+    dirs = dirs or {}
+    local named = type(spec) == "string"
+    local s = schema.validate(named and { profile = spec } or spec, framework.SPEC, site, field)
+    local name_field = named and field or field .. ".profile"
+    local path = resolve(s.profile, dirs, site, name_field)
+    local preset = sandbox.run(path, globals(), site, name_field)
+    local info = type(preset) == "table" and built[preset]
+    if not info then
+        schema.raise({ file = path }, "return", "expected the file to return a profile built "
+            .. "by framework.profile{...}, got " .. schema.describe(preset))
+    end
+    if named then
+        return copy(preset)
+    end
+    -- The merged profile is checked whole again: an override may add a section the preset
+    -- lacks, or break a relation between fields.
+    local merged = merge(info.base, s)
+    local nbase = #info.base.sources
+    local function blame(f, message)
+        -- Citations the scenario added follow the preset's in the merged list.
+        local i, rest = f:match("^sources%.(%d+)(.*)$")
+        if i and tonumber(i) > nbase then
+            schema.raise(site, string.format("%s.sources.%d%s", field, tonumber(i) - nbase,
+                rest), message)
+        elseif not i and given(s, info.base, f) then
+            schema.raise(site, field .. "." .. f, message)
+        end
+    end
+    local checked, bad, message = schema.check(merged, framework.PROFILE, "")
+    if bad then
+        blame(bad, message)
+        schema.raise(info.site, bad, message)
+    end
+    finish(checked, function(fields, msg)
+        for _, f in ipairs(fields) do
+            blame(f, msg)
+        end
+        schema.raise(info.site, fields[1], msg)
+    end)
+    return normalise(checked, path)
+end
+
+return framework
