@@ -208,6 +208,47 @@ fail:
     return NULL;
 }
 
+/* The resolved profile (sim/framework.h) under the profile's own field names; a section
+ * the framework lacks is left out. Citations stay in the profile file (source). */
+static json_t *framework_json(const struct rf_framework *fw)
+{
+    json_t *strategies = json_array();
+    for (int s = 0; strategies && s < RF_STRAT_COUNT; s++)
+        if ((fw->strategies & (1u << s)) &&
+            json_array_append_new(strategies, json_string(rf_strategy_name((enum rf_strategy)s))) <
+                0) {
+            json_decref(strategies);
+            return NULL;
+        }
+    json_t *o =
+        json_pack("{so so so sf}", "name", rf_json_text(fw->name), "source",
+                  rf_json_text(fw->source), "strategies", strategies, "finalize_s", fw->finalize_s);
+    bool bad = !o;
+    if (!bad && fw->broadcast)
+        bad = json_object_set_new(
+                  o, "broadcast",
+                  json_pack("{ss ss ss s{sf sI sI} si sb sb sb ss sf sf}", "communicator",
+                            rf_fw_comm_name(fw->comm), "root", rf_fw_root_name(fw->root), "gather",
+                            rf_fw_gather_name(fw->gather), "bucket", "hbm_fraction",
+                            fw->bucket_hbm_fraction, "max_bytes", (json_int_t)fw->bucket_max_bytes,
+                            "bytes", (json_int_t)fw->bucket_bytes, "buffers", (int)fw->buffers,
+                            "per_tensor", fw->broadcast_per_tensor, "wait_load", fw->wait_load,
+                            "pack_copy", fw->pack_copy, "quantize", rf_fw_quant_name(fw->quant),
+                            "export_calls", fw->export_calls, "load_calls", fw->load_calls)) < 0;
+    if (!bad && fw->reshard)
+        bad = json_object_set_new(o, "reshard",
+                                  json_pack("{si sb sb sb sf}", "stage_groups",
+                                            (int)fw->reshard_stage_groups, "misc_after_bulk",
+                                            fw->misc_after_bulk, "stack_experts", fw->stack_experts,
+                                            "fused_copy", fw->fused_copy, "calls",
+                                            fw->reshard_calls)) < 0;
+    if (bad) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
 json_t *rf_describe(const struct rf_describe_input *in)
 {
     const struct rf_scenario *sc = in->sc;
@@ -231,6 +272,9 @@ json_t *rf_describe(const struct rf_describe_input *in)
         return NULL;
     bool bad = in->preset &&
                json_object_set_new(o, "cluster_preset", preset_json(&sc->cluster, in->preset)) < 0;
+    /* Only with a profile: a profile-free run's document stays as it was. */
+    if (!bad && sc->framework.present)
+        bad = json_object_set_new(o, "framework", framework_json(&sc->framework)) < 0;
     if (!bad && in->choice) {
         const struct rf_auto_choice *c = in->choice;
         bool pxn = c->topo ? c->topo->cluster->fabric.pxn : sc->cluster.fabric.pxn;

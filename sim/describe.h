@@ -33,8 +33,10 @@ struct rf_describe_input {
  * options), cluster (the normalised cluster, every override and calibration knob
  * applied), cluster_preset (the preset's value of every field the scenario changed),
  * staging_bytes, chunk_bytes (as planned), sources, relay, allow_overcommit,
- * tensor_strategies (per role, tensors per strategy, as planned) and, for auto, auto
- * (choice, pxn, sources, relay). NULL when out of memory. */
+ * tensor_strategies (per role, tensors per strategy, as planned), for auto, auto
+ * (choice, pxn, sources, relay) and, with a framework profile, framework (name, source,
+ * strategies, finalize_s, broadcast and reshard as the profile has them, bucket sizes in
+ * bytes). NULL when out of memory. */
 json_t *rf_describe(const struct rf_describe_input *in);
 /* The same as canonical compact text (sorted keys, exact reals: sim/json.h), as stored. */
 char *rf_describe_text(const struct rf_describe_input *in);

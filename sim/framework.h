@@ -50,7 +50,9 @@ struct rf_framework {
     /* Strategies the framework runs, as a mask of 1 << enum rf_strategy. */
     uint32_t strategies;
 
-    /* The broadcast path (strategy broadcast, and the misc part of hybrid). */
+    /* The broadcast path (strategy broadcast, and the misc part of hybrid), when the
+     * framework has one (M2N has none: the fields below are then zero). */
+    bool broadcast;
     enum rf_fw_comm comm;
     enum rf_fw_root root;
     enum rf_fw_gather gather;
@@ -82,5 +84,23 @@ struct rf_framework {
 };
 
 void rf_framework_release(struct rf_framework *fw);
+
+/* The names profiles use for each enum ("all", "stage", "export", "receiver_full"), and
+ * back (-1 when unknown). */
+const char *rf_fw_comm_name(enum rf_fw_comm v);
+const char *rf_fw_root_name(enum rf_fw_root v);
+const char *rf_fw_gather_name(enum rf_fw_gather v);
+const char *rf_fw_quant_name(enum rf_fw_quant v);
+int rf_fw_comm_parse(const char *s, enum rf_fw_comm *out);
+int rf_fw_root_parse(const char *s, enum rf_fw_root *out);
+int rf_fw_gather_parse(const char *s, enum rf_fw_gather *out);
+int rf_fw_quant_parse(const char *s, enum rf_fw_quant *out);
+
+/* Reads the normalised profile models/lib/framework.lua builds (the Lua -> C contract: every
+ * field present, absent sections false) at stack index t into fw, which it initialises;
+ * a broken contract is named by field ("framework.broadcast.buffers: 3 outside 1..2"). On
+ * failure fw holds nothing to release. */
+struct lua_State;
+int rf_framework_read(struct lua_State *L, int t, struct rf_framework *fw, struct rf_error *err);
 
 #endif

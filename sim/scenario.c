@@ -655,6 +655,12 @@ static int read_scenario(lua_State *L, int t, struct rf_scenario *sc, struct rf_
         goto out;
     }
 
+    lua_getfield(L, t, "framework");
+    rc = lua_isnil(L, -1) ? 0 : rf_framework_read(L, lua_gettop(L), &sc->framework, err);
+    lua_pop(L, 1);
+    if (rc < 0)
+        goto out;
+
     lua_getfield(L, t, "tensor_strategy");
     size_t n = (size_t)lua_rawlen(L, -1);
     if (n != sc->model.n_tensors) {
@@ -724,6 +730,7 @@ void rf_scenario_release(struct rf_scenario *sc)
     free(sc->tensor_strategy);
     free(sc->cluster_system);
     rf_cluster_release(&sc->cluster);
+    rf_framework_release(&sc->framework);
     memset(sc, 0, sizeof(*sc));
 }
 

@@ -4,6 +4,7 @@
 #define RF_SCENARIO_H
 
 #include "error.h"
+#include "framework.h"
 #include "layout.h"
 #include "memory.h"
 #include "model.h"
@@ -28,6 +29,8 @@ struct rf_scenario {
      * does not fit is refused unless allow_overcommit (a what-if), then overcommitted. */
     bool allow_overcommit, overcommitted;
     struct rf_side_memory mem_train, mem_infer;
+    /* How an RL framework runs the step (sim/framework.h); present false: no profile. */
+    struct rf_framework framework;
 };
 
 struct rf_lua;

@@ -39,7 +39,8 @@ return framework.profile{
           func = "ParameterServer._update_per_bucket",
           says = "broadcast mode: per bucket H2D on every owner, then each owner broadcasts "
               .. "(l.723-884)" },
-        { field = "broadcast.communicator", repo = CE, commit = AT, file = "checkpoint_engine/ps.py",
+        { field = "broadcast.communicator", repo = CE, commit = AT,
+          file = "checkpoint_engine/ps.py",
           func = "_update_per_bucket", says = "broadcast from the owner to the whole group, "
               .. "every inference rank of every instance" },
         { field = "broadcast.root", repo = CE, commit = AT, file = "checkpoint_engine/ps.py",
@@ -54,7 +55,8 @@ return framework.profile{
         { field = "broadcast.buffers", repo = CE, commit = AT, file = "checkpoint_engine/ps.py",
           func = "_update_per_bucket", says = "D2D copy into IPC slot i mod 2; the engine "
               .. "loads slot k while k+1 is broadcast" },
-        { field = "broadcast.load_calls", repo = CE, commit = AT, file = "checkpoint_engine/worker.py",
+        { field = "broadcast.load_calls", repo = CE, commit = AT,
+          file = "checkpoint_engine/worker.py",
           func = "update_weights_from_ipc", says = "model.load_weights on the IPC views, "
               .. "process_weights_after_loading at the end (l.38-110)" },
     },

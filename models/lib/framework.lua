@@ -175,12 +175,12 @@ local function finish(p, blame)
     local wants_reshard = has(p.strategies, "reshard") or has(p.strategies, "hierarchical")
         or has(p.strategies, "hybrid")
     if wants_broadcast and not b then
-        blame({ "broadcast", "strategies" }, "missing (strategies broadcast and hybrid run "
-            .. "the broadcast path; say how the framework runs it)")
+        blame({ "broadcast", "strategies" }, "strategies broadcast and hybrid need a "
+            .. "broadcast section (how the framework runs its broadcast path); there is none")
     end
     if wants_reshard and not r then
-        blame({ "reshard", "strategies" }, "missing (strategies reshard, hierarchical and "
-            .. "hybrid run the reshard bulk path; say how the framework drives it)")
+        blame({ "reshard", "strategies" }, "strategies reshard, hierarchical and hybrid "
+            .. "need a reshard section (how the framework drives its bulk path); there is none")
     end
     if b then
         local k = b.bucket

@@ -1,0 +1,306 @@
+/* Framework profiles (sim/framework.h): the normalised Lua profile read into struct
+ * rf_framework, the names of its enums, and its release. Validation is models/lib's
+ * (framework.lua); a failure here is a broken contract, named by field. */
+#include "framework.h"
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+
+static const char *const comm_names[] = {"receivers", "all"};
+static const char *const root_names[] = {"first", "stage", "owner"};
+static const char *const gather_names[] = {"p2p", "export", "stage", "host"};
+static const char *const quant_names[] = {"sender", "receiver_full", "receiver_shard"};
+
+#define N_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static int parse_name(const char *s, const char *const *names, int n)
+{
+    for (int i = 0; s && i < n; i++)
+        if (strcmp(s, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+static const char *name_of(int v, const char *const *names, int n)
+{
+    return v >= 0 && v < n ? names[v] : "?";
+}
+
+const char *rf_fw_comm_name(enum rf_fw_comm v)
+{
+    return name_of((int)v, comm_names, N_OF(comm_names));
+}
+const char *rf_fw_root_name(enum rf_fw_root v)
+{
+    return name_of((int)v, root_names, N_OF(root_names));
+}
+const char *rf_fw_gather_name(enum rf_fw_gather v)
+{
+    return name_of((int)v, gather_names, N_OF(gather_names));
+}
+const char *rf_fw_quant_name(enum rf_fw_quant v)
+{
+    return name_of((int)v, quant_names, N_OF(quant_names));
+}
+
+int rf_fw_comm_parse(const char *s, enum rf_fw_comm *out)
+{
+    int i = parse_name(s, comm_names, N_OF(comm_names));
+    if (i >= 0)
+        *out = (enum rf_fw_comm)i;
+    return i < 0 ? -1 : 0;
+}
+int rf_fw_root_parse(const char *s, enum rf_fw_root *out)
+{
+    int i = parse_name(s, root_names, N_OF(root_names));
+    if (i >= 0)
+        *out = (enum rf_fw_root)i;
+    return i < 0 ? -1 : 0;
+}
+int rf_fw_gather_parse(const char *s, enum rf_fw_gather *out)
+{
+    int i = parse_name(s, gather_names, N_OF(gather_names));
+    if (i >= 0)
+        *out = (enum rf_fw_gather)i;
+    return i < 0 ? -1 : 0;
+}
+int rf_fw_quant_parse(const char *s, enum rf_fw_quant *out)
+{
+    int i = parse_name(s, quant_names, N_OF(quant_names));
+    if (i >= 0)
+        *out = (enum rf_fw_quant)i;
+    return i < 0 ? -1 : 0;
+}
+
+void rf_framework_release(struct rf_framework *fw)
+{
+    if (!fw)
+        return;
+    free(fw->name);
+    free(fw->source);
+    memset(fw, 0, sizeof(*fw));
+}
+
+/* Field readers: sim/scenario.c's are static to it, and these name the profile's dotted
+ * fields ("framework.broadcast.buffers"). Each leaves the stack as it found it. */
+static int fail(struct rf_error *err, const char *ctx, const char *key, const char *what)
+{
+    return rf_error_set(err, RF_EINVAL, "framework%s%s.%s: %s", *ctx ? "." : "", ctx, key, what);
+}
+
+static int get_num(lua_State *L, int t, const char *ctx, const char *key, double lo, double hi,
+                   double *out, struct rf_error *err)
+{
+    int isnum;
+    lua_getfield(L, t, key);
+    double v = (double)lua_tonumberx(L, -1, &isnum);
+    lua_pop(L, 1);
+    if (!isnum || !isfinite(v) || v < lo || v > hi) {
+        char what[96];
+        snprintf(what, sizeof(what), "expected a number from %g to %g", lo, hi);
+        return fail(err, ctx, key, what);
+    }
+    *out = v;
+    return 0;
+}
+
+static int get_int(lua_State *L, int t, const char *ctx, const char *key, int64_t lo, int64_t hi,
+                   int64_t *out, struct rf_error *err)
+{
+    int isnum;
+    lua_getfield(L, t, key);
+    int64_t v = (int64_t)lua_tointegerx(L, -1, &isnum);
+    lua_pop(L, 1);
+    if (!isnum || v < lo || v > hi) {
+        char what[96];
+        snprintf(what, sizeof(what), "expected an integer from %lld to %lld", (long long)lo,
+                 (long long)hi);
+        return fail(err, ctx, key, what);
+    }
+    *out = v;
+    return 0;
+}
+
+static bool get_bool(lua_State *L, int t, const char *key)
+{
+    lua_getfield(L, t, key);
+    bool v = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return v;
+}
+
+static int get_str(lua_State *L, int t, const char *key, char **out, struct rf_error *err)
+{
+    lua_getfield(L, t, key);
+    const char *s = lua_tostring(L, -1);
+    *out = s ? strdup(s) : NULL;
+    lua_pop(L, 1);
+    if (!s)
+        return fail(err, "", key, "expected a string");
+    return *out ? 0 : rf_error_set(err, RF_ENOMEM, "out of memory");
+}
+
+/* A string field mapped through parse (one of the rf_fw_*_parse functions). */
+static int get_enum(lua_State *L, int t, const char *ctx, const char *key,
+                    int (*parse)(const char *, void *), void *out, struct rf_error *err)
+{
+    lua_getfield(L, t, key);
+    const char *s = lua_tostring(L, -1);
+    int bad = !s || parse(s, out) < 0;
+    char what[96];
+    if (bad)
+        snprintf(what, sizeof(what), "unknown value '%s'", s ? s : "nil");
+    lua_pop(L, 1);
+    return bad ? fail(err, ctx, key, what) : 0;
+}
+
+static int parse_comm(const char *s, void *out)
+{
+    return rf_fw_comm_parse(s, out);
+}
+static int parse_root(const char *s, void *out)
+{
+    return rf_fw_root_parse(s, out);
+}
+static int parse_gather(const char *s, void *out)
+{
+    return rf_fw_gather_parse(s, out);
+}
+static int parse_quant(const char *s, void *out)
+{
+    return rf_fw_quant_parse(s, out);
+}
+
+/* Counts of calls per tensor and MiB bounds as framework.lua sets them. */
+#define RF_FW_MAX_CALLS 1e6
+#define RF_FW_MAX_MIB ((int64_t)1 << 20)
+#define RF_MIB ((int64_t)1 << 20)
+
+static int read_strategies(lua_State *L, int t, struct rf_framework *fw, struct rf_error *err)
+{
+    int rc = 0;
+    lua_getfield(L, t, "strategies");
+    size_t n = lua_istable(L, -1) ? (size_t)lua_rawlen(L, -1) : 0;
+    if (n == 0)
+        rc = fail(err, "", "strategies", "expected a list of at least 1 strategy");
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        enum rf_strategy s;
+        lua_rawgeti(L, -1, (lua_Integer)i + 1);
+        const char *name = lua_tostring(L, -1);
+        if (!name || rf_strategy_parse(name, &s) < 0 || s == RF_STRAT_AUTO)
+            rc = rf_error_set(err, RF_EINVAL,
+                              "framework.strategies[%zu]: '%s' is not a "
+                              "strategy a framework runs",
+                              i + 1, name ? name : "nil");
+        else
+            fw->strategies |= 1u << s;
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    return rc;
+}
+
+static int read_broadcast(lua_State *L, int b, struct rf_framework *fw, struct rf_error *err)
+{
+    int rc;
+    int64_t buffers, max_mib, mib;
+    const char *ctx = "broadcast";
+    if ((rc = get_enum(L, b, ctx, "communicator", parse_comm, &fw->comm, err)) < 0 ||
+        (rc = get_enum(L, b, ctx, "root", parse_root, &fw->root, err)) < 0 ||
+        (rc = get_enum(L, b, ctx, "gather", parse_gather, &fw->gather, err)) < 0 ||
+        (rc = get_enum(L, b, ctx, "quantize", parse_quant, &fw->quant, err)) < 0 ||
+        (rc = get_int(L, b, ctx, "buffers", 1, 2, &buffers, err)) < 0 ||
+        (rc = get_num(L, b, ctx, "export_calls", 0, RF_FW_MAX_CALLS, &fw->export_calls, err)) < 0 ||
+        (rc = get_num(L, b, ctx, "load_calls", 0, RF_FW_MAX_CALLS, &fw->load_calls, err)) < 0)
+        return rc;
+    fw->buffers = (int32_t)buffers;
+    fw->broadcast_per_tensor = get_bool(L, b, "per_tensor");
+    fw->wait_load = get_bool(L, b, "wait_load");
+    fw->pack_copy = get_bool(L, b, "pack_copy");
+    lua_getfield(L, b, "bucket");
+    int k = lua_gettop(L);
+    ctx = "broadcast.bucket";
+    if (!lua_istable(L, k))
+        rc = fail(err, "broadcast", "bucket", "expected a table");
+    else if ((rc = get_num(L, k, ctx, "hbm_fraction", 0, 1, &fw->bucket_hbm_fraction, err)) == 0 &&
+             (rc = get_int(L, k, ctx, "max_mib", 0, RF_FW_MAX_MIB, &max_mib, err)) == 0 &&
+             (rc = get_int(L, k, ctx, "mib", 0, RF_FW_MAX_MIB, &mib, err)) == 0) {
+        /* One form or the other (framework.lua checks it; the step model relies on it). */
+        bool fraction = fw->bucket_hbm_fraction > 0;
+        if (fraction ? max_mib < 1 || mib != 0 : mib < 1 || max_mib != 0)
+            rc = fail(err, "broadcast", "bucket",
+                      "expected mib > 0 alone, or hbm_fraction > 0 with max_mib > 0");
+        fw->bucket_max_bytes = max_mib * RF_MIB;
+        fw->bucket_bytes = mib * RF_MIB;
+    }
+    lua_pop(L, 1);
+    return rc;
+}
+
+static int read_reshard(lua_State *L, int r, struct rf_framework *fw, struct rf_error *err)
+{
+    int rc;
+    int64_t groups;
+    const char *ctx = "reshard";
+    if ((rc = get_int(L, r, ctx, "stage_groups", 0, (int64_t)1 << 20, &groups, err)) < 0 ||
+        (rc = get_num(L, r, ctx, "calls", 0, RF_FW_MAX_CALLS, &fw->reshard_calls, err)) < 0)
+        return rc;
+    fw->reshard = true;
+    fw->reshard_stage_groups = (int32_t)groups;
+    fw->misc_after_bulk = get_bool(L, r, "misc_after_bulk");
+    fw->stack_experts = get_bool(L, r, "stack_experts");
+    fw->fused_copy = get_bool(L, r, "fused_copy");
+    return 0;
+}
+
+int rf_framework_read(lua_State *L, int t, struct rf_framework *fw, struct rf_error *err)
+{
+    int rc;
+    int top = lua_gettop(L);
+    t = lua_absindex(L, t);
+    memset(fw, 0, sizeof(*fw));
+    if (!lua_istable(L, t)) {
+        rc = rf_error_set(err, RF_EINVAL, "framework: expected a table");
+        goto out;
+    }
+    if ((rc = get_str(L, t, "name", &fw->name, err)) < 0 ||
+        (rc = get_str(L, t, "source", &fw->source, err)) < 0 ||
+        (rc = read_strategies(L, t, fw, err)) < 0 ||
+        (rc = get_num(L, t, "", "finalize_s", 0, 3600, &fw->finalize_s, err)) < 0)
+        goto out;
+    lua_getfield(L, t, "broadcast");
+    if (lua_istable(L, -1)) {
+        fw->broadcast = true;
+        rc = read_broadcast(L, lua_gettop(L), fw, err);
+    }
+    lua_pop(L, 1);
+    if (rc < 0)
+        goto out;
+    lua_getfield(L, t, "reshard");
+    if (lua_istable(L, -1))
+        rc = read_reshard(L, lua_gettop(L), fw, err);
+    lua_pop(L, 1);
+    if (rc < 0)
+        goto out;
+    /* The relations the step model relies on, checked again (framework.lua's finish). */
+    uint32_t wants_bc = (1u << RF_STRAT_BROADCAST) | (1u << RF_STRAT_HYBRID);
+    uint32_t wants_rs =
+        (1u << RF_STRAT_RESHARD) | (1u << RF_STRAT_HIERARCHICAL) | (1u << RF_STRAT_HYBRID);
+    if ((fw->strategies & wants_bc) && !fw->broadcast)
+        rc = fail(err, "", "broadcast", "missing for strategies broadcast or hybrid");
+    else if ((fw->strategies & wants_rs) && !fw->reshard)
+        rc = fail(err, "", "reshard", "missing for strategies reshard, hierarchical or hybrid");
+    if (rc == 0)
+        fw->present = true;
+out:
+    if (rc < 0)
+        rf_framework_release(fw);
+    lua_settop(L, top);
+    return rc;
+}
