@@ -121,6 +121,28 @@ local SCENARIOS = {
     { "train-fp8.lua", 6, "train.dtype", "expected one of 'bf16', got 'fp8' (the training side "
         .. "holds BF16 parameters, as Megatron keeps them even when it computes in FP8; for FP8 "
         .. "weights on the wire set infer.dtype = 'fp8')" },
+    -- Framework profiles (framework.lua): a preset, a profile file, or a table of overrides
+    -- checked with the profile's schema and relations, reported as framework.<field>.
+    { "framework-unknown.lua", 7, "framework", "unknown profile 'nemo_rl' (did you mean "
+        .. "'nemo-rl'?); the presets are 'checkpoint-engine', 'm2n', 'miles', 'nemo-rl', "
+        .. "'slime', 'verl', or give the path of a profile file" },
+    { "framework-type.lua", 7, "framework", "expected a string or a table, got 3" },
+    { "framework-missing-file.lua", 7, "framework",
+      bad .. "no-such-profile.lua: no such file or directory" },
+    { "framework-typo.lua", 9, "framework.broadcast.bufers",
+      "unknown key 'bufers' (did you mean 'buffers'?)" },
+    { "framework-enum.lua", 9, "framework.broadcast.root",
+      "expected one of 'first', 'stage', 'owner', got 'last'" },
+    { "framework-bucket.lua", 10, "framework.broadcast.bucket.mib", "a fixed bucket excludes "
+        .. "hbm_fraction and max_mib; write { mib = } or { hbm_fraction =, max_mib = }" },
+    { "framework-wait-load.lua", 9, "framework.broadcast.wait_load", "true with 2 buffers: a "
+        .. "sender that waits for each load overlaps nothing, so buffers must be 1" },
+    { "framework-section.lua", 9, "framework.strategies", "strategies broadcast and hybrid "
+        .. "need a broadcast section (how the framework runs its broadcast path); there is "
+        .. "none" },
+    { "framework-added.lua", 10, "framework.reshard.stage_groups", "missing" },
+    { "framework-auto.lua", 7, "framework.strategies.1",
+      "expected one of 'broadcast', 'reshard', 'hierarchical', 'hybrid', got 'auto'" },
 }
 
 for _, case in ipairs(SCENARIOS) do
@@ -220,6 +242,29 @@ for _, case in ipairs(CLUSTERS) do
     end, string.format("%s%s:%d: %s: %s", bad, file, line, field, message),
         string.format("cluster %s: %s at line %d", file, field, line))
 end
+
+-- Profile files, loaded by path: faults inside framework.profile{...} name the profile file.
+local framework = require("framework")
+local PROFILES = {
+    { "framework-file-uncited.lua", 6, "sources",
+      "no citation for reshard (add a source with field = 'reshard' or one of its fields)" },
+    { "framework-file-field.lua", 11, "sources.2.field",
+      "'broadcast.bufers' is not a profile field (did you mean 'broadcast.buffers'?)" },
+    { "framework-file-key.lua", 7, "broadcast.pack_cpy",
+      "unknown key 'pack_cpy' (did you mean 'pack_copy'?)" },
+}
+for _, case in ipairs(PROFILES) do
+    local file, line, field, message = table.unpack(case)
+    tap.raises(function()
+        framework.load(bad .. file, { file = "t", line = 0, scan = false }, "framework", {})
+    end, string.format("%s%s:%d: %s: %s", bad, file, line, field, message),
+        string.format("profile %s: %s at line %d", file, field, line))
+end
+tap.raises(function()
+    refit.load_scenario(bad .. "framework-uses-bad-file.lua")
+end, bad .. "framework-file-uncited.lua:6: sources: no citation for reshard (add a source "
+    .. "with field = 'reshard' or one of its fields)",
+    "a fault in a scenario's profile file names the profile file's line")
 
 tap.raises(function()
     refit.load_scenario(bad .. "uses-bad-cluster.lua")

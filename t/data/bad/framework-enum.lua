@@ -1,0 +1,11 @@
+-- An override with a value outside the field's enum.
+return {
+    model = "qwen3-8b",
+    cluster = { system = "dgx-h100", nodes = 2 },
+    train = { gpus = 8 },
+    infer = { gpus = 8, first_gpu = 8 },
+    framework = {
+        profile = "verl",
+        broadcast = { root = "last" },
+    },
+}

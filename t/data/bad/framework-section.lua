@@ -1,0 +1,11 @@
+-- m2n has no broadcast section, so it cannot run strategy broadcast.
+return {
+    model = "qwen3-8b",
+    cluster = { system = "dgx-h100", nodes = 2 },
+    train = { gpus = 8 },
+    infer = { gpus = 8, first_gpu = 8 },
+    framework = {
+        profile = "m2n",
+        strategies = { "broadcast" },
+    },
+}
