@@ -480,3 +480,92 @@ double rf_ring_time(const struct rf_ring *r, const struct rf_topology *topo, enu
     double fill = r->n_ranks > 2 ? (r->n_ranks - 2.0) * chunk / channel : 0;
     return nccl_latency(r, op, p) * 1e-6 + fill + ring_bytes / ring_rate;
 }
+
+/* ---- Rings of collectives' member sets, cached. */
+
+static int cmp_key(const struct rf_ring_entry *e, const struct rf_topology *topo, const int32_t *k)
+{
+    if (e->topo != topo)
+        return (uintptr_t)e->topo < (uintptr_t)topo ? -1 : 1;
+    int32_t ek[4] = {e->root, e->first_gpu, e->gpu_count, e->gpu_stride};
+    for (int i = 0; i < 4; i++)
+        if (ek[i] != k[i])
+            return ek[i] < k[i] ? -1 : 1;
+    return 0;
+}
+
+int rf_ring_set_get(struct rf_ring_set *set, const struct rf_topology *topo, int32_t root,
+                    int32_t first_gpu, int32_t gpu_count, int32_t gpu_stride,
+                    const struct rf_ring_entry **out, struct rf_error *err)
+{
+    int32_t key[4] = {root, first_gpu, gpu_count, gpu_stride};
+    size_t lo = 0, hi = set->n;
+    int rc;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = cmp_key(&set->entries[mid], topo, key);
+        if (c == 0) {
+            *out = &set->entries[mid];
+            return 0;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t need = (size_t)(gpu_count > 0 ? gpu_count : 0) + 1;
+    if (need > set->cap_gpus) {
+        int32_t *g = realloc(set->gpus, need * sizeof(*g));
+        if (!g)
+            return rf_error_set(err, RF_ENOMEM, "out of memory");
+        set->gpus = g;
+        set->cap_gpus = need;
+    }
+    if (set->n == set->cap) {
+        size_t cap = set->cap ? 2 * set->cap : 8;
+        struct rf_ring_entry *e = realloc(set->entries, cap * sizeof(*e));
+        if (!e)
+            return rf_error_set(err, RF_ENOMEM, "out of memory");
+        set->entries = e;
+        set->cap = cap;
+    }
+    size_t n = 0;
+    bool has_root = false;
+    for (int32_t i = 0; i < gpu_count; i++) {
+        set->gpus[n] = first_gpu + i * gpu_stride;
+        has_root |= set->gpus[n] == root;
+        n++;
+    }
+    if (!has_root)
+        set->gpus[n++] = root;
+    qsort(set->gpus, n, sizeof(*set->gpus), cmp_i32);
+    struct rf_ring_entry e = {.topo = topo,
+                              .root = root,
+                              .first_gpu = first_gpu,
+                              .gpu_count = gpu_count,
+                              .gpu_stride = gpu_stride};
+    if ((rc = rf_ring_init(&e.ring, topo, set->gpus, n, err)) < 0)
+        return rc;
+    if ((rc = rf_ring_paths_init(&e.paths, &e.ring, topo, RF_COLL_OP_BROADCAST, root, err)) < 0) {
+        rf_ring_release(&e.ring);
+        return rc;
+    }
+    memmove(&set->entries[lo + 1], &set->entries[lo], (set->n - lo) * sizeof(e));
+    set->entries[lo] = e;
+    set->n++;
+    *out = &set->entries[lo];
+    return 0;
+}
+
+void rf_ring_set_release(struct rf_ring_set *set)
+{
+    if (!set)
+        return;
+    for (size_t i = 0; i < set->n; i++) {
+        rf_ring_paths_release(&set->entries[i].paths);
+        rf_ring_release(&set->entries[i].ring);
+    }
+    free(set->entries);
+    free(set->gpus);
+    memset(set, 0, sizeof(*set));
+}

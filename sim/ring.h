@@ -86,4 +86,27 @@ int rf_ring_paths_init(struct rf_ring_paths *paths, const struct rf_ring *ring,
                        struct rf_error *err);
 void rf_ring_paths_release(struct rf_ring_paths *paths);
 
+/* The broadcast rings of collectives, by (topology, root, members first_gpu + i x
+ * gpu_stride, i < gpu_count), each built once: many rounds and collectives share a member
+ * set. The communicator is the root and the members, in GPU order (rank order of a group
+ * built from sorted ranks). */
+struct rf_ring_entry {
+    const struct rf_topology *topo;
+    int32_t root, first_gpu, gpu_count, gpu_stride;
+    struct rf_ring ring;
+    struct rf_ring_paths paths; /* RF_COLL_OP_BROADCAST from root */
+};
+struct rf_ring_set {
+    struct rf_ring_entry *entries; /* sorted by key */
+    size_t n, cap;
+    int32_t *gpus; /* scratch: a communicator being built */
+    size_t cap_gpus;
+};
+/* The entry of a collective's members (built on first use) into *out, valid until the next
+ * call. A zeroed set is empty. */
+int rf_ring_set_get(struct rf_ring_set *set, const struct rf_topology *topo, int32_t root,
+                    int32_t first_gpu, int32_t gpu_count, int32_t gpu_stride,
+                    const struct rf_ring_entry **out, struct rf_error *err);
+void rf_ring_set_release(struct rf_ring_set *set);
+
 #endif
