@@ -150,7 +150,7 @@ static void run_task(struct search *s, struct task *k)
             k->rc = rf_error_set(&k->err, RF_ENOMEM, "out of memory");
             break;
         }
-        rf_plan_role_loads(&c->plan, s->topo[k->t], c->loads[k->t]);
+        k->rc = rf_plan_role_loads(&c->plan, s->topo[k->t], c->loads[k->t], &k->err);
         break;
     case TASK_PREDICT:
         k->rc =

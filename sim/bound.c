@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ring.h"
+
 /* Past this many holder groups the subset sums (quadratic in groups) are left out: each
  * group then counts its own pieces alone, which is still a bound. */
 #define GROUPS_SUBSET_MAX 4096
@@ -163,9 +165,12 @@ out:
     return rc;
 }
 
-void rf_plan_role_loads(const struct rf_plan *plan, const struct rf_topology *topo, double *loads)
+int rf_plan_role_loads(const struct rf_plan *plan, const struct rf_topology *topo, double *loads,
+                       struct rf_error *err)
 {
     size_t nl = topo->n_links;
+    struct rf_ring_set rings = {0};
+    int rc = 0;
     for (size_t i = 0; i < plan->n_transfers; i++) {
         const struct rf_transfer *t = &plan->transfers[i];
         double *row = loads + (size_t)plan->tensors[plan->boxes[t->box].tensor].role * nl;
@@ -179,22 +184,23 @@ void rf_plan_role_loads(const struct rf_plan *plan, const struct rf_topology *to
                 row[r.link[h]] += (double)t->bytes;
         }
     }
-    /* A broadcast chain carries the whole tensor over every hop, as round_chain routes it. */
-    for (size_t i = 0; i < plan->n_collectives; i++) {
+    /* A broadcast is its rings, as round_chain runs it: each of the C_g channels carries
+     * bytes / C_g over its chain's links, each link once. */
+    for (size_t i = 0; i < plan->n_collectives && rc == 0; i++) {
         const struct rf_collective *c = &plan->collectives[i];
         double *row = loads + (size_t)plan->tensors[c->tensor].role * nl;
-        int32_t prev = c->root;
-        for (int32_t k = 0; k < c->gpu_count; k++) {
-            int32_t g = c->first_gpu + k * c->gpu_stride;
-            struct rf_route r;
-            if (g == c->root)
-                continue;
-            rf_topology_route(topo, prev, g, &r);
-            for (int h = 0; h < r.n; h++)
-                row[r.link[h]] += (double)c->bytes;
-            prev = g;
-        }
+        const struct rf_ring_entry *e;
+        if ((rc = rf_ring_set_get(&rings, topo, c->root, c->first_gpu, c->gpu_count, c->gpu_stride,
+                                  &e, err)) < 0)
+            break;
+        if (e->ring.n_ranks < 2)
+            continue;
+        double bytes = (double)c->bytes / e->paths.n;
+        for (size_t k = 0; k < e->paths.start[e->paths.n]; k++)
+            row[e->paths.links[k]] += bytes;
     }
+    rf_ring_set_release(&rings);
+    return rc;
 }
 
 double rf_role_loads_bound(const struct rf_topology *topo, const double *const *role_loads)

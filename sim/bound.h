@@ -17,10 +17,12 @@ int rf_lower_bound(const struct rf_plan *plan, const struct rf_side *train,
                    struct rf_error *err);
 
 /* Bytes each link carries for each role of the plan's tensors, routed as rf_simulate routes
- * them (transfers, and broadcast chains hop by hop; copy engines left out): loads is
- * RF_ROLE_COUNT rows of topo->n_links, added to. Roles are what auto moves between
+ * them (transfers, and broadcasts ring by ring; copy engines left out): loads is
+ * RF_ROLE_COUNT rows of topo->n_links, added to (RF_ENOMEM into err when a ring cannot be
+ * built). Roles are what auto moves between
  * strategies; summing rows of different plans screens a mix without planning it. */
-void rf_plan_role_loads(const struct rf_plan *plan, const struct rf_topology *topo, double *loads);
+int rf_plan_role_loads(const struct rf_plan *plan, const struct rf_topology *topo, double *loads,
+                       struct rf_error *err);
 /* The busiest link's time at full rate under the sum of one row per role (a lower bound of
  * that mix's time when the rows are exact). */
 double rf_role_loads_bound(const struct rf_topology *topo, const double *const *role_loads);

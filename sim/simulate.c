@@ -342,6 +342,7 @@ static void sim_release(struct sim *s)
 {
     rf_flowsim_free(s->fs);
     sim_bound_release(s);
+    sim_round_release(s);
     free(s->msg_tmp);
     free(s->count);
     for (int i = 0; i < RF_SIM_MAX_TOPOLOGIES; i++)

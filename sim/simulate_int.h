@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "flowsim.h"
+#include "ring.h"
 #include "simulate.h"
 
 /* One message (or local copy) of a round before merging. */
@@ -91,6 +92,12 @@ struct sim {
     struct msg *msg_tmp;  /* scratch of the message sort */
     size_t cap_tmp;
     size_t *count;
+    /* Broadcasts as NCCL rings (simulate_round.c round_chain): each member set's rings,
+     * built once per simulation, and room for paths longer than a route (a channel's chain
+     * crosses up to 4 links per rank). */
+    struct rf_ring_set rings;
+    int32_t *path, *chain_path;
+    size_t cap_path, cap_chain_path;
 };
 
 /* Grows *p (of `size`-byte entries, *cap of them) to hold need; RF_ENOMEM into err. */
@@ -102,6 +109,8 @@ int sim_add_edge(struct sim *s, int32_t group, int32_t prerequisite);
  * every topology), and the relay edges to earlier rounds. */
 int sim_round_transfers(struct sim *s, int32_t r);
 int sim_round_chains(struct sim *s, int32_t r);
+/* Frees what the round functions keep in s (the rings, long paths). */
+void sim_round_release(struct sim *s);
 /* The pipeline fill of every relayed transfer on topo (*out NULL when nothing relays). */
 int sim_relay_fill(const struct rf_plan *plan, const struct rf_topology *topo, float **out,
                    struct rf_error *err);

@@ -1,7 +1,8 @@
 /* One round of a plan as flows: its transfers merged into one message per (source,
  * destination) pair as the executor packs them, each message a flow through the source's copy
  * engine (pack), the route and the destination's copy engine (unpack), FP8 runs through the
- * source's quantiser; its broadcasts as pipelined chains; a relay's pipeline fill as a tail. */
+ * source's quantiser; its broadcasts as NCCL's rings, one flow per ring (sim/ring.c); a relay's
+ * pipeline fill as a tail. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,9 +39,16 @@ static int add_flow(struct sim *s, const int32_t *full, int n_full, double bytes
                     double tail, double cap, int32_t group, enum rf_sim_phase phase)
 {
     size_t c1 = s->cap_flows, c2 = s->cap_flows;
-    int32_t path[RF_ROUTE_MAX + 3];
+    int32_t local[RF_ROUTE_MAX + 3], *path = local;
     int n = 0;
     int rc;
+    /* A broadcast channel's chain is longer than any route: it goes on the heap. */
+    if (n_full > RF_ROUTE_MAX + 3) {
+        if ((rc = sim_grow((void **)&s->path, &s->cap_path, (size_t)n_full, sizeof(int32_t),
+                           s->err)) < 0)
+            return rc;
+        path = s->path;
+    }
     for (int i = 0; i < n_full; i++) {
         if (s->binds[full[i]])
             path[n++] = full[i];
@@ -193,62 +201,66 @@ static int round_messages(struct sim *s, int32_t r, struct msg *m, size_t n)
     return rc;
 }
 
-/* A broadcast as NCCL pipelines it: a chain root -> members in GPU order (node-local hops
- * first), every hop carrying the whole tensor at once; the pipeline fill, hops x hop latency
- * + (hops - 1) x one chunk at the slowest hop's rate, delays the whole chain:
- * T = alpha + hops * hop_latency + (hops - 1) * chunk / B + bytes / B. A broadcast is a
- * collective on the ring's channels (all of the communicator's), not p2p channels per
- * peer, so its hops have no per-peer channel cap. */
+/* A broadcast as NCCL 2.28 runs it (sim/ring.c, doc/research/nccl-collectives.md 2.5 and
+ * 6(B)): the communicator's C_g distinct rings, each carrying bytes / C_g down its chain from
+ * the root as ONE flow over the chain's links, each link once. A pipelined chain moves at
+ * its slowest link's share, which is what one max-min flow over all its links gets; its
+ * fill delays the start: the round's fixed costs (as a message's), the chain's hop
+ * latencies, and (N - 2) chunks at the slowest link's per-channel share, the chunk NCCL's
+ * for the protocol its tuner picks for these bytes (Simple: 512 KiB). A broadcast runs on
+ * the ring's collective channels, not p2p channels per peer: no per-peer channel cap. FP8
+ * passes the root's quantiser on every channel. */
 static int round_chain(struct sim *s, int32_t r, const struct chain *ch)
 {
     const struct rf_topology *topo = s->topo;
     const struct rf_cluster *c = topo->cluster;
     const struct rf_collective *col = ch->c;
-    double slowest = INFINITY, hop_latency = 0;
-    bool fabric = false;
-    int64_t hops = 0;
-    int32_t prev = col->root;
+    const struct rf_ring_entry *e;
+    enum rf_nccl_proto proto;
     int rc;
 
-    for (int32_t i = 0; i < col->gpu_count; i++) {
-        int32_t g = col->first_gpu + i * col->gpu_stride;
-        struct rf_route route;
-        if (g == col->root)
-            continue;
-        rf_topology_route(topo, prev, g, &route);
-        for (int h = 0; h < route.n; h++)
-            if (topo->links[route.link[h]].capacity < slowest)
-                slowest = topo->links[route.link[h]].capacity;
-        if (route.latency_s > hop_latency)
-            hop_latency = route.latency_s;
-        fabric |= route.fabric;
-        prev = g;
-        hops++;
-    }
-    if (hops == 0)
+    if ((rc = rf_ring_set_get(&s->rings, topo, col->root, col->first_gpu, col->gpu_count,
+                              col->gpu_stride, &e, s->err)) < 0)
+        return rc;
+    const struct rf_ring *ring = &e->ring;
+    const struct rf_ring_paths *ps = &e->paths;
+    if (ring->n_ranks < 2)
         return 0;
-    double chunk = (double)(fabric ? c->cal.net_chunk_kib : c->cal.nvl_chunk_kib) * 1024.0;
-    double latency = c->cal.bucket_overhead_us * 1e-6 + c->cal.message_latency_us * 1e-6 +
-                     (double)hops * hop_latency + (double)(hops - 1) * chunk / slowest;
-    prev = col->root;
-    for (int32_t i = 0; i < col->gpu_count; i++) {
-        int32_t g = col->first_gpu + i * col->gpu_stride;
-        int32_t path[RF_ROUTE_MAX + 1];
-        int np = 0;
-        struct rf_route route;
-        if (g == col->root)
-            continue;
-        rf_topology_route(topo, prev, g, &route);
-        if (ch->quant && prev == col->root)
-            path[np++] = rf_topology_link(topo, RF_LINK_QUANT, col->root);
-        for (int h = 0; h < route.n; h++)
-            path[np++] = route.link[h];
-        if ((rc = add_flow(s, path, np, (double)ch->bytes, latency, 0, 0, r, RF_SIM_BROADCAST)) < 0)
+    rf_ring_nccl_time(ring, RF_COLL_OP_BROADCAST, ch->bytes, &proto);
+    double chunk = rf_ring_chunk(RF_COLL_OP_BROADCAST, proto);
+    double per_channel = (double)ch->bytes / ring->channels;
+    if (per_channel < chunk)
+        chunk = per_channel;
+    double base = c->cal.bucket_overhead_us * 1e-6 + c->cal.message_latency_us * 1e-6;
+    double bytes = (double)ch->bytes / ps->n;
+    for (int k = 0; k < ps->n; k++) {
+        size_t n = ps->start[k + 1] - ps->start[k];
+        if ((rc = sim_grow((void **)&s->chain_path, &s->cap_chain_path, n + 1, sizeof(int32_t),
+                           s->err)) < 0)
             return rc;
-        prev = g;
+        memcpy(s->chain_path, ps->links + ps->start[k], n * sizeof(int32_t));
+        /* Appended, the quantiser (the last block of links) keeps the path sorted. */
+        if (ch->quant)
+            s->chain_path[n++] = rf_topology_link(topo, RF_LINK_QUANT, col->root);
+        double fill = (ring->n_ranks - 2.0) * chunk / ps->share[k];
+        if ((rc = add_flow(s, s->chain_path, (int)n, bytes, base + ps->latency_s[k] + fill, 0, 0, r,
+                           RF_SIM_BROADCAST)) < 0)
+            return rc;
     }
-    s->out->messages += hops;
+    /* phase_bytes counts bytes sent, as before rings: the whole tensor over N - 1 hops, of
+     * which add_flow counted each channel's bytes once. */
+    if (!s->bound_only)
+        s->out->phase_bytes[RF_SIM_BROADCAST] +=
+            (int64_t)(ring->n_ranks - 1) * ch->bytes - (int64_t)ps->n * (int64_t)bytes;
+    s->out->messages += ring->n_ranks - 1;
     return 0;
+}
+
+void sim_round_release(struct sim *s)
+{
+    rf_ring_set_release(&s->rings);
+    free(s->path);
+    free(s->chain_path);
 }
 
 /* The least time one hop of a relay takes to pass its first chunk on: the message's fixed

@@ -265,7 +265,8 @@ static void hop(struct rf_route *r, const struct rf_topology *t, enum rf_link_ki
     r->link[r->n++] = rf_topology_link(t, k, i);
 }
 
-void rf_topology_route(const struct rf_topology *t, int64_t src, int64_t dst, struct rf_route *r)
+static void route(const struct rf_topology *t, int64_t src, int64_t dst, struct rf_route *r,
+                  bool pxn)
 {
     const struct rf_cluster *c = t->cluster;
     const struct rf_place *ps = &t->place[src], *pd = &t->place[dst];
@@ -282,7 +283,7 @@ void rf_topology_route(const struct rf_topology *t, int64_t src, int64_t dst, st
      * message pays it once, plus one traversal per switch on its way. */
     r->latency_s = c->nic.latency_us * 1e-6;
     int64_t snic = ps->nic, dnic = pd->nic, sleaf = ps->leaf, dleaf = pd->leaf;
-    if (c->fabric.pxn && ps->rail != pd->rail) {
+    if (pxn && ps->rail != pd->rail) {
         /* PXN: hop over NVLink to the GPU of the source node that sits on the destination's
          * rail, so the message stays on one rail and never climbs to the spine. */
         int64_t proxy = (int64_t)ps->node * c->gpus_per_node +
@@ -304,6 +305,17 @@ void rf_topology_route(const struct rf_topology *t, int64_t src, int64_t dst, st
         r->latency_s += 3 * c->fabric.switch_latency_us * 1e-6;
     }
     hop(r, t, RF_LINK_NIC_IN, dnic);
+}
+
+void rf_topology_route(const struct rf_topology *t, int64_t src, int64_t dst, struct rf_route *r)
+{
+    route(t, src, dst, r, t->cluster->fabric.pxn);
+}
+
+void rf_topology_route_direct(const struct rf_topology *t, int64_t src, int64_t dst,
+                              struct rf_route *r)
+{
+    route(t, src, dst, r, false);
 }
 
 static int64_t pow2_up(int64_t n)

@@ -120,6 +120,11 @@ int64_t rf_topology_domain(const struct rf_topology *topo, int64_t gpu);
 /* Route from src to dst (different GPUs); copy engines are added by the caller. */
 void rf_topology_route(const struct rf_topology *topo, int64_t src, int64_t dst,
                        struct rf_route *route);
+/* The same route without a PXN relay, whatever fabric.pxn says: across domains it leaves on
+ * src's own NIC and enters on dst's, as a collective's ring hop does (NCCL fixes a ring's
+ * NICs in its graph; sim/ring.c). */
+void rf_topology_route_direct(const struct rf_topology *topo, int64_t src, int64_t dst,
+                              struct rf_route *route);
 int32_t rf_topology_link(const struct rf_topology *topo, enum rf_link_kind kind, int64_t index);
 /* The NIC serving a GPU (-1 without NICs), and the rail leaf a NIC hangs off. */
 int64_t rf_topology_nic(const struct rf_topology *topo, int64_t gpu);

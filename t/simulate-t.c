@@ -188,7 +188,10 @@ static void broadcast_matches_its_closed_form(void **state)
     c.cal.message_latency_us = 3;
     struct rf_tensor t = tensor("w", RF_CLASS_REPLICATED, RF_ROLE_NORM, 0, 500000000, 0, 0);
     enum rf_dtype wire = RF_DT_BF16;
-    /* Root GPU 0 to GPUs 1..7: a chain of 7 NVLink hops at 400 GB/s. */
+    /* Root GPU 0 to GPUs 1..7 on one node: NCCL's 12 identical rings (sim/ring.c), each a
+     * flow of 1e9 / 12 B down the chain of 7 NVLink hops, all sharing each GPU's 400 GB/s,
+     * so together at 400 GB/s. The fill is 6 Simple chunks of 512 KiB at one channel's share
+     * of a link, 400 GB/s over the 24 channels (12 rings x 2 copies). */
     struct rf_collective col = {.kind = RF_COLL_BROADCAST,
                                 .tensor = 0,
                                 .root = 0,
@@ -207,7 +210,41 @@ static void broadcast_matches_its_closed_form(void **state)
     struct rf_side trs = train_side(1, 1, 1, 1, 1, 1, false, 0, 1);
     struct rf_side ins = infer_side(1, 1, 1, 1, 7, 1, 1, RF_DT_BF16);
     double B = 400e9, hops = 7, alpha = c.nvlink.latency_us * 1e-6, chunk = 512 * 1024.0;
-    double want = 3e-6 + hops * alpha + (hops - 1) * chunk / B + 1e9 / B;
+    double want = 3e-6 + hops * alpha + (hops - 1) * chunk / (B / 24) + 1e9 / B;
+    assert_double_equal(predict(&p, &c, &trs, &ins, &pred), want, 1e-12);
+    rf_prediction_release(&pred);
+    rf_side_release(&trs);
+    rf_side_release(&ins);
+}
+
+/* Across two full nodes the broadcast takes all 8 NICs: 8 rings (sim/ring.c), each a flow of
+ * 1e9 / 8 B alone on its NICs at 50 GB/s (NVLink ports carry at most 7 of them, 350 of 400
+ * GB/s), where one chain took one NIC. The fill: 14 chunks of 512 KiB at a channel's least
+ * share, a NIC under one ring's 2 copies, 25 GB/s (NVLink's 400 / 14 is more). */
+static void broadcast_across_nodes_takes_every_nic(void **state)
+{
+    (void)state;
+    struct rf_cluster c = cluster();
+    struct rf_tensor t = tensor("w", RF_CLASS_REPLICATED, RF_ROLE_NORM, 0, 500000000, 0, 0);
+    enum rf_dtype wire = RF_DT_BF16;
+    struct rf_collective col = {.kind = RF_COLL_BROADCAST,
+                                .tensor = 0,
+                                .root = 0,
+                                .first_gpu = 1,
+                                .gpu_count = 15,
+                                .gpu_stride = 1,
+                                .bytes = 1000000000,
+                                .round = 0};
+    struct rf_plan p = {.tensors = &t,
+                        .wire_dtype = &wire,
+                        .n_tensors = 1,
+                        .collectives = &col,
+                        .n_collectives = 1,
+                        .n_rounds = 1};
+    struct rf_prediction pred;
+    struct rf_side trs = train_side(1, 1, 1, 1, 1, 1, false, 0, 1);
+    struct rf_side ins = infer_side(1, 1, 1, 1, 15, 1, 1, RF_DT_BF16);
+    double want = 14 * 524288.0 / 25e9 + 1e9 / 8 / 50e9;
     assert_double_equal(predict(&p, &c, &trs, &ins, &pred), want, 1e-12);
     rf_prediction_release(&pred);
     rf_side_release(&trs);
@@ -434,6 +471,7 @@ int main(void)
         cmocka_unit_test(one_transfer_is_latency_plus_bytes_over_bandwidth),
         cmocka_unit_test(two_flows_share_a_nic),
         cmocka_unit_test(broadcast_matches_its_closed_form),
+        cmocka_unit_test(broadcast_across_nodes_takes_every_nic),
         cmocka_unit_test(rounds_run_one_after_another),
         cmocka_unit_test(real_plans_never_beat_the_bound),
         cmocka_unit_test(batching_never_beats_the_bound),
