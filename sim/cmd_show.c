@@ -19,9 +19,10 @@ static const char usage_show[] =
     "\n"
     "Shows run RUN of FILE (default refit.db) on one screen: its scenario as it was resolved\n"
     "(sides, cluster, the overrides of the cluster's preset, strategy, sources, relay),\n"
-    "each side's memory, the prediction and its bottleneck, and every measurement with how\n"
-    "refit-exec ran it. A run stored before schema 7 has no resolved scenario: it is shown\n"
-    "with what its run row says, and says so.\n"
+    "each side's memory, the prediction and its bottleneck, the step's phases when a framework\n"
+    "profile gave it some (part, phase, seconds, share of the step, mechanism), and every\n"
+    "measurement with how refit-exec ran it. A run stored before schema 7 has no resolved\n"
+    "scenario: it is shown with what its run row says, and says so.\n"
     "  --json         one JSON object (the stored scenario in full under \"scenario\")\n";
 
 static const char usage_diff[] =
@@ -29,7 +30,8 @@ static const char usage_diff[] =
     "\n"
     "Compares two runs of FILE (default refit.db): every field of their resolved scenarios\n"
     "that differs, as a dotted path (cluster.fabric.pxn: true -> false), then their figures\n"
-    "(payload, predicted and bound seconds, measured seconds, memory).\n"
+    "(payload, predicted and bound seconds, measured seconds, memory), and when either run has\n"
+    "a step, its seconds and each phase's, matched by part and phase.\n"
     "  --json         one JSON object\n";
 
 /* Bytes in decimal units, as the rest of refit prints them. */
@@ -185,6 +187,24 @@ static void show_memory(const struct rf_run_view *v)
     }
 }
 
+/* The step under the run's framework profile: its time, how its phases compose into it, and
+ * each phase with its share of the step (phases that overlap have shares summing past 100%). */
+static void show_step(const struct rf_run_view *v)
+{
+    const struct rf_step *s = &v->step;
+    printf("  %-10s %.6g s: %s\n", "step", s->total_s, s->composition);
+    printf("  %-10s %-5s %-9s %10s %7s  %s\n", "phases", "part", "phase", "seconds", "share",
+           "mechanism");
+    for (size_t i = 0; i < s->n; i++) {
+        const struct rf_step_phase *p = &s->phase[i];
+        char share[16] = "-";
+        if (s->total_s > 0)
+            snprintf(share, sizeof(share), "%.1f%%", 100 * p->seconds / s->total_s);
+        printf("  %-10s %-5s %-9s %10.6g %7s  %s\n", "", rf_step_part_name(p->part),
+               rf_step_phase_name(p->phase), p->seconds, share, p->mechanism);
+    }
+}
+
 static void show_text(const struct rf_run_view *v, struct rf_error *err)
 {
     const json_t *d = v->doc;
@@ -247,6 +267,8 @@ static void show_text(const struct rf_run_view *v, struct rf_error *err)
                v->lower_bound_s, v->pred_cluster, *v->bottleneck ? v->bottleneck : "-");
         printf("  %-10s payload %s, fabric %s, NVLink %s, %lld rounds\n", "", a, b, c,
                (long long)v->rounds);
+        if (v->has_step)
+            show_step(v);
     } else {
         printf("  %-10s none (planned, not simulated); payload %s, %lld rounds\n", "prediction", a,
                (long long)v->rounds);
@@ -279,6 +301,24 @@ static void show_text(const struct rf_run_view *v, struct rf_error *err)
 static json_t *real_or_null(double v)
 {
     return isnan(v) ? json_null() : json_real(v);
+}
+
+/* The step as JSON: {seconds, composition, phases: [{part, phase, seconds, share, bytes,
+ * calls, mechanism}]}, phases in the step's order. */
+static json_t *step_json(const struct rf_step *s)
+{
+    json_t *phases = json_array();
+    for (size_t i = 0; phases && i < s->n; i++) {
+        const struct rf_step_phase *p = &s->phase[i];
+        json_array_append_new(
+            phases, json_pack("{ss ss sf so sI sI so}", "part", rf_step_part_name(p->part), "phase",
+                              rf_step_phase_name(p->phase), "seconds", p->seconds, "share",
+                              s->total_s > 0 ? json_real(p->seconds / s->total_s) : json_null(),
+                              "bytes", (json_int_t)p->bytes, "calls", (json_int_t)p->calls,
+                              "mechanism", rf_json_text(p->mechanism)));
+    }
+    return json_pack("{sf so so}", "seconds", s->total_s, "composition",
+                     rf_json_text(s->composition), "phases", phases);
 }
 
 static json_t *show_json(const struct rf_run_view *v)
@@ -332,6 +372,9 @@ static json_t *show_json(const struct rf_run_view *v)
                         *v->bottleneck ? rf_json_text(v->bottleneck) : NULL, "nvlink_bytes",
                         (json_int_t)v->nvlink_bytes, "fabric_bytes", (json_int_t)v->fabric_bytes)
             : json_null());
+    /* Only a run with a step has the key: a profile-free run's object is as before schema 8. */
+    if (v->has_step)
+        json_object_set_new(o, "step", step_json(&v->step));
     return o;
 }
 
@@ -432,6 +475,43 @@ static void fmt_figure(double v, bool integer, char *buf, size_t size)
         snprintf(buf, size, "%.6g", v);
 }
 
+/* The phases of both runs' steps matched by (part, phase): a's in its order, then those only
+ * b has; a phase one run lacks is NAN there. */
+struct phase_pair {
+    enum rf_step_part part;
+    enum rf_step_phase_kind phase;
+    double a, b;
+};
+
+static size_t pair_phases(const struct rf_run_view *v, struct phase_pair *out)
+{
+    size_t n = 0;
+    for (int k = 0; k < 2; k++) {
+        const struct rf_step *s = &v[k].step;
+        for (size_t i = 0; v[k].has_step && i < s->n; i++) {
+            size_t j = 0;
+            while (j < n && !(out[j].part == s->phase[i].part && out[j].phase == s->phase[i].phase))
+                j++;
+            if (j == n)
+                out[n++] = (struct phase_pair){s->phase[i].part, s->phase[i].phase, NAN, NAN};
+            *(k == 0 ? &out[j].a : &out[j].b) = s->phase[i].seconds;
+        }
+    }
+    return n;
+}
+
+static void print_figure(const char *name, double a, double b, bool integer)
+{
+    char ta[40], tb[40], note[40] = "";
+    fmt_figure(a, integer, ta, sizeof(ta));
+    fmt_figure(b, integer, tb, sizeof(tb));
+    if (strcmp(ta, tb) == 0)
+        snprintf(note, sizeof(note), "  (same)");
+    else if (a > 0 && b > 0)
+        snprintf(note, sizeof(note), "  (x%.3f)", b / a);
+    printf("  %-24s %s -> %s%s\n", name, ta, tb, note);
+}
+
 static json_t *json_value_of(const char *text)
 {
     return text ? json_loads(text, JSON_DECODE_ANY, NULL) : json_null();
@@ -471,6 +551,12 @@ int cmd_diff(int argc, char **argv)
         figure_of(&v[0], k, &fig[k].a);
         figure_of(&v[1], k, &fig[k].b);
     }
+    /* The steps, only when either run has one: a profile-free pair diffs as before. */
+    struct phase_pair pp[2 * RF_STEP_PHASES_MAX];
+    size_t np = pair_phases(v, pp);
+    bool has_step = v[0].has_step || v[1].has_step;
+    double step_a = v[0].has_step ? v[0].step.total_s : NAN;
+    double step_b = v[1].has_step ? v[1].step.total_s : NAN;
     if (json) {
         json_t *changes = json_array(), *figs = json_object();
         for (size_t i = 0; changes && i < nc; i++)
@@ -481,11 +567,22 @@ int cmd_diff(int argc, char **argv)
             json_object_set_new(
                 figs, fig[k].name,
                 json_pack("{so so}", "a", real_or_null(fig[k].a), "b", real_or_null(fig[k].b)));
-        rc = print_canonical(json_pack("{s[II] s[bb] sb so so}", "runs", (json_int_t)id[0],
-                                       (json_int_t)id[1], "scenario_stored", v[0].doc != NULL,
-                                       v[1].doc != NULL, "run_rows_only", row, "scenario", changes,
-                                       "figures", figs),
-                             &err);
+        json_t *out =
+            json_pack("{s[II] s[bb] sb so so}", "runs", (json_int_t)id[0], (json_int_t)id[1],
+                      "scenario_stored", v[0].doc != NULL, v[1].doc != NULL, "run_rows_only", row,
+                      "scenario", changes, "figures", figs);
+        if (out && has_step) {
+            json_t *phases = json_array();
+            for (size_t i = 0; phases && i < np; i++)
+                json_array_append_new(
+                    phases, json_pack("{ss ss so so}", "part", rf_step_part_name(pp[i].part),
+                                      "phase", rf_step_phase_name(pp[i].phase), "a",
+                                      real_or_null(pp[i].a), "b", real_or_null(pp[i].b)));
+            json_object_set_new(out, "step",
+                                json_pack("{s{so so} so}", "seconds", "a", real_or_null(step_a),
+                                          "b", real_or_null(step_b), "phases", phases));
+        }
+        rc = print_canonical(out, &err);
         goto out;
     }
     printf("run %lld -> run %lld\n", (long long)id[0], (long long)id[1]);
@@ -499,15 +596,17 @@ int cmd_diff(int argc, char **argv)
         printf("  %s: %s -> %s\n", ch[i].path, ch[i].a ? ch[i].a : "(none)",
                ch[i].b ? ch[i].b : "(none)");
     printf("figures:\n");
-    for (int k = 0; k < N_FIGURES; k++) {
-        char a[40], b[40], note[40] = "";
-        fmt_figure(fig[k].a, fig[k].integer, a, sizeof(a));
-        fmt_figure(fig[k].b, fig[k].integer, b, sizeof(b));
-        if (strcmp(a, b) == 0)
-            snprintf(note, sizeof(note), "  (same)");
-        else if (fig[k].a > 0 && fig[k].b > 0)
-            snprintf(note, sizeof(note), "  (x%.3f)", fig[k].b / fig[k].a);
-        printf("  %-24s %s -> %s%s\n", fig[k].name, a, b, note);
+    for (int k = 0; k < N_FIGURES; k++)
+        print_figure(fig[k].name, fig[k].a, fig[k].b, fig[k].integer);
+    if (has_step) {
+        printf("step:\n");
+        print_figure("step_s", step_a, step_b, false);
+        for (size_t i = 0; i < np; i++) {
+            char name[40];
+            snprintf(name, sizeof(name), "%s.%s_s", rf_step_part_name(pp[i].part),
+                     rf_step_phase_name(pp[i].phase));
+            print_figure(name, pp[i].a, pp[i].b, false);
+        }
     }
 out:
     free(ch);

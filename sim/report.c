@@ -75,6 +75,7 @@ static void run_release(struct run *r)
     free(r->bottleneck);
     free(r->cluster);
     free(r->backend);
+    free(r->step_composition);
 }
 
 int report_db_fail(struct report *rp, struct rf_error *err)
@@ -88,7 +89,8 @@ static const char run_sql[] =
     "  r.infer_dtype, r.payload_bytes, r.moved_bytes, r.rounds,\n"
     "  p.run_id IS NOT NULL, p.seconds, p.lower_bound_seconds, p.fabric_bytes,\n"
     "  p.nvlink_bytes, p.bottleneck, p.cluster,\n"
-    "  m.id IS NOT NULL, m.id, m.seconds, m.backend, m.world_size\n"
+    "  m.id IS NOT NULL, m.id, m.seconds, m.backend, m.world_size,\n"
+    "  p.step_seconds IS NOT NULL, p.step_seconds, p.step_composition\n"
     "FROM run r LEFT JOIN prediction p ON p.run_id = r.id\n"
     "LEFT JOIN measurement m ON m.id = (SELECT max(id) FROM measurement\n"
     "  WHERE run_id = r.id AND status = 'ok' AND seconds > 0)\n"
@@ -133,9 +135,12 @@ static int add_run(struct report *rp, sqlite3_stmt *s, size_t *cap, struct rf_er
     r->measured_seconds = sqlite3_column_double(s, 24);
     r->backend = col_dup(s, 25);
     r->world_size = sqlite3_column_int64(s, 26);
+    r->has_step = sqlite3_column_int(s, 27) != 0;
+    r->step_seconds = sqlite3_column_double(s, 28);
+    r->step_composition = col_dup(s, 29);
     if (!r->label || !r->model || !r->strategy || !r->system || !r->train_layout ||
         !r->train_dtype || !r->infer_layout || !r->infer_dtype || !r->bottleneck || !r->cluster ||
-        !r->backend)
+        !r->backend || !r->step_composition)
         return rf_error_set(err, RF_ENOMEM, "out of memory");
     return 0;
 }
@@ -279,12 +284,58 @@ static int phases_table(struct report *rp, const struct run *r, struct rf_error 
     return 0;
 }
 
+/* The whole step under the run's framework profile (schema 8): how its phases compose into
+ * its time, then each phase in the step's order with its share of the step (phases that
+ * overlap have shares summing past 100%), what it moves and calls on its busiest GPU, and
+ * its mechanism. */
+static int step_table(struct report *rp, const struct run *r, struct rf_error *err)
+{
+    FILE *f = rp->out;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(rp->db,
+                           "SELECT part, phase, seconds, bytes, calls, mechanism FROM"
+                           " predicted_step_phase WHERE run_id = ? ORDER BY seq",
+                           -1, &s, NULL) != SQLITE_OK)
+        return report_db_fail(rp, err);
+    sqlite3_bind_int64(s, 1, r->id);
+    fprintf(f, "<p>%.4f s: ", r->step_seconds);
+    report_put_esc(f, r->step_composition);
+    fprintf(f,
+            "</p>\n<table class=\"step\" id=\"step-%lld\">\n<tr><th>part</th><th>phase</th>"
+            "<th>seconds</th><th>share</th><th>GB</th><th>calls</th><th>mechanism</th></tr>\n",
+            (long long)r->id);
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        double sec = sqlite3_column_double(s, 2);
+        fputs("<tr><td>", f);
+        report_put_esc(f, (const char *)sqlite3_column_text(s, 0));
+        fputs("</td><td>", f);
+        report_put_esc(f, (const char *)sqlite3_column_text(s, 1));
+        fprintf(f, "</td><td class=\"n\">%.4f</td><td class=\"n\">", sec);
+        if (r->step_seconds > 0)
+            fprintf(f, "%.1f%%", 100 * sec / r->step_seconds);
+        fprintf(f, "</td><td class=\"n\">%.2f</td><td class=\"n\">%lld</td><td>",
+                (double)sqlite3_column_int64(s, 3) / 1e9, (long long)sqlite3_column_int64(s, 4));
+        report_put_esc(f, (const char *)sqlite3_column_text(s, 5));
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table>\n", f);
+    sqlite3_finalize(s);
+    return rc == SQLITE_DONE ? 0 : report_db_fail(rp, err);
+}
+
 static void overview_table(FILE *f, const struct report *rp)
 {
+    /* The step's column only when some run has a step: a page of profile-free runs is as it
+     * was before schema 8. */
+    bool steps = false;
+    for (size_t i = 0; i < rp->n_runs; i++)
+        steps |= rp->runs[i].has_step;
     fputs("<table class=\"overview\">\n<tr><th>run</th><th>label</th><th>model</th>"
           "<th>strategy</th><th>cluster</th><th>predicted (s)</th><th>lower bound (s)</th>"
-          "<th>measured (s)</th><th>bottleneck</th></tr>\n",
+          "<th>measured (s)</th><th>bottleneck</th>",
           f);
+    fputs(steps ? "<th>step (s)</th></tr>\n" : "</tr>\n", f);
     for (size_t i = 0; i < rp->n_runs; i++) {
         const struct run *r = &rp->runs[i];
         fprintf(f, "<tr><td><a href=\"#run-%lld\">%lld</a></td><td>", (long long)r->id,
@@ -307,6 +358,10 @@ static void overview_table(FILE *f, const struct report *rp)
             fputs("</td><td>", f);
         fputs("</td><td>", f);
         report_put_esc(f, r->simulated ? r->bottleneck : "");
+        if (steps && r->has_step)
+            fprintf(f, "</td><td class=\"n\">%.4f", r->step_seconds);
+        else if (steps)
+            fputs("</td><td>", f);
         fputs("</td></tr>\n", f);
     }
     fputs("</table>\n", f);
@@ -369,6 +424,11 @@ static int write_page(struct report *rp, struct rf_error *err)
             fputs("<h3>Phases</h3>\n", f);
             if ((rc = phases_table(rp, r, err)) < 0)
                 return rc;
+            if (r->has_step) {
+                fputs("<h3>Step phases</h3>\n", f);
+                if ((rc = step_table(rp, r, err)) < 0)
+                    return rc;
+            }
             fputs("<h3>Link utilisation</h3>\n", f);
             if ((rc = report_plot_links(rp, r, err)) < 0)
                 return rc;

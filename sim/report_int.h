@@ -21,6 +21,10 @@ struct run {
     bool simulated, measured;
     double seconds, lower_bound, measured_seconds;
     int64_t fabric, nvlink, measurement_id, world_size;
+    /* The step under a framework profile (schema 8), when the prediction has one. */
+    bool has_step;
+    double step_seconds;
+    char *step_composition;
 };
 
 struct report {

@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,7 +113,8 @@ static int load_prediction(struct rf_store *st, int64_t id, struct rf_run_view *
     int rc = 0;
     if (sqlite3_prepare_v2(st->db,
                            "SELECT cluster, bottleneck, seconds, lower_bound_seconds, nvlink_bytes,"
-                           " fabric_bytes FROM prediction WHERE run_id = ?",
+                           " fabric_bytes, step_seconds, step_composition FROM prediction"
+                           " WHERE run_id = ?",
                            -1, &q, NULL) != SQLITE_OK)
         return db_fail(st, "prediction", err);
     sqlite3_bind_int64(q, 1, id);
@@ -125,9 +127,56 @@ static int load_prediction(struct rf_store *st, int64_t id, struct rf_run_view *
         v->lower_bound_s = sqlite3_column_double(q, 3);
         v->nvlink_bytes = sqlite3_column_int64(q, 4);
         v->fabric_bytes = sqlite3_column_int64(q, 5);
+        if (sqlite3_column_type(q, 6) != SQLITE_NULL) {
+            const unsigned char *c = sqlite3_column_text(q, 7);
+            v->has_step = true;
+            v->step.total_s = sqlite3_column_double(q, 6);
+            snprintf(v->step.composition, sizeof(v->step.composition), "%s",
+                     c ? (const char *)c : "");
+        }
     } else if (s != SQLITE_DONE) {
         rc = db_fail(st, "prediction", err);
     }
+    sqlite3_finalize(q);
+    return rc;
+}
+
+/* The step's phases, when the prediction has a step; a stored name this refit does not know
+ * (a newer schema would have raised the version first) is refused, naming the row. */
+static int load_step(struct rf_store *st, int64_t id, struct rf_run_view *v, struct rf_error *err)
+{
+    sqlite3_stmt *q = NULL;
+    int rc = 0, s;
+    if (!v->has_step)
+        return 0;
+    if (sqlite3_prepare_v2(st->db,
+                           "SELECT seq, part, phase, seconds, bytes, calls, mechanism FROM"
+                           " predicted_step_phase WHERE run_id = ? ORDER BY seq",
+                           -1, &q, NULL) != SQLITE_OK)
+        return db_fail(st, "predicted_step_phase", err);
+    sqlite3_bind_int64(q, 1, id);
+    while ((s = sqlite3_step(q)) == SQLITE_ROW) {
+        int part = rf_step_part_parse((const char *)sqlite3_column_text(q, 1));
+        int phase = rf_step_phase_parse((const char *)sqlite3_column_text(q, 2));
+        if (v->step.n == RF_STEP_PHASES_MAX || part < 0 || phase < 0) {
+            rc = rf_error_set(err, RF_EINVAL, "%s: run %lld: predicted_step_phase seq %lld: %s",
+                              st->path, (long long)id, (long long)sqlite3_column_int64(q, 0),
+                              part < 0 || phase < 0 ? "unknown part or phase"
+                                                    : "more phases than a step holds");
+            goto out;
+        }
+        struct rf_step_phase *ph = &v->step.phase[v->step.n++];
+        const unsigned char *m = sqlite3_column_text(q, 6);
+        ph->part = (enum rf_step_part)part;
+        ph->phase = (enum rf_step_phase_kind)phase;
+        ph->seconds = sqlite3_column_double(q, 3);
+        ph->bytes = sqlite3_column_int64(q, 4);
+        ph->calls = sqlite3_column_int64(q, 5);
+        snprintf(ph->mechanism, sizeof(ph->mechanism), "%s", m ? (const char *)m : "");
+    }
+    if (s != SQLITE_DONE)
+        rc = db_fail(st, "predicted_step_phase", err);
+out:
     sqlite3_finalize(q);
     return rc;
 }
@@ -180,7 +229,8 @@ int rf_run_view_load(struct rf_store *st, int64_t id, struct rf_run_view *v, str
     memset(v, 0, sizeof(*v));
     v->id = id;
     if ((rc = load_row(st, id, v, err)) < 0 || (rc = load_memory(st, id, v, err)) < 0 ||
-        (rc = load_prediction(st, id, v, err)) < 0 || (rc = load_measurements(st, id, v, err)) < 0)
+        (rc = load_prediction(st, id, v, err)) < 0 || (rc = load_step(st, id, v, err)) < 0 ||
+        (rc = load_measurements(st, id, v, err)) < 0)
         rf_run_view_release(v);
     return rc;
 }

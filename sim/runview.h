@@ -1,5 +1,6 @@
 /* A stored run as refit show and refit diff present it: its run row, its description
- * (sim/describe.h), its memory lines, its prediction and its measurements, read in one go. */
+ * (sim/describe.h), its memory lines, its prediction (and step) and its measurements, read in
+ * one go. */
 #ifndef RF_RUNVIEW_H
 #define RF_RUNVIEW_H
 
@@ -9,6 +10,7 @@
 
 #include "error.h"
 #include "memory.h"
+#include "step.h"
 #include "store.h"
 
 /* One replay of the run (table measurement); seconds are NAN where NULL. */
@@ -37,6 +39,10 @@ struct rf_run_view {
     char *pred_cluster, *bottleneck; /* bottleneck "" when none */
     double predicted_s, lower_bound_s;
     int64_t nvlink_bytes, fabric_bytes;
+    /* The step under a framework profile (schema 8: prediction.step_seconds and table
+     * predicted_step_phase, in seq order); false for a profile-free run or an older one. */
+    bool has_step;
+    struct rf_step step;
     struct rf_run_measurement *meas; /* in id order */
     size_t n_meas;
 };

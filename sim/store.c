@@ -307,9 +307,42 @@ static const char migration_v7[] =
     /* ---- end describe */
     MIGRATION_V7_PLACEMENT;
 
+/* Version 8 (issue 13): the whole refit step as phases (sim/step.h) under a framework
+ * profile: per phase its part, its time on its own, the bytes and calls of its busiest GPU
+ * and its mechanism, in the order the step lists them (seq); the step's time and how the
+ * phases compose into it on the prediction row. predicted_phase (version 3) keeps the wire's
+ * own phases (gather, deliver, ...): a step's transfer phase is that whole timeline. Runs
+ * without a profile, and runs stored before, have no step: NULL step_seconds, no rows. */
+static const char migration_v8[] =
+    "ALTER TABLE prediction ADD COLUMN step_seconds REAL;\n"
+    "ALTER TABLE prediction ADD COLUMN step_composition TEXT;\n"
+    "CREATE TABLE predicted_step_phase (\n"
+    "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,\n"
+    "  seq INTEGER NOT NULL,\n"
+    "  part TEXT NOT NULL CHECK (part IN ('all', 'bulk', 'misc')),\n"
+    "  phase TEXT NOT NULL CHECK (phase IN ('export', 'transfer', 'load', 'finalize')),\n"
+    "  seconds REAL NOT NULL CHECK (seconds >= 0),\n"
+    "  bytes INTEGER NOT NULL CHECK (bytes >= 0), calls INTEGER NOT NULL CHECK (calls >= 0),\n"
+    "  mechanism TEXT NOT NULL,\n"
+    "  PRIMARY KEY (run_id, seq),\n"
+    "  UNIQUE (run_id, part, phase)\n"
+    ") WITHOUT ROWID;\n"
+    /* A run's phases as a user compares them: the framework from the stored scenario, each
+     * phase's share of the step (phases that overlap have shares summing past 1). */
+    "CREATE VIEW run_phases AS\n"
+    "SELECT r.id AS run_id, r.label, r.model, r.strategy,\n"
+    "  CASE WHEN json_valid(r.scenario_json)\n"
+    "       THEN json_extract(r.scenario_json, '$.framework.name') END AS framework,\n"
+    "  s.seq, s.part, s.phase, s.seconds, p.step_seconds,\n"
+    "  CASE WHEN p.step_seconds > 0 THEN s.seconds / p.step_seconds END AS share_of_step,\n"
+    "  s.bytes, s.calls, s.mechanism, p.step_composition\n"
+    "FROM predicted_step_phase s JOIN run r ON r.id = s.run_id\n"
+    "LEFT JOIN prediction p ON p.run_id = s.run_id;\n";
+
 /* migrations[v] takes a file from version v to v + 1; a new file runs them all. */
 static const char *const migrations[RF_STORE_SCHEMA_VERSION] = {
-    schema_v1, migration_v2, migration_v3, migration_v4, migration_v5, migration_v6, migration_v7};
+    schema_v1,    migration_v2, migration_v3, migration_v4,
+    migration_v5, migration_v6, migration_v7, migration_v8};
 
 /* SQLite's "unable to open database file" says neither what is missing nor what is not
  * allowed: the file system does. */
@@ -587,6 +620,7 @@ enum {
     S_PPHASE,
     S_DESCRIBE, /* issue 12: the run's description and memory */
     S_MEMORY,
+    S_STEP, /* issue 13: the step's phases */
     S_COUNT
 };
 
@@ -608,12 +642,17 @@ static const char *const insert_sql[S_COUNT] = {
     " replicas, fsdp, dtype, stage_layers, placement, domain_gpus, span)"
     " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO round VALUES (?,?,?,?,?,?)",
-    "INSERT INTO prediction VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    "INSERT INTO prediction (run_id, cluster, cluster_source, nodes, gpus_per_node, seconds,"
+    " lower_bound_seconds, nvlink_bytes, fabric_bytes, bottleneck, bottleneck_link_id, messages,"
+    " flows, events, sim_seconds, step_seconds, step_composition)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO link_load VALUES (?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO predicted_round VALUES (?,?,?,?)",
     "INSERT INTO predicted_phase VALUES (?,?,?,?,?)",
     "UPDATE run SET scenario_json = ? WHERE id = ?",
     "INSERT INTO memory VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    "INSERT INTO predicted_step_phase (run_id, seq, part, phase, seconds, bytes, calls,"
+    " mechanism) VALUES (?,?,?,?,?,?,?,?)",
 };
 
 static void bind_text(sqlite3_stmt *s, int i, const char *v)
@@ -746,9 +785,34 @@ static int insert_rounds(struct rf_store *st, sqlite3_stmt *q, int64_t run,
     return rc;
 }
 
+/* The step's phases (schema 8), in the order the step lists them. A name outside the enums
+ * is "?", which the table's CHECK refuses: the run's transaction is rolled back whole. */
+static int insert_step(struct rf_store *st, sqlite3_stmt *q, int64_t run, const struct rf_step *stp,
+                       struct rf_error *err)
+{
+    char what[64];
+    int rc;
+    for (size_t i = 0; i < stp->n; i++) {
+        const struct rf_step_phase *ph = &stp->phase[i];
+        sqlite3_bind_int64(q, 1, run);
+        sqlite3_bind_int64(q, 2, (int64_t)i);
+        bind_text(q, 3, rf_step_part_name(ph->part));
+        bind_text(q, 4, rf_step_phase_name(ph->phase));
+        sqlite3_bind_double(q, 5, ph->seconds);
+        sqlite3_bind_int64(q, 6, ph->bytes);
+        sqlite3_bind_int64(q, 7, ph->calls);
+        sqlite3_bind_text(q, 8, ph->mechanism, (int)strnlen(ph->mechanism, RF_STEP_MECHANISM_MAX),
+                          SQLITE_TRANSIENT);
+        snprintf(what, sizeof(what), "predicted_step_phase (step phase %zu)", i);
+        if ((rc = step(st, q, err, what)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
 static int insert_prediction(struct rf_store *st, sqlite3_stmt **s, int64_t run,
                              const struct rf_topology *topo, const struct rf_prediction *p,
-                             struct rf_error *err)
+                             const struct rf_step *stp, struct rf_error *err)
 {
     const struct rf_cluster *c = topo->cluster;
     sqlite3_stmt *q = s[S_PRED];
@@ -775,6 +839,14 @@ static int insert_prediction(struct rf_store *st, sqlite3_stmt **s, int64_t run,
     sqlite3_bind_int64(q, 13, p->flows);
     sqlite3_bind_int64(q, 14, p->events);
     sqlite3_bind_double(q, 15, p->sim_seconds);
+    if (stp) {
+        sqlite3_bind_double(q, 16, stp->total_s);
+        sqlite3_bind_text(q, 17, stp->composition,
+                          (int)strnlen(stp->composition, RF_STEP_MECHANISM_MAX), SQLITE_TRANSIENT);
+    } else {
+        sqlite3_bind_null(q, 16);
+        sqlite3_bind_null(q, 17);
+    }
     if ((rc = step(st, q, err, "prediction")) < 0)
         return rc;
     /* Only links that carried bytes or were busy get a row (a missing row means zero): a
@@ -821,7 +893,7 @@ static int insert_prediction(struct rf_store *st, sqlite3_stmt **s, int64_t run,
         if ((rc = step(st, q, err, "predicted_phase")) < 0)
             return rc;
     }
-    return 0;
+    return stp ? insert_step(st, s[S_STEP], run, stp, err) : 0;
 }
 
 static int insert_rows(struct rf_store *st, sqlite3_stmt **s, int64_t run,
@@ -981,6 +1053,22 @@ static int check_refs(const struct rf_plan *plan, struct rf_error *err)
     return 0;
 }
 
+/* A step is part of a prediction (its transfer phase is the simulated wire) and its phases
+ * fit their array: checked before anything is written. */
+static int check_step(const struct rf_run_info *info, struct rf_error *err)
+{
+    if (!info->step)
+        return 0;
+    if (!info->prediction)
+        return rf_error_set(err, RF_EINVAL,
+                            "rf_run_info.step: a step needs the prediction it extends "
+                            "(rf_run_info.prediction is NULL)");
+    if (info->step->n > RF_STEP_PHASES_MAX)
+        return rf_error_set(err, RF_EINVAL, "rf_run_info.step: %zu phases, at most %d",
+                            info->step->n, RF_STEP_PHASES_MAX);
+    return 0;
+}
+
 int rf_store_save_plan(struct rf_store *st, const struct rf_run_info *info,
                        const struct rf_plan *plan, int64_t *run_id, struct rf_error *err)
 {
@@ -994,7 +1082,7 @@ int rf_store_save_plan(struct rf_store *st, const struct rf_run_info *info,
      * and they are back on for every other write. The pragma is a no-op inside a
      * transaction and is compiled into statements, hence before BEGIN and before they are
      * prepared. */
-    if ((rc = check_refs(plan, err)) < 0)
+    if ((rc = check_refs(plan, err)) < 0 || (rc = check_step(info, err)) < 0)
         return rc;
     if ((rc = exec(st, "PRAGMA foreign_keys=OFF", err)) < 0)
         goto out;
@@ -1016,7 +1104,7 @@ int rf_store_save_plan(struct rf_store *st, const struct rf_run_info *info,
         (rc = insert_rounds(st, s[S_ROUND], *run_id, plan, err)) < 0)
         goto out;
     if (info->prediction &&
-        (rc = insert_prediction(st, s, *run_id, info->topo, info->prediction, err)) < 0)
+        (rc = insert_prediction(st, s, *run_id, info->topo, info->prediction, info->step, err)) < 0)
         goto out;
     if ((rc = insert_description(st, s, *run_id, info, err)) < 0)
         goto out;

@@ -1,4 +1,4 @@
-/* The SQLite store: schema (version 7), and one transaction per run. The schema is the
+/* The SQLite store: schema (version 8), and one transaction per run. The schema is the
  * user-facing API of the results; README.md documents every table. */
 #ifndef RF_STORE_H
 #define RF_STORE_H
@@ -8,10 +8,11 @@
 #include "memory.h"
 #include "plan.h"
 #include "simulate.h"
+#include "step.h"
 #include "topology.h"
 
 #define RF_STORE_APPLICATION_ID 0x52454654 /* "REFT" */
-#define RF_STORE_SCHEMA_VERSION 7
+#define RF_STORE_SCHEMA_VERSION 8
 
 struct sqlite3;
 
@@ -54,6 +55,10 @@ struct rf_run_info {
     const char *scenario_json;
     const struct rf_side_memory *mem_train, *mem_infer;
     /* ---- end describe */
+    /* Optional (issue 13): the whole step under a framework profile (sim/step.h), stored with
+     * the prediction it extends (prediction.step_seconds, step_composition, table
+     * predicted_step_phase); NULL for a profile-free run. Needs prediction. */
+    const struct rf_step *step;
 };
 
 /* Opens a refit database as flags say (one of RF_STORE_CREATE, _EXISTING, _READONLY); a

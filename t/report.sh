@@ -36,6 +36,33 @@ is "$(grep -Eic '<script|<link|<img|<iframe|(src|href)=["'\'']?(https?:)?//' "$h
     "self-contained: no script and nothing loaded from elsewhere"
 is "$(grep -c '<?xml' "$html")" 0 "the SVGs are inlined without their XML prolog"
 
+# The step's phases (schema 8): runs t/step-db stores with hand-made steps get a table each
+# (in the step's order, with shares) and a step column in the overview; a page of
+# profile-free runs has neither.
+is "$(count '<h3>Step phases</h3>' "$html")|$(count '<th>step (s)</th>' "$html")" "0|0" \
+    "profile-free runs: no step table, no step column"
+sdb=$tmp/step.db
+"$STEP_DB" "$sdb" >/dev/null
+ok $? "t/step-db stores two runs with steps"
+"$REFIT" sim "$scen" --db "$sdb" >/dev/null
+ok $? "and a profile-free run beside them (run 3)"
+"$REFIT" report --db "$sdb" --html "$tmp/step.html" >/dev/null
+ok $? "refit report of runs with steps"
+steprows() { grep -A8 "id=\"step-$1\"" "$tmp/step.html" | sed -n \
+    's|^<tr><td>\([a-z]*\)</td><td>\([a-z]*\)</td><td class="n">\([0-9.]*\)</td><td class="n">\([0-9.%]*\)</td>.*|\1 \2 \3 \4|p' |
+    tr '\n' ','; }
+is "$(steprows 1)" "all export 0.5000 14.3%,all transfer 2.0000 57.1%,all load 0.7500 21.4%,\
+all finalize 0.2500 7.1%," "run 1: its phases with their share of the 3.5 s step"
+is "$(steprows 2)" "bulk export 0.1250 10.0%,bulk transfer 0.5000 40.0%,bulk load 0.2500 20.0%,\
+misc transfer 0.3750 30.0%,all finalize 0.2500 20.0%," "run 2: in the step's order"
+ok "$(grep -q '^<p>1.2500 s: bulk, then misc: max(export, transfer, load) + first export + last load</p>$' \
+    "$tmp/step.html"; echo $?)" "the step's time and composition above its table"
+is "$(count '<h3>Step phases</h3>' "$tmp/step.html")|$(count 'id="step-3"' "$tmp/step.html")" \
+    "2|0" "the profile-free run has no step table"
+is "$(grep -o '<td class="n">[0-9.]*</td></tr>$' "$tmp/step.html" | head -2 | tr '\n' ' ')" \
+    '<td class="n">3.5000</td></tr> <td class="n">1.2500</td></tr> ' \
+    "the overview's step column: each run's step seconds"
+
 # A replay of run 2 as refit-exec would store it, 10% slower than predicted in each round.
 sql "$db" "INSERT INTO measurement (id, run_id, backend, world_size, iters, warmup, seconds,
            status) SELECT 1, 2, 'mpi', 4, 3, 1, seconds * 1.1, 'ok' FROM prediction

@@ -157,7 +157,7 @@ ok "$(grep -q '^  strategy: "reshard" -> "auto"$' "$tmp/diff.txt" &&
 old=$tmp/old.db
 "$SQLITE3" "$old" <"$SRCDIR/t/data/store/v6.sql"
 "$REFIT" show 1 --db "$old" >"$tmp/out" 2>"$tmp/err"
-is "$? $(cat "$tmp/err")" "1 refit: $old: schema version 6 is older than this refit (7): run \
+is "$? $(cat "$tmp/err")" "1 refit: $old: schema version 6 is older than this refit (8): run \
 refit plan/sim on it once to upgrade, or open it writable" "a schema-6 file: show says how to upgrade"
 "$REFIT" sim "$data/plain.lua" --db "$old" >/dev/null
 ok $? "refit sim migrates it (run 2)"
@@ -198,6 +198,67 @@ is "$(grep -E '^  (measured_s|train_memory_bytes) ' "$tmp/diff.txt")" \
   train_memory_bytes       - -> $(sql "$old" "SELECT total_bytes FROM memory WHERE run_id = 2
                                               AND side = 'train'")" \
     "its figures: the old run's measurement, the new run's memory"
+
+# The step's phases (schema 8), from runs t/step-db stores with hand-made steps (refit sim
+# computes none until sim/step.c): show lists them in the step's order with their share of
+# the step; a profile-free run has no step lines and no "step" key.
+sdb=$tmp/step.db
+"$REFIT" sim "$data/plain.lua" --db "$sdb" >/dev/null
+ok $? "a profile-free run (run 1)"
+is "$("$STEP_DB" "$sdb" | tr '\n' ' ')" "2 3 " "t/step-db stores two runs with steps (runs 2, 3)"
+"$REFIT" show 2 --db "$sdb" >"$tmp/show.txt" 2>"$tmp/err"
+ok $? "refit show 2"
+sed 's/^/# /' "$tmp/show.txt" "$tmp/err"
+cat >"$tmp/want.txt" <<EOF
+  prediction 2 s (bound 1.5 s) on dgx-h100, bottleneck -
+             payload 144 B, fabric 0 B, NVLink 0 B, 0 rounds
+  step       3.5 s: 1 buffer: export + transfer + load
+  phases     part  phase        seconds   share  mechanism
+             all   export           0.5   14.3%  Megatron-Bridge export: TP all-gather per tensor, HF naming
+             all   transfer           2   57.1%  NCCL broadcast of 1 GB buckets from the first training GPU
+             all   load            0.75   21.4%  vLLM load_weights: one copy per tensor, FP8 quantisation
+             all   finalize        0.25    7.1%  process_weights_after_loading
+  measured   none
+EOF
+is "$(sed -n '/^  prediction/,$p' "$tmp/show.txt" | diff "$tmp/want.txt" - && echo same)" same \
+    "show: the step, its composition, each phase with its share (0.5 / 3.5 = 14.3%)"
+"$REFIT" show 3 --db "$sdb" >"$tmp/show.txt"
+is "$(sed -n '/^  step /,/^  measured/p' "$tmp/show.txt" | awk 'NR > 2 { print $1, $2, $3, $4 }' |
+    tr '\n' ',')" "bulk export 0.125 10.0%,bulk transfer 0.5 40.0%,bulk load 0.25 20.0%,misc \
+transfer 0.375 30.0%,all finalize 0.25 20.0%,measured none  ," \
+    "hybrid: the bulk, the rest, then finalize, in the step's order (not sorted by part)"
+"$REFIT" show 1 --db "$sdb" >"$tmp/show.txt"
+is "$(grep -c -E '^  (step|phases) ' "$tmp/show.txt")" 0 "a profile-free run shows no step"
+"$REFIT" show 3 --db "$sdb" --json >"$tmp/show.json"
+is "$(json "$tmp/show.json" '$.step.seconds')|$(json "$tmp/show.json" \
+    '$.step.phases[3].part')|$(json "$tmp/show.json" '$.step.phases[3].phase')|$(json \
+    "$tmp/show.json" '$.step.phases[3].share')|$(json "$tmp/show.json" \
+    '$.step.phases[3].calls')|$(json "$tmp/show.json" '$.step.phases[1].mechanism')" \
+    "1.25|misc|transfer|0.3|40|reshard p2p" "--json: the step and its phases with every field"
+"$REFIT" show 1 --db "$sdb" --json >"$tmp/show.json"
+is "$(json "$tmp/show.json" '$.step')|$(json "$tmp/show.json" '$.prediction.seconds' |
+    grep -c .)" "|1" "--json of a profile-free run: a prediction and no step key"
+is "$(sql "$sdb" "SELECT framework, phase, printf('%.4f', share_of_step) FROM run_phases
+                  WHERE run_id = 3 AND part = 'misc'")" "nemo-rl|transfer|0.3000" \
+    "view run_phases: the framework from the stored scenario, the phase's share of the step"
+"$REFIT" diff 2 3 --db "$sdb" >"$tmp/diff.txt"
+is "$(sed -n '/^step:/,$p' "$tmp/diff.txt")" "step:
+  step_s                   3.5 -> 1.25  (x0.357)
+  all.export_s             0.5 -> -
+  all.transfer_s           2 -> -
+  all.load_s               0.75 -> -
+  all.finalize_s           0.25 -> 0.25  (same)
+  bulk.export_s            - -> 0.125
+  bulk.transfer_s          - -> 0.5
+  bulk.load_s              - -> 0.25
+  misc.transfer_s          - -> 0.375" "diff: the steps, phases matched by part and phase"
+"$REFIT" diff 1 2 --db "$sdb" --json >"$tmp/diff.json"
+is "$(json "$tmp/diff.json" '$.step.seconds.a')|$(json "$tmp/diff.json" \
+    '$.step.seconds.b')|$(json "$tmp/diff.json" '$.step.phases[1].phase')|$(json \
+    "$tmp/diff.json" '$.step.phases[1].b')" "|3.5|transfer|2.0" \
+    "diff --json against a profile-free run: its side null"
+"$REFIT" diff 1 1 --db "$sdb" >"$tmp/diff.txt"
+is "$(grep -c '^step' "$tmp/diff.txt")" 0 "two profile-free runs: no step section"
 
 # Command line.
 "$REFIT" show 9 --db "$db" >/dev/null 2>"$tmp/err"

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "runview.h"
 #include "store.h"
 
 static char path[64];
@@ -780,6 +781,251 @@ static void idle_links_have_no_row(void **state)
     fixture_release(&f);
 }
 
+/* Loads t/data/store/NAME (a sqlite3 .dump) into path. */
+static void load_dump(const char *name)
+{
+    char sqlpath[4096];
+    const char *srcdir = getenv("SRCDIR");
+    snprintf(sqlpath, sizeof(sqlpath), "%s/t/data/store/%s", srcdir ? srcdir : ".", name);
+    FILE *f = fopen(sqlpath, "rb");
+    assert_non_null(f);
+    static char sql[1 << 20];
+    size_t n = fread(sql, 1, sizeof(sql) - 1, f);
+    fclose(f);
+    sql[n] = '\0';
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+}
+
+/* A prediction on a one-node cluster with no link rows, for the step tests. */
+struct step_fixture {
+    struct rf_cluster c;
+    struct rf_topology topo;
+    struct rf_prediction p;
+    struct rf_step s;
+};
+
+static void add_phase(struct rf_step *s, enum rf_step_part part, enum rf_step_phase_kind kind,
+                      double seconds, int64_t bytes, int64_t calls, const char *mechanism)
+{
+    struct rf_step_phase *p = &s->phase[s->n++];
+    *p = (struct rf_step_phase){
+        .part = part, .phase = kind, .seconds = seconds, .bytes = bytes, .calls = calls};
+    snprintf(p->mechanism, sizeof(p->mechanism), "%s", mechanism);
+}
+
+/* A hybrid step as a profile would give it: the bulk's three phases, the rest's transfer, and
+ * finalize listed last although its part ("all") sorts first. */
+static void step_fixture_init(struct step_fixture *sf)
+{
+    memset(sf, 0, sizeof(*sf));
+    sf->c = (struct rf_cluster){.name = "t", .source = "t", .nodes = 1, .gpus_per_node = 4};
+    sf->topo = (struct rf_topology){.cluster = &sf->c};
+    sf->p = (struct rf_prediction){.predicted_s = 0.5, .lower_bound_s = 0.25, .bottleneck = -1};
+    add_phase(&sf->s, RF_STEP_BULK, RF_STEP_EXPORT, 0.125, 1000, 3, "stack local experts");
+    add_phase(&sf->s, RF_STEP_BULK, RF_STEP_TRANSFER, 0.5, 2000, 2, "reshard p2p");
+    add_phase(&sf->s, RF_STEP_BULK, RF_STEP_LOAD, 0.25, 2000, 4, "fused gate/up copy");
+    add_phase(&sf->s, RF_STEP_MISC, RF_STEP_TRANSFER, 0.375, 500, 1, "broadcast of the rest");
+    add_phase(&sf->s, RF_STEP_ALL, RF_STEP_FINALIZE, 0.25, 0, 1, "process_weights_after_loading");
+    snprintf(sf->s.composition, sizeof(sf->s.composition), "bulk, then misc, then finalize");
+    sf->s.total_s = 2;
+}
+
+/* The names the store writes are the ones it parses back; anything else is -1. */
+static void step_names_round_trip(void **state)
+{
+    (void)state;
+    static const char *const phases[] = {"export", "transfer", "load", "finalize"};
+    static const char *const parts[] = {"all", "bulk", "misc"};
+    for (int i = 0; i < RF_STEP_PHASE_COUNT; i++) {
+        assert_string_equal(rf_step_phase_name((enum rf_step_phase_kind)i), phases[i]);
+        assert_int_equal(rf_step_phase_parse(phases[i]), i);
+    }
+    for (int i = 0; i < RF_STEP_PART_COUNT; i++) {
+        assert_string_equal(rf_step_part_name((enum rf_step_part)i), parts[i]);
+        assert_int_equal(rf_step_part_parse(parts[i]), i);
+    }
+    assert_string_equal(rf_step_phase_name(RF_STEP_PHASE_COUNT), "?");
+    assert_string_equal(rf_step_part_name((enum rf_step_part) - 1), "?");
+    assert_int_equal(rf_step_phase_parse("gather"), -1);
+    assert_int_equal(rf_step_phase_parse(NULL), -1);
+    assert_int_equal(rf_step_part_parse("All"), -1);
+}
+
+/* A step saved with its prediction reads back as it was given (order, every field), the
+ * view run_phases gives each phase's share of the step and the framework of the stored
+ * scenario, and a profile-free run beside it has no step. */
+static void step_is_stored_and_read_back(void **state)
+{
+    (void)state;
+    struct fixture f;
+    struct step_fixture sf;
+    struct rf_store st;
+    struct rf_run_view v;
+    struct rf_error err;
+    int64_t run = 0, plain = 0;
+    fixture_init(&f);
+    step_fixture_init(&sf);
+    f.info.prediction = &sf.p;
+    f.info.topo = &sf.topo;
+    f.info.scenario_json = "{\"version\": 1, \"framework\": {\"name\": \"nemo-rl\"}}";
+    assert_int_equal(rf_store_open(&st, path, RF_STORE_CREATE, &err), 0);
+    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &plain, &err), 0);
+    f.info.step = &sf.s;
+    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), 0);
+    rf_store_close(&st);
+    assert_int_equal(query("SELECT count(*) FROM predicted_step_phase"), 5);
+    assert_int_equal(query("SELECT count(*) FROM prediction WHERE run_id = 1 AND "
+                           "step_seconds IS NULL AND step_composition IS NULL"),
+                     1);
+    assert_int_equal(query("SELECT count(*) FROM prediction WHERE run_id = 2 AND step_seconds = 2 "
+                           "AND step_composition = 'bulk, then misc, then finalize'"),
+                     1);
+    /* 0.375 / 2 = 0.1875 exactly; the framework from run.scenario_json. */
+    assert_int_equal(query("SELECT count(*) FROM run_phases WHERE run_id = 2 AND part = 'misc' AND "
+                           "phase = 'transfer' AND share_of_step = 0.1875 AND seq = 3 AND "
+                           "framework = 'nemo-rl' AND mechanism = 'broadcast of the rest'"),
+                     1);
+    assert_int_equal(query("SELECT count(*) FROM run_phases WHERE run_id = 1"), 0);
+
+    assert_int_equal(rf_store_open(&st, path, RF_STORE_READONLY, &err), 0);
+    assert_int_equal(rf_run_view_load(&st, run, &v, &err), 0);
+    assert_true(v.has_step);
+    assert_int_equal(v.step.n, sf.s.n);
+    assert_true(v.step.total_s == 2);
+    assert_string_equal(v.step.composition, sf.s.composition);
+    for (size_t i = 0; i < sf.s.n; i++) {
+        const struct rf_step_phase *a = &v.step.phase[i], *b = &sf.s.phase[i];
+        assert_int_equal(a->part, b->part);
+        assert_int_equal(a->phase, b->phase);
+        assert_true(a->seconds == b->seconds);
+        assert_int_equal(a->bytes, b->bytes);
+        assert_int_equal(a->calls, b->calls);
+        assert_string_equal(a->mechanism, b->mechanism);
+    }
+    rf_run_view_release(&v);
+    assert_int_equal(rf_run_view_load(&st, plain, &v, &err), 0);
+    assert_true(v.has_prediction);
+    assert_false(v.has_step);
+    assert_int_equal(v.step.n, 0);
+    rf_run_view_release(&v);
+    rf_store_close(&st);
+    fixture_release(&f);
+}
+
+/* A bad phase fails inside the run's transaction and leaves nothing of the run: a kind
+ * outside the enum (stored as "?", refused by the CHECK), a (part, phase) given twice, a
+ * negative time. A step without its prediction, or with more phases than fit, is refused
+ * before anything is written. */
+static void bad_step_leaves_nothing(void **state)
+{
+    (void)state;
+    struct fixture f;
+    struct step_fixture sf;
+    struct rf_store st;
+    struct rf_error err;
+    int64_t run = 0;
+    char want[256];
+    fixture_init(&f);
+    step_fixture_init(&sf);
+    f.info.prediction = &sf.p;
+    f.info.topo = &sf.topo;
+    f.info.step = &sf.s;
+    assert_int_equal(rf_store_open(&st, path, RF_STORE_CREATE, &err), 0);
+
+    sf.s.phase[1].phase = (enum rf_step_phase_kind)7;
+    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), RF_EDB);
+    snprintf(want, sizeof(want),
+             "%s: predicted_step_phase (step phase 1): CHECK constraint failed: phase IN "
+             "('export', 'transfer', 'load', 'finalize')",
+             path);
+    assert_string_equal(err.msg, want);
+    sf.s.phase[1].phase = RF_STEP_EXPORT; /* bulk export twice */
+    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), RF_EDB);
+    snprintf(want, sizeof(want),
+             "%s: predicted_step_phase (step phase 1): UNIQUE constraint failed: "
+             "predicted_step_phase.run_id, predicted_step_phase.part, predicted_step_phase.phase",
+             path);
+    assert_string_equal(err.msg, want);
+    sf.s.phase[1].phase = RF_STEP_TRANSFER;
+    sf.s.phase[4].seconds = -1;
+    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), RF_EDB);
+    assert_non_null(strstr(err.msg, "(step phase 4): CHECK constraint failed: seconds >= 0"));
+    sf.s.phase[4].seconds = 0.25;
+
+    sf.s.n = RF_STEP_PHASES_MAX + 1;
+    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), RF_EINVAL);
+    assert_string_equal(err.msg, "rf_run_info.step: 17 phases, at most 16");
+    sf.s.n = 5;
+    f.info.prediction = NULL;
+    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), RF_EINVAL);
+    assert_string_equal(err.msg, "rf_run_info.step: a step needs the prediction it extends "
+                                 "(rf_run_info.prediction is NULL)");
+    rf_store_close(&st);
+    static const char *const tables[] = {"run",
+                                         "tensor",
+                                         "transfer",
+                                         "side",
+                                         "prediction",
+                                         "predicted_round",
+                                         "predicted_step_phase"};
+    for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+        char sql[96];
+        snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s", tables[i]);
+        assert_int_equal(query(sql), 0);
+    }
+    fixture_release(&f);
+}
+
+/* A file written by schema version 7 (t/data/store/v7.sql: a simulated, described and
+ * measured run, before issue 13) is migrated in place: its run keeps its prediction, memory,
+ * description and measurement and has no step; a new run stores one. */
+static void version_7_file_is_migrated(void **state)
+{
+    (void)state;
+    struct fixture f;
+    struct step_fixture sf;
+    struct rf_store st;
+    struct rf_run_view v;
+    struct rf_error err;
+    int64_t run = 0;
+    load_dump("v7.sql");
+    assert_int_equal(query("PRAGMA user_version"), 7);
+    int64_t pred = query("SELECT CAST(seconds * 1e12 AS INTEGER) FROM prediction WHERE run_id = 1");
+    assert_int_equal(rf_store_open(&st, path, RF_STORE_CREATE, &err), 0);
+    assert_int_equal(query("PRAGMA user_version"), RF_STORE_SCHEMA_VERSION);
+    assert_int_equal(query("SELECT CAST(seconds * 1e12 AS INTEGER) FROM prediction WHERE run_id = "
+                           "1 AND step_seconds IS NULL AND step_composition IS NULL"),
+                     pred);
+    assert_int_equal(query("SELECT count(*) FROM memory WHERE run_id = 1"), 2);
+    assert_int_equal(query("SELECT count(*) FROM measured_run WHERE run_id = 1 AND "
+                           "exec_config = 'mpi fill=host'"),
+                     1);
+    assert_int_equal(query("SELECT count(*) FROM run WHERE id = 1 AND "
+                           "json_extract(scenario_json, '$.model.name') = 'tiny-llama'"),
+                     1);
+    assert_int_equal(query("SELECT count(*) FROM run_phases"), 0);
+    assert_int_equal(rf_run_view_load(&st, 1, &v, &err), 0);
+    assert_true(v.has_prediction && v.has_memory && v.doc != NULL && v.n_meas == 1);
+    assert_false(v.has_step);
+    rf_run_view_release(&v);
+    fixture_init(&f);
+    step_fixture_init(&sf);
+    f.info.prediction = &sf.p;
+    f.info.topo = &sf.topo;
+    f.info.step = &sf.s;
+    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), 0);
+    assert_int_equal(run, 2);
+    rf_store_close(&st);
+    /* No scenario_json: the view's framework is NULL. */
+    assert_int_equal(query("SELECT count(*) FROM run_phases WHERE run_id = 2 AND "
+                           "framework IS NULL AND step_seconds = 2"),
+                     5);
+    fixture_release(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -800,6 +1046,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(readonly_open_changes_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(lock_error_names_the_file, setup, teardown),
         cmocka_unit_test_setup_teardown(idle_links_have_no_row, setup, teardown),
+        cmocka_unit_test(step_names_round_trip),
+        cmocka_unit_test_setup_teardown(step_is_stored_and_read_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(bad_step_leaves_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(version_7_file_is_migrated, setup, teardown),
     };
     return cmocka_run_group_tests_name("store", tests, NULL, NULL);
 }
