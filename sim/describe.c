@@ -237,11 +237,12 @@ static json_t *framework_json(const struct rf_framework *fw)
                             "export_calls", fw->export_calls, "load_calls", fw->load_calls)) < 0;
     if (!bad && fw->reshard)
         bad = json_object_set_new(o, "reshard",
-                                  json_pack("{si sb sb sb sf}", "stage_groups",
-                                            (int)fw->reshard_stage_groups, "misc_after_bulk",
-                                            fw->misc_after_bulk, "stack_experts", fw->stack_experts,
-                                            "fused_copy", fw->fused_copy, "calls",
-                                            fw->reshard_calls)) < 0;
+                                  json_pack("{ss si sb sb sb sf}", "plan",
+                                            fw->reshard_relay ? "hierarchical" : "reshard",
+                                            "stage_groups", (int)fw->reshard_stage_groups,
+                                            "misc_after_bulk", fw->misc_after_bulk, "stack_experts",
+                                            fw->stack_experts, "fused_copy", fw->fused_copy,
+                                            "calls", fw->reshard_calls)) < 0;
     if (bad) {
         json_decref(o);
         return NULL;

@@ -251,7 +251,15 @@ static int read_reshard(lua_State *L, int r, struct rf_framework *fw, struct rf_
     if ((rc = get_int(L, r, ctx, "stage_groups", 0, (int64_t)1 << 20, &groups, err)) < 0 ||
         (rc = get_num(L, r, ctx, "calls", 0, RF_FW_MAX_CALLS, &fw->reshard_calls, err)) < 0)
         return rc;
+    lua_getfield(L, r, "plan");
+    const char *plan = lua_tostring(L, -1);
+    bool relay = plan && strcmp(plan, "hierarchical") == 0;
+    bool known = plan && (relay || strcmp(plan, "reshard") == 0);
+    lua_pop(L, 1);
+    if (!known)
+        return fail(err, ctx, "plan", "expected \"reshard\" or \"hierarchical\"");
     fw->reshard = true;
+    fw->reshard_relay = relay;
     fw->reshard_stage_groups = (int32_t)groups;
     fw->misc_after_bulk = get_bool(L, r, "misc_after_bulk");
     fw->stack_experts = get_bool(L, r, "stack_experts");

@@ -74,6 +74,8 @@ struct rf_framework {
 
     /* The reshard bulk path (hybrid's reshard tensors), when the framework has one. */
     bool reshard;
+    bool reshard_relay;           /* the bulk is planned hierarchical (M2N's relays through
+                                     per-domain leaders), else reshard */
     int32_t reshard_stage_groups; /* training PP stages the receivers take at a time; 0: all */
     bool misc_after_bulk;         /* the broadcast part starts once the bulk has ended */
     bool stack_experts;           /* each sender copies its local experts into one stacked

@@ -717,10 +717,27 @@ static int plan_broadcast(struct planner *p, int32_t ti, const struct rf_side *t
     struct rf_tally d = {0};
     int rc;
 
+    /* A framework may root each tensor elsewhere (sim/framework.h): at the first GPU of
+     * the tensor's stage, or at one of the holders of its first element in turn. A scale
+     * tensor keeps the root its weight had: it is the tensor planned just before it. */
+    if ((t->scale_of < 0 || p->bcast_root != RF_FW_ROOT_FIRST) &&
+        (rc = collect_cells(p, train, t->scale_of < 0 ? t : &plan->tensors[t->scale_of], &p->src)) <
+            0)
+        return rc;
+    if (p->bcast_root != RF_FW_ROOT_FIRST && p->src.n > 0) {
+        if (p->bcast_root == RF_FW_ROOT_OWNER) {
+            size_t nh = p->src.hstart[1] - p->src.hstart[0];
+            root = p->src.holders[p->src.hstart[0] + (size_t)ti % nh];
+        } else {
+            root = INT32_MAX;
+            for (size_t h = 0; h < p->src.hstart[p->src.n]; h++)
+                if (p->src.holders[h] < root)
+                    root = p->src.holders[h];
+        }
+    }
+
     if (t->scale_of < 0) {
         enum rf_dtype gdt = t->quant ? train->dtype : t->dtype;
-        if ((rc = collect_cells(p, train, t, &p->src)) < 0)
-            return rc;
         if ((rc = cells_reserve(p, &p->dst, 1, 1)) < 0)
             return rc;
         p->dst.n = 1;
@@ -744,9 +761,16 @@ static int plan_broadcast(struct planner *p, int32_t ti, const struct rf_side *t
      * engine. So every member is a hop the bytes move over (moved), and only the GPUs that
      * hold a shard are written into (payload). The sides were checked: no sum here
      * overflows. */
-    int64_t bytes = 0, span = infer->place.span;
+    int64_t bytes = 0, span = infer->place.span, first = infer->first_gpu;
+    /* NeMo RL's model_update_group holds every training and inference rank: the
+     * communicator covers both sides (and any GPUs between them, which relay too). */
+    if (p->bcast_comm == RF_FW_COMM_ALL) {
+        int64_t end = first + span, tend = train->first_gpu + train->place.span;
+        first = train->first_gpu < first ? train->first_gpu : first;
+        span = (tend > end ? tend : end) - first;
+    }
     int64_t hops = span, receivers = infer->gpus;
-    if (root >= infer->first_gpu && root < infer->first_gpu + span)
+    if (root >= first && root < first + span)
         hops--;
     if (rf_side_has_gpu(infer, root))
         receivers--;
@@ -757,14 +781,13 @@ static int plan_broadcast(struct planner *p, int32_t ti, const struct rf_side *t
         (rc = planner_add_bytes(p, ti, &d.logical_bytes, bytes, 1, "the broadcast's bytes")) < 0)
         return rc;
     GROW(plan->collectives, 0, plan->cap_collectives, plan->n_collectives + 1);
-    plan->collectives[plan->n_collectives++] =
-        (struct rf_collective){.kind = RF_COLL_BROADCAST,
-                               .tensor = ti,
-                               .root = root,
-                               .first_gpu = (int32_t)infer->first_gpu,
-                               .gpu_count = (int32_t)span,
-                               .gpu_stride = 1,
-                               .bytes = bytes};
+    plan->collectives[plan->n_collectives++] = (struct rf_collective){.kind = RF_COLL_BROADCAST,
+                                                                      .tensor = ti,
+                                                                      .root = root,
+                                                                      .first_gpu = (int32_t)first,
+                                                                      .gpu_count = (int32_t)span,
+                                                                      .gpu_stride = 1,
+                                                                      .bytes = bytes};
     d.collectives = 1;
     return tally_add(p, ti, &d);
 }
@@ -777,7 +800,7 @@ static int plan_tensors(struct planner *p, const struct rf_model *model,
                         const enum rf_strategy *tensor_strategy)
 {
     struct rf_plan *plan = p->plan;
-    bool fp8 = infer->dtype == RF_DT_FP8;
+    bool fp8 = infer->dtype == RF_DT_FP8 && !p->wire_native;
     size_t n = model->n_tensors;
     struct rf_tensor scale;
     for (size_t i = 0; i < model->n_tensors; i++)
@@ -812,7 +835,7 @@ static int plan_tensors(struct planner *p, const struct rf_model *model,
             return rf_error_set(p->err, RF_EINVAL,
                                 "hierarchical needs a cluster (its NVLink domains)");
         plan->tensor_strategy[i] = s;
-        plan->wire_dtype[i] = src->quant ? infer->dtype : src->dtype;
+        plan->wire_dtype[i] = src->quant && fp8 ? infer->dtype : src->dtype;
         struct rf_tensor *sc = &plan->tensors[k];
         if (!(fp8 && rf_tensor_fp8_scale(src, sc)))
             continue;
@@ -1134,7 +1157,10 @@ int rf_plan_build(struct rf_plan *plan, const struct rf_model *model, struct rf_
     struct planner p = {.plan = plan,
                         .err = err,
                         .topo = opts ? opts->topo : NULL,
-                        .sources = opts ? opts->sources : RF_SOURCES_BALANCED};
+                        .sources = opts ? opts->sources : RF_SOURCES_BALANCED,
+                        .bcast_comm = opts ? opts->bcast_comm : RF_FW_COMM_RECEIVERS,
+                        .bcast_root = opts ? opts->bcast_root : RF_FW_ROOT_FIRST,
+                        .wire_native = opts && opts->wire_native};
     int rc;
 
     memset(plan, 0, sizeof(*plan));

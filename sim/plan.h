@@ -3,6 +3,7 @@
 #ifndef RF_PLAN_H
 #define RF_PLAN_H
 
+#include "framework.h"
 #include "layout.h"
 #include "model.h"
 #include "topology.h"
@@ -37,6 +38,14 @@ struct rf_plan_opts {
     const struct rf_topology *topo; /* needed by hierarchical and local sources */
     enum rf_sources sources;
     struct rf_relay relay; /* zeroed: no ring */
+    /* A framework profile's broadcast (sim/framework.h; zeroed: refit's own, the first
+     * training GPU to the inference side's span): who is in the communicator, who roots
+     * each tensor's broadcast. */
+    enum rf_fw_comm bcast_comm;
+    enum rf_fw_root bcast_root;
+    /* The receivers quantise (a profile's quantize = receiver_*): weights travel in their
+     * native dtype and an FP8 side gains no scale tensors on the wire. */
+    bool wire_native;
 };
 
 /* Gather moves training shards to the broadcast root (training-side staging); deliver

@@ -48,6 +48,9 @@ struct planner {
     struct rf_error *err;
     const struct rf_topology *topo; /* NULL when planning without a cluster */
     enum rf_sources sources;
+    enum rf_fw_comm bcast_comm; /* rf_plan_opts: a framework's broadcast communicator */
+    enum rf_fw_root bcast_root;
+    bool wire_native;
     int64_t *load; /* bytes each GPU has been chosen to send so far */
     /* Bytes each NIC sends so far: every transfer that leaves its NVLink domain counts on
      * the NIC its route leaves by (planner_egress_nic), whoever planned it. */

@@ -24,6 +24,7 @@
 #include "schedule.h"
 #include "search_lua.h"
 #include "simulate.h"
+#include "step.h"
 #include "store.h"
 
 #ifndef RF_MODELS_DIR
@@ -363,6 +364,14 @@ static int plan_scenario(struct rf_lua *L, const struct rf_scenario_src *src, co
         (rc = rf_scenario_init_sides(sc, err)) < 0 ||
         (rc = rf_topology_init(topo, &sc->cluster, err)) < 0)
         return rc;
+    /* A profile says how its framework moves weights: a strategy it does not run has no
+     * step to predict (refit's own plans are the profile-free scenario). */
+    if (sc->framework.present && !(sc->framework.strategies & (1u << sc->strategy)))
+        return rf_error_set(err, RF_ENOTSUP,
+                            "%s: framework: %s does not run strategy %s (its profile %s lists "
+                            "the ones it does; drop `framework` for refit's own plan)",
+                            sc->source, sc->framework.name, rf_strategy_name(sc->strategy),
+                            sc->framework.source);
     if (sc->strategy == RF_STRAT_AUTO) {
         /* The scenario's hybrid split is one of auto's candidates. */
         struct rf_scenario hy = {0};
@@ -393,7 +402,14 @@ static int plan_scenario(struct rf_lua *L, const struct rf_scenario_src *src, co
         rf_scenario_release(&hy);
         return rc;
     }
-    struct rf_plan_opts opts = {.topo = topo, .sources = sc->sources, .relay = sc->relay};
+    const struct rf_framework *fw = &sc->framework;
+    struct rf_plan_opts opts = {.topo = topo,
+                                .sources = sc->sources,
+                                .relay = sc->relay,
+                                .bcast_comm = fw->present ? fw->comm : RF_FW_COMM_RECEIVERS,
+                                .bcast_root = fw->present ? fw->root : RF_FW_ROOT_FIRST,
+                                .wire_native = fw->present && fw->broadcast &&
+                                               fw->quant != RF_FW_QUANT_SENDER};
     if ((rc = rf_plan_build(plan, &sc->model, &sc->train, &sc->infer, sc->strategy,
                             sc->tensor_strategy, &opts, err)) < 0)
         return rc;
@@ -413,6 +429,7 @@ struct refit_run {
     struct rf_cluster alt_cluster; /* PXN flipped for auto; shares sc.cluster's strings */
     struct rf_prediction pred;
     struct rf_auto_choice choice;
+    struct rf_step step;            /* under a framework profile: the step's phases (sim/step.h) */
     const struct rf_topology *used; /* the topology the prediction was made on */
     char *scenario_json;            /* the run's description (sim/describe.h) */
     int64_t id;
@@ -454,8 +471,19 @@ static int compute_run(struct rf_lua *L, const struct rf_scenario_src *src, cons
                 "refit: warning: %s: the layout does not fit in the GPUs' memory "
                 "(allow_overcommit: a what-if)\n",
                 r->sc.source);
-    if (rc == 0 && simulate && r->pred.n_links == 0)
-        rc = rf_simulate(&r->plan, &r->sc.train, &r->sc.infer, &r->topo, sim, &r->pred, err);
+    const struct rf_framework *fw = &r->sc.framework;
+    if (rc == 0 && simulate && r->pred.n_links == 0) {
+        /* Under a profile that exports whole tensors onto the root itself, the plan's
+         * point-to-point gathers (kept so refit-exec can replay the run) are its export
+         * phase, not wire. */
+        struct rf_sim_options o = *sim;
+        o.skip_gather = fw->present && fw->gather != RF_FW_GATHER_P2P;
+        rc = rf_simulate(&r->plan, &r->sc.train, &r->sc.infer, &r->topo, &o, &r->pred, err);
+        if (rc == 0 && fw->present &&
+            (rc = rf_step_predict(&r->plan, &r->sc.train, &r->sc.infer, &r->topo, fw, &o, &r->pred,
+                                  &r->step, err)) == 0)
+            r->pred.predicted_s = r->step.total_s;
+    }
     if (rc == 0)
         rc = describe_run(L, r, err);
     return rc;
@@ -499,7 +527,8 @@ static int store_run(struct lazy_store *ls, const char *label, struct refit_run 
                                    .topo = r->used,
                                    .scenario_json = r->scenario_json,
                                    .mem_train = &r->sc.mem_train,
-                                   .mem_infer = &r->sc.mem_infer};
+                                   .mem_infer = &r->sc.mem_infer,
+                                   .step = r->step.n > 0 ? &r->step : NULL};
         rc = rf_store_save_plan(&ls->st, &info, &r->plan, &r->id, err);
     }
     r->seconds = now() - r->t0;
@@ -635,6 +664,36 @@ static void sim_row(FILE *f, const struct rf_plan *plan, const struct rf_topolog
             bottleneck);
 }
 
+/* The step's phases under a framework profile, below the strategy's row. */
+static void print_step(FILE *f, const struct rf_framework *fw, const struct rf_step *st)
+{
+    if (st->n == 0)
+        return;
+    fprintf(f, "  %s step: %s\n", fw->name, st->composition);
+    for (size_t i = 0; i < st->n; i++) {
+        const struct rf_step_phase *p = &st->phase[i];
+        fprintf(f, "    %-5s %-9s %9.3f s  %s\n", rf_step_part_name(p->part),
+                rf_step_phase_name(p->phase), p->seconds, p->mechanism);
+    }
+}
+
+/* The step's phases as JSON. */
+static json_t *step_json(const struct rf_framework *fw, const struct rf_step *st)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < st->n; i++) {
+        const struct rf_step_phase *p = &st->phase[i];
+        json_array_append_new(
+            a, json_pack("{ss ss sf sI sI so}", "part", rf_step_part_name(p->part), "phase",
+                         rf_step_phase_name(p->phase), "seconds", p->seconds, "bytes",
+                         (json_int_t)p->bytes, "calls", (json_int_t)p->calls, "mechanism",
+                         rf_json_text(p->mechanism)));
+    }
+    return json_pack("{so so sf so}", "framework", rf_json_text(fw->name), "composition",
+                     rf_json_text(st->composition), "seconds", st->total_s, "phases",
+                     a ? a : json_null());
+}
+
 /* One strategy's JSON object; NULL when a value could not be packed. */
 static json_t *sim_run_json(const struct refit_run *r)
 {
@@ -644,6 +703,8 @@ static json_t *sim_run_json(const struct refit_run *r)
     json_object_set_new(o, "peak_rss_bytes", json_integer(peak_rss()));
     json_object_set_new(o, "memory", memory_json(&r->sc));
     json_object_set_new(o, "infer_placement", placement_json(&r->sc.infer));
+    if (r->step.n > 0)
+        json_object_set_new(o, "step", step_json(&r->sc.framework, &r->step));
     if (r->plan.strategy != RF_STRAT_AUTO)
         return o;
     json_t *cands = json_array();
@@ -741,6 +802,10 @@ static int cmd_sim(int argc, char **argv)
         struct refit_run r = {0};
         int x = compute_run(L, &(struct rf_scenario_src){.path = argv[optind]}, all[i], true, &sim,
                             &r, &err);
+        if (x == RF_ENOTSUP && compare) { /* --compare: the framework's strategies only */
+            refit_run_release(&r);
+            continue;
+        }
         if (x == 0)
             x = store_run(&ls, label, &r, &err);
         if (x == 0 && json) {
@@ -752,6 +817,7 @@ static int cmd_sim(int argc, char **argv)
             if (i == 0)
                 memory_text = memory_lines(&r.sc);
             sim_row(tf, &r.plan, r.used, &r.pred);
+            print_step(tf, &r.sc.framework, &r.step);
             if (r.plan.strategy == RF_STRAT_AUTO)
                 fprintf(tf, "%-12s %s (%d candidates predicted, %d only bounded)\n", "",
                         r.choice.description, r.choice.evaluated, r.choice.pruned);

@@ -477,7 +477,12 @@ double rf_ring_time(const struct rf_ring *r, const struct rf_topology *topo, enu
     double chunk = rf_ring_chunk(op, p), per_channel = (double)bytes / r->channels;
     if (per_channel < chunk)
         chunk = per_channel;
-    double fill = r->n_ranks > 2 ? (r->n_ranks - 2.0) * chunk / channel : 0;
+    /* A broadcast's pipeline fills from its one root: the last rank starts receiving after
+     * N - 2 chunks have passed down the chain. A ring all-gather has none: every rank sends
+     * its own slice from the first step, so the ring is busy at once and only the per-step
+     * latency (in NCCL's latency) remains (doc/research/nccl-collectives.md 6(B)). */
+    double fill =
+        op == RF_COLL_OP_BROADCAST && r->n_ranks > 2 ? (r->n_ranks - 2.0) * chunk / channel : 0;
     return nccl_latency(r, op, p) * 1e-6 + fill + ring_bytes / ring_rate;
 }
 

@@ -233,7 +233,7 @@ static int gather_edges(struct sim *s)
     const struct rf_plan *plan = s->plan;
     int32_t streams = (int32_t)s->topos[0]->cluster->cal.streams;
     int rc = 0;
-    if (plan->n_collectives == 0)
+    if (plan->n_collectives == 0 || s->skip_gather)
         return 0;
     int32_t(*gr)[2] = malloc(plan->n_tensors * sizeof(*gr));
     if (!gr)
@@ -366,14 +366,16 @@ static void sim_release(struct sim *s)
  * least time any simulation of them can take (bound set: sim/simulate_bound.c). */
 static int model(const struct rf_plan *plan, const struct rf_side *train,
                  const struct rf_side *infer, const struct rf_topology *const *topos, int n_topos,
-                 double tolerance, struct rf_prediction *out, double *bound, double *estimate,
-                 struct rf_error *err)
+                 double tolerance, const struct rf_sim_options *opts, struct rf_prediction *out,
+                 double *bound, double *estimate, struct rf_error *err)
 {
     struct sim s = {.plan = plan,
                     .topo = topos[0],
                     .topos = topos,
                     .n_topos = bound ? n_topos : 1,
                     .tolerance = tolerance,
+                    .tensor_mask = opts ? opts->tensor_mask : NULL,
+                    .skip_gather = opts && opts->skip_gather,
                     .err = err,
                     .out = out,
                     .bound_only = bound};
@@ -415,7 +417,7 @@ int rf_simulate(const struct rf_plan *plan, const struct rf_side *train,
     int rc = rf_sim_options_tolerance(opts, &tolerance, err);
     if (rc < 0)
         return rc;
-    return model(plan, train, infer, &topo, 1, tolerance, out, NULL, NULL, err);
+    return model(plan, train, infer, &topo, 1, tolerance, opts, out, NULL, NULL, err);
 }
 
 int rf_simulate_bound(const struct rf_plan *plan, const struct rf_side *train,
@@ -434,7 +436,7 @@ int rf_simulate_bound(const struct rf_plan *plan, const struct rf_side *train,
         if (topos[i]->n_links != topos[0]->n_links || topos[i]->gpus != topos[0]->gpus)
             return rf_error_set(err, RF_EINVAL,
                                 "rf_simulate_bound: the topologies are not of one cluster");
-    rc = model(plan, train, infer, topos, n_topos, tolerance, &scratch, bound, estimate, err);
+    rc = model(plan, train, infer, topos, n_topos, tolerance, opts, &scratch, bound, estimate, err);
     rf_prediction_release(&scratch);
     return rc;
 }

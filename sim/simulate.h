@@ -47,6 +47,12 @@ struct rf_sim_options {
     /* auto's worker threads for independent candidates; 0: the online CPUs, at most 2.
      * Above auto's own limit (8) means that limit. The result does not depend on it. */
     int threads;
+    /* A part of the plan (sim/step.c's phases): tensor_mask[i] 0 leaves plan tensor i out
+     * (its transfers and broadcasts are not simulated; NULL: every tensor), and skip_gather
+     * leaves out the point-to-point gathers to broadcast roots (a framework whose export
+     * puts whole tensors on the root another way, modelled as its export phase). */
+    const uint8_t *tensor_mask;
+    bool skip_gather;
 };
 
 #define RF_SIM_TOLERANCE_DEFAULT 1e-3

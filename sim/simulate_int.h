@@ -56,6 +56,8 @@ struct sim {
     const struct rf_topology *const *topos;
     int n_topos;
     double tolerance;
+    const uint8_t *tensor_mask; /* rf_sim_options: the part simulated (NULL: all) */
+    bool skip_gather;
     /* Links that can saturate are simulated; the others (leaf links of a non-blocking
      * fabric, copy engines and quantisers faster than everything feeding them) only carry
      * bytes, counted here, which keeps rounds decoupled and each rate solve small. */

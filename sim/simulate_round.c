@@ -296,6 +296,9 @@ int sim_round_transfers(struct sim *s, int32_t r)
     for (size_t k = s->tstart[r]; k < s->tstart[r + 1]; k++) {
         const struct rf_transfer *t = &plan->transfers[s->torder[k]];
         int32_t tensor = plan->boxes[t->box].tensor;
+        if ((s->tensor_mask && !s->tensor_mask[tensor]) ||
+            (s->skip_gather && t->phase == RF_PHASE_GATHER))
+            continue;
         uint8_t phase = t->phase == RF_PHASE_GATHER ? RF_SIM_GATHER
                         : t->after >= 0             ? RF_SIM_FANOUT
                                                     : RF_SIM_DELIVER;
@@ -345,6 +348,8 @@ int sim_round_chains(struct sim *s, int32_t r)
     int rc = 0;
     for (size_t k = s->cstart[r]; k < s->cstart[r + 1]; k++) {
         const struct rf_collective *col = &plan->collectives[s->corder[k]];
+        if (s->tensor_mask && !s->tensor_mask[col->tensor])
+            continue;
         chains[nc++] = (struct chain){
             .c = col, .bytes = col->bytes, .quant = plan->wire_dtype[col->tensor] == RF_DT_FP8};
     }

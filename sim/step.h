@@ -7,6 +7,9 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "framework.h"
+#include "plan.h"
+#include "simulate.h"
 
 enum rf_step_phase_kind {
     RF_STEP_EXPORT,   /* sender: gathers, conversion, packing, quantisation */
@@ -39,6 +42,34 @@ struct rf_step {
     char composition[RF_STEP_MECHANISM_MAX];
     double total_s;
 };
+
+/* What the phase model takes: the plan and its sides on the cluster, the profile, and the
+ * wire times of the plan's parts (rf_step_predict simulates them). */
+struct rf_step_input {
+    const struct rf_plan *plan;
+    const struct rf_side *train, *infer;
+    const struct rf_topology *topo;
+    const struct rf_framework *fw;
+    int64_t bucket;  /* the framework's bucket, bytes */
+    int64_t buckets; /* of the broadcast path */
+    double wire_all_s, wire_bulk_s, wire_misc_s;
+    int bulk_groups; /* groups of training stages the bulk went in */
+    /* The broadcast communicator: ranks, NCCL's rings, one call's launch latency. */
+    int64_t comm_ranks;
+    int comm_rings;
+    double bcast_latency_s;
+};
+
+/* The step of a scheduled plan as fw runs it. whole is the plan's prediction as
+ * rf_simulate gave it with the profile's options (skip_gather unless the profile gathers
+ * point to point); the parts a hybrid step needs (the bulk by groups of training stages,
+ * the misc broadcast) are simulated here with opts. */
+int rf_step_predict(const struct rf_plan *plan, const struct rf_side *train,
+                    const struct rf_side *infer, const struct rf_topology *topo,
+                    const struct rf_framework *fw, const struct rf_sim_options *opts,
+                    const struct rf_prediction *whole, struct rf_step *out, struct rf_error *err);
+/* The framework's bucket in bytes on a GPU of hbm_gb. */
+int64_t rf_framework_bucket(const struct rf_framework *fw, double hbm_gb);
 
 const char *rf_step_phase_name(enum rf_step_phase_kind phase);
 const char *rf_step_part_name(enum rf_step_part part);

@@ -13,6 +13,8 @@ return framework.profile{
     strategies = { "reshard", "hierarchical" },
     finalize_s = 0, -- the bench has no engine to finalise
     reshard = {
+        -- M2N's hierarchical path: leaders per NVLink domain, a ring of domains (§2.4).
+        plan = "hierarchical",
         -- The bench moves all stages at once (no generator-side stream cap).
         stage_groups = 0,
         -- It keeps one buffer per parameter: no stacking, no fused temporaries, and there
@@ -24,6 +26,9 @@ return framework.profile{
           func = "Reference Performance (reshard_model_bench)",
           says = "hierarchical (ring, NODE_AWARE) vs direct P2P (UNIFORM) on DSV3 and "
               .. "Qwen3-235B, GB200 NVL72" },
+        { field = "reshard.plan", repo = M2N, commit = AT, file = "nccl_m2n/README.md",
+          func = "Reference Performance (reshard_model_bench)",
+          says = "the hierarchical path: leaders per NVLink domain, a ring of domains" },
         { field = "reshard.stage_groups", repo = M2N, commit = AT, file = "nccl_m2n/README.md",
           func = "Reference Performance (reshard_model_bench)",
           says = "every parameter moved by reshard, one buffer per parameter" },

@@ -74,6 +74,10 @@ local BROADCAST = { type = "record", fields = {
 
 local RESHARD = { type = "record", fields = {
     -- Training PP stages the receivers take at a time; 0: all at once.
+    -- What refit plans the bulk as: "hierarchical" (NCCL M2N's algorithm: per box one
+    -- leader per destination NVLink domain, relayed round the ring of domains) or "reshard"
+    -- (every destination fed by a source directly). A scenario's hybrid_bulk overrides it.
+    plan = { type = "string", values = { "reshard", "hierarchical" }, required = true },
     stage_groups = { type = "integer", min = 0, max = schema.MAX_GPUS, required = true },
     misc_after_bulk = flag(), -- the broadcast part starts once the bulk has ended
     stack_experts = flag(),   -- senders stack their local experts (one HBM copy)

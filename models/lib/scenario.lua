@@ -95,7 +95,7 @@ local allowed_text = table.concat(quoted, " or ")
 
 -- The strategy of every tensor, in model order. Policies get a copy of the tensor, so
 -- they cannot alter the model.
-local function tensor_strategies(s, model, site)
+local function tensor_strategies(s, model, site, bulk)
     local out = {}
     for i, t in ipairs(model.tensors) do
         if s.strategy == "hybrid" then
@@ -109,7 +109,7 @@ local function tensor_strategies(s, model, site)
                 schema.raise(site, "policy", string.format("returned %s for %s; expected %s",
                     schema.describe(answer), t.name, allowed_text))
             end
-            out[i] = answer == "reshard" and s.hybrid_bulk or answer
+            out[i] = answer == "reshard" and bulk or answer
         elseif s.strategy == "auto" then
             out[i] = "reshard" -- auto chooses in C; this is only a placeholder
         else
@@ -169,7 +169,11 @@ function scenario.normalise(raw, source, base_dir, context, overrides, line)
         relay = s.relay or { ring = true, fanout = 1, depth = 0 },
         sources = s.sources,
         allow_overcommit = s.allow_overcommit,
-        tensor_strategy = tensor_strategies(s, model, site),
+        -- A profile's bulk path is planned as the framework runs it (reshard.plan), unless
+        -- the scenario says hybrid_bulk itself.
+        tensor_strategy = tensor_strategies(s, model, site,
+            (raw.hybrid_bulk == nil and profile and profile.reshard and profile.reshard.plan)
+            or s.hybrid_bulk),
         framework = profile or nil,
     }
 end

@@ -16,7 +16,7 @@ local BROADCAST = {
     quantize = "string", export_calls = "number", load_calls = "number",
 }
 local RESHARD = {
-    stage_groups = "integer", misc_after_bulk = "boolean", stack_experts = "boolean",
+    plan = "string", stage_groups = "integer", misc_after_bulk = "boolean", stack_experts = "boolean",
     fused_copy = "boolean", calls = "number",
 }
 local SOURCE = { field = "string", repo = "string", commit = "string", file = "string",
@@ -133,20 +133,20 @@ local BC = { "broadcast.communicator", "broadcast.root", "broadcast.gather",
              "broadcast.pack_copy", "broadcast.quantize", "broadcast.export_calls",
              "broadcast.load_calls", "finalize_s" }
 local RS = { "reshard.stage_groups", "reshard.misc_after_bulk", "reshard.stack_experts",
-             "reshard.fused_copy", "reshard.calls" }
+             "reshard.fused_copy", "reshard.calls", "reshard.plan" }
 local WANT = {
     ["nemo-rl"] = { "broadcast hybrid", "all first export 0.02 5120 0 2 false false true "
-        .. "receiver_full 1 1 0", "2 true true true 1" },
+        .. "receiver_full 1 1 0", "2 true true true 1 hierarchical" },
     verl = { "broadcast", "receivers first export 0 0 2048 2 false false true receiver_full "
-        .. "1 1 0", "nil nil nil nil nil" },
+        .. "1 1 0", "nil nil nil nil nil nil" },
     slime = { "broadcast", "receivers stage stage 0 0 512 1 true true false sender 1 1 0",
-              "nil nil nil nil nil" },
+              "nil nil nil nil nil nil" },
     miles = { "broadcast", "receivers stage stage 0 0 512 1 true true false sender 1 1 0",
-              "nil nil nil nil nil" },
+              "nil nil nil nil nil nil" },
     ["checkpoint-engine"] = { "broadcast", "receivers owner host 0 0 8192 2 false false true "
-        .. "sender 0 1 0", "nil nil nil nil nil" },
+        .. "sender 0 1 0", "nil nil nil nil nil nil" },
     m2n = { "reshard hierarchical", "nil nil nil nil nil nil nil nil nil nil nil nil nil 0",
-            "0 false false false 1" },
+            "0 false false false 1 hierarchical" },
 }
 for _, name in ipairs(framework.PRESETS) do
     local p, want = profiles[name], WANT[name]
@@ -176,7 +176,7 @@ tap.is(over.source, refit.models_dir .. "/frameworks/nemo-rl.lua",
     "overrides: source is the preset file")
 local custom = refit.load_scenario(dir .. "custom.lua").framework
 tap.is(custom.source .. " " .. custom.name .. " " .. fields(custom, RS),
-    dir .. "my-profile.lua my-reshard 2 false true false 3",
+    dir .. "my-profile.lua my-reshard 2 false true false 3 reshard",
     "a profile path is read from the scenario's directory")
 tap.is(custom.broadcast, false, "a profile without a broadcast section normalises it to false")
 -- A study's table goes through the same path.

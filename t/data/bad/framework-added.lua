@@ -7,6 +7,6 @@ return {
     framework = {
         profile = "verl",
         strategies = { "hybrid" },
-        reshard = { calls = 1 },
+        reshard = { plan = "reshard", calls = 1 },
     },
 }

@@ -3,7 +3,7 @@
 return framework.profile{
     name = "my-reshard",
     strategies = { "reshard" },
-    reshard = { stage_groups = 2, stack_experts = true, calls = 3 },
+    reshard = { plan = "reshard", stage_groups = 2, stack_experts = true, calls = 3 },
     sources = {
         { field = "strategies", repo = "example/my-rl", commit = "0000000", file = "sync.py",
           func = "refit", says = "reshard only" },

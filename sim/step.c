@@ -1,0 +1,458 @@
+/* The whole refit step as a framework profile runs it: the sender's export, the wire (the
+ * plan simulated, part by part), the engine's load and finalisation, composed as the
+ * framework overlaps them. Each phase is a mechanism with its cost (doc/architecture.md,
+ * Step); no figure here is fitted to a published refit time. */
+#include "step.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ring.h"
+#include "simulate.h"
+
+static bool is_expert(const struct rf_tensor *t)
+{
+    return t->cls == RF_CLASS_EXPERT_COLUMN || t->cls == RF_CLASS_EXPERT_ROW;
+}
+
+/* Hugging Face tensors a model tensor stands for: a stacked expert tensor is one per
+ * expert (what the exporters and the engines' loaders walk). */
+static int64_t hf_tensors(const struct rf_tensor *t)
+{
+    return t->experts > 0 ? t->experts : 1;
+}
+
+/* The weight a tensor belongs to (an FP8 scale tensor's weight, else itself). */
+static const struct rf_tensor *weight_of(const struct rf_plan *plan, size_t i)
+{
+    const struct rf_tensor *t = &plan->tensors[i];
+    return t->scale_of >= 0 ? &plan->tensors[t->scale_of] : t;
+}
+
+/* Elements the first GPU of the tensor's stage holds on side s (coordinate 0 on every other
+ * axis: torch.chunk's first chunk is the largest, so this is the busiest GPU's share). */
+static int64_t first_numel(const struct rf_side *s, const struct rf_tensor *t, int64_t *stage)
+{
+    struct rf_placement pl;
+    const struct rf_mesh *mesh = rf_side_placement(s, t, &pl);
+    int64_t coord[RF_MESH_MAX] = {0};
+    if (pl.stage_axis >= 0)
+        coord[pl.stage_axis] = pl.stage;
+    if (stage)
+        *stage = pl.stage_axis >= 0 ? pl.stage : 0;
+    struct rf_box box;
+    rf_placement_box(&pl, mesh, t->ndim, t->shape, coord, &box);
+    return rf_box_numel(&box, t->ndim);
+}
+
+/* The GPUs of one mesh axis through the mesh's first GPU (the root's group on that axis). */
+static int axis_ring(const struct rf_topology *topo, const struct rf_mesh *mesh, int axis,
+                     struct rf_ring *ring, bool *have, struct rf_error *err)
+{
+    *have = false;
+    if (axis < 0 || axis >= mesh->ndim || mesh->size[axis] < 2)
+        return 0;
+    int64_t n = mesh->size[axis];
+    int32_t *gpus = malloc((size_t)n * sizeof(int32_t));
+    if (!gpus)
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    for (int64_t k = 0; k < n; k++)
+        gpus[k] = (int32_t)(mesh->first_gpu + k * mesh->stride[axis]);
+    int rc = rf_ring_init(ring, topo, gpus, (size_t)n, err);
+    free(gpus);
+    if (rc == 0)
+        *have = true;
+    return rc;
+}
+
+/* Megatron's mesh axes (sim/layout.c): dense (pp, dp, cp, tp), expert (pp, edp, ep, etp). */
+enum { MG_PP = 0, MG_TP = 3, MG_EP = 2, MG_ETP = 3 };
+
+struct export_rings {
+    struct rf_ring pp, tp, ep, etp;
+    bool has_pp, has_tp, has_ep, has_etp;
+};
+
+static void export_rings_release(struct export_rings *x)
+{
+    if (x->has_pp)
+        rf_ring_release(&x->pp);
+    if (x->has_tp)
+        rf_ring_release(&x->tp);
+    if (x->has_ep)
+        rf_ring_release(&x->ep);
+    if (x->has_etp)
+        rf_ring_release(&x->etp);
+}
+
+static int export_rings_init(struct export_rings *x, const struct rf_topology *topo,
+                             const struct rf_side *train, struct rf_error *err)
+{
+    int rc;
+    memset(x, 0, sizeof(*x));
+    if ((rc = axis_ring(topo, &train->dense, MG_PP, &x->pp, &x->has_pp, err)) < 0 ||
+        (rc = axis_ring(topo, &train->dense, MG_TP, &x->tp, &x->has_tp, err)) < 0 ||
+        (rc = axis_ring(topo, &train->expert, MG_EP, &x->ep, &x->has_ep, err)) < 0 ||
+        (rc = axis_ring(topo, &train->expert, MG_ETP, &x->etp, &x->has_etp, err)) < 0)
+        export_rings_release(x);
+    return rc;
+}
+
+/* calls collectives of `bytes` each on ring (0 when there is no such group). */
+static double coll(const struct rf_ring *ring, bool have, const struct rf_topology *topo,
+                   enum rf_coll_op op, int64_t calls, double bytes, int64_t *n_calls)
+{
+    if (!have || calls <= 0 || bytes <= 0)
+        return 0;
+    enum rf_nccl_proto proto;
+    *n_calls += calls;
+    return (double)calls * rf_ring_time(ring, topo, op, (int64_t)ceil(bytes), &proto);
+}
+
+/* Megatron-Bridge's export of one weight on every training rank (frameworks.md 2.1): the
+ * owning stage broadcasts its TP-local piece over the PP group, then a TP all-gather, and
+ * experts go one local expert index at a time (PP broadcast and EP all-gather per index).
+ * slime gathers within the stage only: no PP broadcast, experts by bucket. */
+static double export_gather(const struct rf_step_input *in, const struct export_rings *x,
+                            const struct rf_tensor *t, int64_t *calls)
+{
+    const struct rf_side *train = in->train;
+    enum rf_dtype dt = t->quant ? train->dtype : t->dtype;
+    double piece = (double)first_numel(train, t, NULL) * (double)rf_dtype_size(dt);
+    double full = (double)rf_tensor_numel(t) * (double)rf_dtype_size(dt);
+    const struct rf_topology *topo = in->topo;
+    bool stage_only = in->fw->gather == RF_FW_GATHER_STAGE;
+    double s = 0;
+    if (is_expert(t)) {
+        int64_t local = t->experts / (train->ep > 0 ? train->ep : 1);
+        if (local < 1)
+            local = 1;
+        int64_t idx = local;
+        if (stage_only) { /* slime: expert buckets of bucket / EP bytes per rank */
+            double b = (double)in->bucket / (double)(train->ep > 0 ? train->ep : 1);
+            idx = (int64_t)ceil(piece / (b > 0 ? b : piece));
+        }
+        double per = piece / (double)idx;
+        if (!stage_only)
+            s += coll(&x->pp, x->has_pp, topo, RF_COLL_OP_BROADCAST, idx, per, calls);
+        s += coll(&x->etp, x->has_etp, topo, RF_COLL_OP_ALLGATHER, idx, per * (double)train->etp,
+                  calls);
+        s += coll(&x->ep, x->has_ep, topo, RF_COLL_OP_ALLGATHER, idx,
+                  per * (double)train->etp * (double)train->ep, calls);
+        return s;
+    }
+    if (!stage_only)
+        s += coll(&x->pp, x->has_pp, topo, RF_COLL_OP_BROADCAST, 1, piece, calls);
+    if (t->cls != RF_CLASS_REPLICATED)
+        s += coll(&x->tp, x->has_tp, topo, RF_COLL_OP_ALLGATHER, 1, full, calls);
+    return s;
+}
+
+__attribute__((format(printf, 7, 8))) static void
+add_phase(struct rf_step *st, enum rf_step_part part, enum rf_step_phase_kind kind, double seconds,
+          int64_t bytes, int64_t calls, const char *fmt, ...)
+{
+    if (st->n >= RF_STEP_PHASES_MAX)
+        return;
+    struct rf_step_phase *p = &st->phase[st->n++];
+    p->part = part;
+    p->phase = kind;
+    p->seconds = seconds;
+    p->bytes = bytes;
+    p->calls = calls;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->mechanism, sizeof(p->mechanism), fmt, ap);
+    va_end(ap);
+}
+
+/* The time of a part from its phases' own times: with two buffers the framework exports
+ * bucket k + 1 while bucket k is on the wire and the engine loads bucket k - 1, so the
+ * part takes its slowest phase plus the first bucket's export and the last bucket's load;
+ * with one buffer (or a sender waiting for the engine) the phases follow each other. */
+static double compose(double e, double w, double l, int64_t buckets, bool overlap)
+{
+    if (!overlap)
+        return e + w + l;
+    double m = e > w ? e : w;
+    m = m > l ? m : l;
+    double n = buckets > 0 ? (double)buckets : 1;
+    return m + (e + l) / n;
+}
+
+/* The broadcast path over the tensors of mask (part ALL or MISC): export, wire (wire_s,
+ * simulated by the caller), load. */
+static double broadcast_part(const struct rf_step_input *in, const uint8_t *mask,
+                             enum rf_step_part part, double wire_s, struct rf_step *st,
+                             struct rf_error *err, int *rcp)
+{
+    const struct rf_framework *fw = in->fw;
+    const struct rf_plan *plan = in->plan;
+    const struct rf_cluster *c = in->topo->cluster;
+    double tensor_s = c->cal.tensor_overhead_us * 1e-6;
+    struct export_rings x;
+    int64_t hf = 0, gcalls = 0, bytes = 0, shard = 0, qbytes = 0;
+    double gather_s = 0;
+    bool fp8 = in->infer->dtype == RF_DT_FP8;
+
+    *rcp = 0;
+    bool export_all = fw->gather == RF_FW_GATHER_EXPORT || fw->gather == RF_FW_GATHER_STAGE;
+    if (export_all && (*rcp = export_rings_init(&x, in->topo, in->train, err)) < 0)
+        return 0;
+    for (size_t i = 0; i < plan->n_tensors; i++) {
+        if (!mask[i])
+            continue;
+        const struct rf_tensor *t = &plan->tensors[i];
+        int64_t wb = rf_tensor_numel(t) * (int64_t)rf_dtype_size(plan->wire_dtype[i]);
+        hf += hf_tensors(t);
+        bytes += wb;
+        shard += first_numel(in->infer, t, NULL) * (int64_t)rf_dtype_size(plan->wire_dtype[i]);
+        /* Receivers quantise what came as BF16: every whole tensor (receiver_full), or
+         * their own shard (receiver_shard). */
+        if (fp8 && t->quant && plan->wire_dtype[i] != RF_DT_FP8)
+            qbytes += fw->quant == RF_FW_QUANT_RECEIVER_SHARD ? first_numel(in->infer, t, NULL) * 2
+                                                              : rf_tensor_numel(t) * 2;
+        if (export_all && t->scale_of < 0)
+            gather_s += export_gather(in, &x, weight_of(plan, i), &gcalls);
+    }
+    if (export_all)
+        export_rings_release(&x);
+    if (bytes == 0)
+        return 0;
+
+    /* Export on the root. */
+    double e = gather_s + (double)hf * fw->export_calls * tensor_s;
+    double pack = fw->pack_copy ? (double)bytes / (c->cal.memcpy_gbps * 1e9) : 0;
+    double h2d = fw->gather == RF_FW_GATHER_HOST ? (double)bytes / (c->pcie_gbps * 1e9) : 0;
+    e += pack + h2d;
+    const char *how = fw->gather == RF_FW_GATHER_EXPORT  ? "Bridge export on every trainer"
+                      : fw->gather == RF_FW_GATHER_STAGE ? "gathers within each stage"
+                      : fw->gather == RF_FW_GATHER_HOST  ? "H2D copy from pinned host memory"
+                                                         : "point-to-point gather (simulated)";
+    add_phase(st, part, RF_STEP_EXPORT, e, bytes, gcalls + hf,
+              "%s: %lld collectives %.3f s, %lld HF tensors x %.3g calls, pack %.3f s%s", how,
+              (long long)gcalls, gather_s, (long long)hf, fw->export_calls, pack,
+              h2d > 0 ? ", H2D" : "");
+
+    /* The wire: the simulated broadcasts, and NCCL's launch latency per tensor when the
+     * framework broadcasts tensor by tensor. */
+    double w = wire_s + (fw->broadcast_per_tensor ? (double)hf * in->bcast_latency_s : 0);
+    add_phase(st, part, RF_STEP_TRANSFER, w, bytes, fw->broadcast_per_tensor ? hf : in->buckets,
+              "NCCL broadcast over %lld ranks on %d channels, %s%s", (long long)in->comm_ranks,
+              in->comm_rings, fw->broadcast_per_tensor ? "one per tensor" : "one per bucket",
+              fw->gather == RF_FW_GATHER_P2P ? ", gathers included" : "");
+
+    /* The engine's load on each receiver. */
+    double copy = (double)shard / (c->cal.memcpy_gbps * 1e9);
+    double quant = 0;
+    if (qbytes > 0)
+        quant = (double)qbytes / (c->cal.quant_gbps * 1e9);
+    double l = copy + quant + (double)hf * fw->load_calls * tensor_s;
+    add_phase(st, part, RF_STEP_LOAD, l, shard, hf,
+              "loader: %lld HF tensors x %.3g calls, copy of its shard %.3f s%s%.3f s",
+              (long long)hf, fw->load_calls, copy,
+              quant <= 0                                ? ""
+              : fw->quant == RF_FW_QUANT_RECEIVER_SHARD ? ", quantises its shard "
+                                                        : ", quantises whole tensors ",
+              quant);
+
+    int64_t buckets = in->bucket > 0 ? (bytes + in->bucket - 1) / in->bucket : 1;
+    bool overlap = fw->buffers >= 2 && !fw->wait_load;
+    return compose(e, w, l, buckets, overlap);
+}
+
+/* The reshard bulk (hybrid's reshard tensors, or a reshard-only framework's whole plan). */
+static double bulk_part(const struct rf_step_input *in, const uint8_t *mask, enum rf_step_part part,
+                        double wire_s, int groups, struct rf_step *st)
+{
+    const struct rf_framework *fw = in->fw;
+    const struct rf_plan *plan = in->plan;
+    const struct rf_cluster *c = in->topo->cluster;
+    double tensor_s = c->cal.tensor_overhead_us * 1e-6;
+    int64_t calls = 0, stack = 0, fused = 0, bytes = 0, qshard = 0;
+    for (size_t i = 0; i < plan->n_tensors; i++) {
+        if (!mask[i])
+            continue;
+        const struct rf_tensor *t = &plan->tensors[i];
+        size_t es = rf_dtype_size(plan->wire_dtype[i]);
+        calls++;
+        bytes += rf_tensor_numel(t) * (int64_t)es;
+        if (fw->stack_experts && is_expert(t))
+            stack += first_numel(in->train, t, NULL) * (int64_t)es;
+        if (in->infer->dtype == RF_DT_FP8 && t->quant && plan->wire_dtype[i] != RF_DT_FP8)
+            qshard += first_numel(in->infer, t, NULL) * 2; /* BF16 in, the engine quantises */
+        if (fw->fused_copy && t->scale_of < 0 &&
+            (strstr(t->name, "gate_proj") || strstr(t->name, "up_proj")))
+            fused += first_numel(in->infer, t, NULL) * (int64_t)es;
+    }
+    if (bytes == 0)
+        return 0;
+    double e =
+        (double)stack / (c->cal.memcpy_gbps * 1e9) + (double)calls * fw->reshard_calls * tensor_s;
+    add_phase(st, part, RF_STEP_EXPORT, e, stack, calls,
+              "%lld reshard calls x %.3g framework calls%s", (long long)calls, fw->reshard_calls,
+              stack > 0 ? ", local experts stacked (one HBM copy)" : "");
+    add_phase(st, part, RF_STEP_TRANSFER, wire_s, bytes, calls,
+              groups > 1 ? "reshard, %d groups of training stages one after another"
+                         : "reshard (%d group: every stage at once)",
+              groups);
+    double q = (double)qshard / (c->cal.quant_gbps * 1e9);
+    double l = (double)fused / (c->cal.memcpy_gbps * 1e9) + q;
+    add_phase(st, part, RF_STEP_LOAD, l, fused + qshard, fused > 0 ? 1 : 0, "%s%s",
+              fused > 0 ? "fused gate/up land in a temporary, copied in (one HBM copy)"
+                        : "received in place",
+              q > 0 ? "; BF16 shards quantised to FP8" : "");
+    /* The trainer stacks and sends on one stream, the engine copies after each receive:
+     * the three follow each other. */
+    return e + wire_s + l;
+}
+
+static int step_model(const struct rf_step_input *in, struct rf_step *st, struct rf_error *err)
+{
+    const struct rf_plan *plan = in->plan;
+    const struct rf_framework *fw = in->fw;
+    memset(st, 0, sizeof(*st));
+    uint8_t *mask = calloc(plan->n_tensors + 1, 1);
+    if (!mask)
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    int rc = 0;
+    double total = 0;
+    if (plan->strategy == RF_STRAT_BROADCAST) {
+        memset(mask, 1, plan->n_tensors);
+        total = broadcast_part(in, mask, RF_STEP_ALL, in->wire_all_s, st, err, &rc);
+        snprintf(st->composition, sizeof(st->composition),
+                 fw->buffers >= 2 && !fw->wait_load
+                     ? "%d buffers: the slowest phase + the first bucket's export + the last "
+                       "bucket's load"
+                     : "%d buffer: export, wire and load one after another",
+                 fw->buffers);
+    } else if (plan->strategy == RF_STRAT_HYBRID && fw->reshard) {
+        for (size_t i = 0; i < plan->n_tensors; i++)
+            mask[i] = plan->tensor_strategy[i] == RF_STRAT_BROADCAST;
+        double misc = broadcast_part(in, mask, RF_STEP_MISC, in->wire_misc_s, st, err, &rc);
+        for (size_t i = 0; i < plan->n_tensors; i++)
+            mask[i] = !mask[i];
+        double bulk =
+            rc < 0 ? 0 : bulk_part(in, mask, RF_STEP_BULK, in->wire_bulk_s, in->bulk_groups, st);
+        total = fw->misc_after_bulk ? bulk + misc : (bulk > misc ? bulk : misc);
+        snprintf(st->composition, sizeof(st->composition), "%s",
+                 fw->misc_after_bulk ? "bulk, then misc (broadcast of the rest), then finalize"
+                                     : "bulk and misc at once, then finalize");
+    } else {
+        memset(mask, 1, plan->n_tensors);
+        total = bulk_part(in, mask, RF_STEP_ALL, in->wire_all_s, 1, st);
+        snprintf(st->composition, sizeof(st->composition), "export, wire, load, finalize");
+    }
+    free(mask);
+    if (rc < 0)
+        return rc;
+    add_phase(st, RF_STEP_ALL, RF_STEP_FINALIZE, fw->finalize_s, 0, fw->finalize_s > 0 ? 1 : 0,
+              "%s", fw->finalize_s > 0 ? "the engine's post-load pass" : "not measured: 0");
+    st->total_s = total + fw->finalize_s;
+    return 0;
+}
+
+int64_t rf_framework_bucket(const struct rf_framework *fw, double hbm_gb)
+{
+    if (fw->bucket_hbm_fraction > 0) {
+        double b = fw->bucket_hbm_fraction * hbm_gb * 1e9;
+        if (fw->bucket_max_bytes > 0 && b > (double)fw->bucket_max_bytes)
+            b = (double)fw->bucket_max_bytes;
+        return (int64_t)b;
+    }
+    return fw->bucket_bytes;
+}
+
+/* The wire time of the tensors of mask, simulated alone. */
+static int wire_of(const struct rf_plan *plan, const struct rf_side *train,
+                   const struct rf_side *infer, const struct rf_topology *topo,
+                   const struct rf_sim_options *base, const uint8_t *mask, double *seconds,
+                   struct rf_error *err)
+{
+    struct rf_sim_options o = base ? *base : (struct rf_sim_options){0};
+    struct rf_prediction p;
+    o.tensor_mask = mask;
+    int rc = rf_simulate(plan, train, infer, topo, &o, &p, err);
+    if (rc == 0)
+        *seconds = p.predicted_s;
+    rf_prediction_release(&p);
+    return rc;
+}
+
+int rf_step_predict(const struct rf_plan *plan, const struct rf_side *train,
+                    const struct rf_side *infer, const struct rf_topology *topo,
+                    const struct rf_framework *fw, const struct rf_sim_options *opts,
+                    const struct rf_prediction *whole, struct rf_step *out, struct rf_error *err)
+{
+    struct rf_step_input in = {.plan = plan,
+                               .train = train,
+                               .infer = infer,
+                               .topo = topo,
+                               .fw = fw,
+                               .bucket = rf_framework_bucket(fw, topo->cluster->hbm_gb),
+                               .wire_all_s = whole->predicted_s,
+                               .bulk_groups = 1};
+    uint8_t *mask = NULL;
+    int rc = 0;
+
+    memset(out, 0, sizeof(*out));
+    if (plan->n_collectives > 0) {
+        const struct rf_collective *col = &plan->collectives[0];
+        int32_t *gpus = malloc((size_t)col->gpu_count * sizeof(int32_t));
+        struct rf_ring ring;
+        if (!gpus)
+            return rf_error_set(err, RF_ENOMEM, "out of memory");
+        for (int32_t i = 0; i < col->gpu_count; i++)
+            gpus[i] = col->first_gpu + i * col->gpu_stride;
+        rc = rf_ring_init(&ring, topo, gpus, (size_t)col->gpu_count, err);
+        free(gpus);
+        if (rc < 0)
+            return rc;
+        enum rf_nccl_proto proto;
+        in.comm_ranks = col->gpu_count;
+        in.comm_rings = ring.channels;
+        in.bcast_latency_s = rf_ring_nccl_time(&ring, RF_COLL_OP_BROADCAST, 0, &proto);
+        rf_ring_release(&ring);
+    }
+    if (plan->strategy == RF_STRAT_HYBRID && fw->reshard) {
+        struct rf_sim_options o = opts ? *opts : (struct rf_sim_options){0};
+        o.skip_gather = fw->gather != RF_FW_GATHER_P2P;
+        if (!(mask = calloc(plan->n_tensors + 1, 1)))
+            return rf_error_set(err, RF_ENOMEM, "out of memory");
+        for (size_t i = 0; i < plan->n_tensors; i++)
+            mask[i] = plan->tensor_strategy[i] == RF_STRAT_BROADCAST;
+        if ((rc = wire_of(plan, train, infer, topo, &o, mask, &in.wire_misc_s, err)) < 0)
+            goto out;
+        /* NeMo RL's engine takes the training stages reshard_stage_groups at a time
+         * (NRL_REFIT_NUM_STREAMS, frameworks.md 2.2): each group's tensors are a wire of
+         * their own, one group after another. */
+        int64_t per = fw->reshard_stage_groups > 0 ? fw->reshard_stage_groups : train->pp;
+        int64_t groups = (train->pp + per - 1) / per;
+        in.bulk_groups = (int)groups;
+        in.wire_bulk_s = 0;
+        for (int64_t g = 0; g < groups; g++) {
+            bool any = false;
+            for (size_t i = 0; i < plan->n_tensors; i++) {
+                int64_t stage = 0;
+                (void)first_numel(train, weight_of(plan, i), &stage);
+                mask[i] = plan->tensor_strategy[i] != RF_STRAT_BROADCAST && stage >= g * per &&
+                          stage < (g + 1) * per;
+                any |= mask[i];
+            }
+            double w = 0;
+            if (any && (rc = wire_of(plan, train, infer, topo, &o, mask, &w, err)) < 0)
+                goto out;
+            in.wire_bulk_s += w;
+        }
+    }
+    for (size_t i = 0; i < plan->n_collectives; i++)
+        in.buckets = plan->collectives[i].round + 1 > in.buckets ? plan->collectives[i].round + 1
+                                                                 : in.buckets;
+    rc = step_model(&in, out, err);
+out:
+    free(mask);
+    return rc;
+}
