@@ -74,7 +74,44 @@ enum { MG_PP = 0, MG_TP = 3, MG_EP = 2, MG_ETP = 3 };
 struct export_rings {
     struct rf_ring pp, tp, ep, etp;
     bool has_pp, has_tp, has_ep, has_etp;
+    /* Per ring: seconds a byte of one call (a broadcast's buffer, an all-gather's output)
+     * keeps its busiest NIC port busy. */
+    double nic_pp, nic_tp, nic_ep, nic_etp;
+    double nic_s; /* the export's busy time on that port so far */
 };
+
+/* The seconds per byte a call on ring puts on its busiest NIC port: each distinct ring
+ * carries bytes / C_g (an all-gather (N - 1) / N of that) over its links, and a port
+ * several rings cross carries their sum. 0 when the rings stay inside one NVLink domain. */
+static int nic_rate(const struct rf_ring *ring, const struct rf_topology *topo, enum rf_coll_op op,
+                    double *out, struct rf_error *err)
+{
+    struct rf_ring_paths ps;
+    *out = 0;
+    int rc = rf_ring_paths_init(&ps, ring, topo, op, ring->gpus[0], err);
+    if (rc < 0)
+        return rc;
+    double *load = calloc(topo->n_links, sizeof(double));
+    if (!load) {
+        rf_ring_paths_release(&ps);
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    }
+    double per = 1.0 / ring->search_channels;
+    if (op == RF_COLL_OP_ALLGATHER)
+        per *= (ring->n_ranks - 1.0) / ring->n_ranks;
+    for (int c = 0; c < ps.n; c++)
+        for (size_t k = ps.start[c]; k < ps.start[c + 1]; k++) {
+            const struct rf_link *l = &topo->links[ps.links[k]];
+            if (l->kind != RF_LINK_NIC_OUT && l->kind != RF_LINK_NIC_IN)
+                continue;
+            load[ps.links[k]] += per / l->capacity;
+            if (load[ps.links[k]] > *out)
+                *out = load[ps.links[k]];
+        }
+    free(load);
+    rf_ring_paths_release(&ps);
+    return 0;
+}
 
 static void export_rings_release(struct export_rings *x)
 {
@@ -96,19 +133,26 @@ static int export_rings_init(struct export_rings *x, const struct rf_topology *t
     if ((rc = axis_ring(topo, &train->dense, MG_PP, &x->pp, &x->has_pp, err)) < 0 ||
         (rc = axis_ring(topo, &train->dense, MG_TP, &x->tp, &x->has_tp, err)) < 0 ||
         (rc = axis_ring(topo, &train->expert, MG_EP, &x->ep, &x->has_ep, err)) < 0 ||
-        (rc = axis_ring(topo, &train->expert, MG_ETP, &x->etp, &x->has_etp, err)) < 0)
+        (rc = axis_ring(topo, &train->expert, MG_ETP, &x->etp, &x->has_etp, err)) < 0 ||
+        (x->has_pp && (rc = nic_rate(&x->pp, topo, RF_COLL_OP_BROADCAST, &x->nic_pp, err)) < 0) ||
+        (x->has_tp && (rc = nic_rate(&x->tp, topo, RF_COLL_OP_ALLGATHER, &x->nic_tp, err)) < 0) ||
+        (x->has_ep && (rc = nic_rate(&x->ep, topo, RF_COLL_OP_ALLGATHER, &x->nic_ep, err)) < 0) ||
+        (x->has_etp && (rc = nic_rate(&x->etp, topo, RF_COLL_OP_ALLGATHER, &x->nic_etp, err)) < 0))
         export_rings_release(x);
     return rc;
 }
 
-/* calls collectives of `bytes` each on ring (0 when there is no such group). */
+/* calls collectives of `bytes` each on ring (0 when there is no such group); their busy
+ * time on the busiest NIC port (nic s/B) is added to *nic_s. */
 static double coll(const struct rf_ring *ring, bool have, const struct rf_topology *topo,
-                   enum rf_coll_op op, int64_t calls, double bytes, int64_t *n_calls)
+                   enum rf_coll_op op, int64_t calls, double bytes, double nic, double *nic_s,
+                   int64_t *n_calls)
 {
     if (!have || calls <= 0 || bytes <= 0)
         return 0;
     enum rf_nccl_proto proto;
     *n_calls += calls;
+    *nic_s += (double)calls * bytes * nic;
     return (double)calls * rf_ring_time(ring, topo, op, (int64_t)ceil(bytes), &proto);
 }
 
@@ -116,7 +160,7 @@ static double coll(const struct rf_ring *ring, bool have, const struct rf_topolo
  * owning stage broadcasts its TP-local piece over the PP group, then a TP all-gather, and
  * experts go one local expert index at a time (PP broadcast and EP all-gather per index).
  * slime gathers within the stage only: no PP broadcast, experts by bucket. */
-static double export_gather(const struct rf_step_input *in, const struct export_rings *x,
+static double export_gather(const struct rf_step_input *in, struct export_rings *x,
                             const struct rf_tensor *t, int64_t *calls)
 {
     const struct rf_side *train = in->train;
@@ -137,17 +181,20 @@ static double export_gather(const struct rf_step_input *in, const struct export_
         }
         double per = piece / (double)idx;
         if (!stage_only)
-            s += coll(&x->pp, x->has_pp, topo, RF_COLL_OP_BROADCAST, idx, per, calls);
+            s += coll(&x->pp, x->has_pp, topo, RF_COLL_OP_BROADCAST, idx, per, x->nic_pp, &x->nic_s,
+                      calls);
         s += coll(&x->etp, x->has_etp, topo, RF_COLL_OP_ALLGATHER, idx, per * (double)train->etp,
-                  calls);
+                  x->nic_etp, &x->nic_s, calls);
         s += coll(&x->ep, x->has_ep, topo, RF_COLL_OP_ALLGATHER, idx,
-                  per * (double)train->etp * (double)train->ep, calls);
+                  per * (double)train->etp * (double)train->ep, x->nic_ep, &x->nic_s, calls);
         return s;
     }
     if (!stage_only)
-        s += coll(&x->pp, x->has_pp, topo, RF_COLL_OP_BROADCAST, 1, piece, calls);
+        s += coll(&x->pp, x->has_pp, topo, RF_COLL_OP_BROADCAST, 1, piece, x->nic_pp, &x->nic_s,
+                  calls);
     if (t->cls != RF_CLASS_REPLICATED)
-        s += coll(&x->tp, x->has_tp, topo, RF_COLL_OP_ALLGATHER, 1, full, calls);
+        s += coll(&x->tp, x->has_tp, topo, RF_COLL_OP_ALLGATHER, 1, full, x->nic_tp, &x->nic_s,
+                  calls);
     return s;
 }
 
@@ -169,10 +216,11 @@ add_phase(struct rf_step *st, enum rf_step_part part, enum rf_step_phase_kind ki
     va_end(ap);
 }
 
-/* The time of a part from its phases' own times: with two buffers the framework exports
- * bucket k + 1 while bucket k is on the wire and the engine loads bucket k - 1, so the
- * part takes its slowest phase plus the first bucket's export and the last bucket's load;
- * with one buffer (or a sender waiting for the engine) the phases follow each other. */
+/* The time of a part from its phases' own times. With two buffers the framework exports
+ * bucket k + 1 while bucket k is on the wire and the engine loads bucket k - 1: a
+ * three-stage pipeline over n equal buckets, (n - 1) x its slowest stage's share plus one
+ * bucket through all three, max(E, W, L) (n - 1) / n + (E + W + L) / n. With one buffer
+ * (or a sender waiting for the engine) the phases follow each other. */
 static double compose(double e, double w, double l, int64_t buckets, bool overlap)
 {
     if (!overlap)
@@ -180,14 +228,14 @@ static double compose(double e, double w, double l, int64_t buckets, bool overla
     double m = e > w ? e : w;
     m = m > l ? m : l;
     double n = buckets > 0 ? (double)buckets : 1;
-    return m + (e + l) / n;
+    return m * (n - 1) / n + (e + w + l) / n;
 }
 
 /* The broadcast path over the tensors of mask (part ALL or MISC): export, wire (wire_s,
  * simulated by the caller), load. */
 static double broadcast_part(const struct rf_step_input *in, const uint8_t *mask,
-                             enum rf_step_part part, double wire_s, struct rf_step *st,
-                             struct rf_error *err, int *rcp)
+                             enum rf_step_part part, double wire_s, double wire_nic_s,
+                             struct rf_step *st, struct rf_error *err, int *rcp)
 {
     const struct rf_framework *fw = in->fw;
     const struct rf_plan *plan = in->plan;
@@ -218,6 +266,7 @@ static double broadcast_part(const struct rf_step_input *in, const uint8_t *mask
         if (export_all && t->scale_of < 0)
             gather_s += export_gather(in, &x, weight_of(plan, i), &gcalls);
     }
+    double export_nic_s = export_all ? x.nic_s : 0;
     if (export_all)
         export_rings_release(&x);
     if (bytes == 0)
@@ -226,7 +275,12 @@ static double broadcast_part(const struct rf_step_input *in, const uint8_t *mask
     /* Export on the root. */
     double e = gather_s + (double)hf * fw->export_calls * tensor_s;
     double pack = fw->pack_copy ? (double)bytes / (c->cal.memcpy_gbps * 1e9) : 0;
-    double h2d = fw->gather == RF_FW_GATHER_HOST ? (double)bytes / (c->pcie_gbps * 1e9) : 0;
+    /* checkpoint-engine: every owner copies its own buckets from pinned host memory at
+     * once, each over its own PCIe link. */
+    double h2d =
+        fw->gather == RF_FW_GATHER_HOST
+            ? (double)bytes / (double)(in->roots > 0 ? in->roots : 1) / (c->pcie_gbps * 1e9)
+            : 0;
     e += pack + h2d;
     const char *how = fw->gather == RF_FW_GATHER_EXPORT  ? "Bridge export on every trainer"
                       : fw->gather == RF_FW_GATHER_STAGE ? "gathers within each stage"
@@ -251,17 +305,36 @@ static double broadcast_part(const struct rf_step_input *in, const uint8_t *mask
     if (qbytes > 0)
         quant = (double)qbytes / (c->cal.quant_gbps * 1e9);
     double l = copy + quant + (double)hf * fw->load_calls * tensor_s;
+    char qs[64] = "";
+    if (quant > 0)
+        snprintf(qs, sizeof(qs), ", quantises %s %.3f s",
+                 fw->quant == RF_FW_QUANT_RECEIVER_SHARD ? "its shard" : "whole tensors", quant);
     add_phase(st, part, RF_STEP_LOAD, l, shard, hf,
-              "loader: %lld HF tensors x %.3g calls, copy of its shard %.3f s%s%.3f s",
-              (long long)hf, fw->load_calls, copy,
-              quant <= 0                                ? ""
-              : fw->quant == RF_FW_QUANT_RECEIVER_SHARD ? ", quantises its shard "
-                                                        : ", quantises whole tensors ",
-              quant);
+              "loader: %lld HF tensors x %.3g calls, copy of its shard %.3f s%s", (long long)hf,
+              fw->load_calls, copy, qs);
 
     int64_t buckets = in->bucket > 0 ? (bytes + in->bucket - 1) / in->bucket : 1;
     bool overlap = fw->buffers >= 2 && !fw->wait_load;
-    return compose(e, w, l, buckets, overlap);
+    if (part == RF_STEP_ALL)
+        snprintf(st->composition, sizeof(st->composition),
+                 overlap ? "%d buffers: export, wire and load of %lld buckets overlap (a "
+                           "3-stage pipeline)"
+                         : "%d buffer: export, wire and load of each of %lld buckets in turn",
+                 fw->buffers, (long long)buckets);
+    double t = compose(e, w, l, buckets, overlap);
+    /* Overlapped, the export's collectives and the broadcast share the training nodes'
+     * NICs (NeMo RL's ring crosses every node of both sides): the part takes at least the
+     * busiest training NIC port's time under both. */
+    double shared = export_nic_s + wire_nic_s;
+    if (overlap && shared > t) {
+        t = shared;
+        if (part == RF_STEP_ALL) {
+            size_t len = strlen(st->composition);
+            snprintf(st->composition + len, sizeof(st->composition) - len,
+                     "; bound by a training NIC both share (%.3f s)", shared);
+        }
+    }
+    return t;
 }
 
 /* The reshard bulk (hybrid's reshard tensors, or a reshard-only framework's whole plan). */
@@ -322,21 +395,17 @@ static int step_model(const struct rf_step_input *in, struct rf_step *st, struct
     double total = 0;
     if (plan->strategy == RF_STRAT_BROADCAST) {
         memset(mask, 1, plan->n_tensors);
-        total = broadcast_part(in, mask, RF_STEP_ALL, in->wire_all_s, st, err, &rc);
-        snprintf(st->composition, sizeof(st->composition),
-                 fw->buffers >= 2 && !fw->wait_load
-                     ? "%d buffers: the slowest phase + the first bucket's export + the last "
-                       "bucket's load"
-                     : "%d buffer: export, wire and load one after another",
-                 fw->buffers);
+        total =
+            broadcast_part(in, mask, RF_STEP_ALL, in->wire_all_s, in->wire_all_nic_s, st, err, &rc);
     } else if (plan->strategy == RF_STRAT_HYBRID && fw->reshard) {
+        /* The bulk's phases first, in the order they run. */
         for (size_t i = 0; i < plan->n_tensors; i++)
-            mask[i] = plan->tensor_strategy[i] == RF_STRAT_BROADCAST;
-        double misc = broadcast_part(in, mask, RF_STEP_MISC, in->wire_misc_s, st, err, &rc);
+            mask[i] = plan->tensor_strategy[i] != RF_STRAT_BROADCAST;
+        double bulk = bulk_part(in, mask, RF_STEP_BULK, in->wire_bulk_s, in->bulk_groups, st);
         for (size_t i = 0; i < plan->n_tensors; i++)
             mask[i] = !mask[i];
-        double bulk =
-            rc < 0 ? 0 : bulk_part(in, mask, RF_STEP_BULK, in->wire_bulk_s, in->bulk_groups, st);
+        double misc = broadcast_part(in, mask, RF_STEP_MISC, in->wire_misc_s, in->wire_misc_nic_s,
+                                     st, err, &rc);
         total = fw->misc_after_bulk ? bulk + misc : (bulk > misc ? bulk : misc);
         snprintf(st->composition, sizeof(st->composition), "%s",
                  fw->misc_after_bulk ? "bulk, then misc (broadcast of the rest), then finalize"
@@ -366,18 +435,47 @@ int64_t rf_framework_bucket(const struct rf_framework *fw, double hbm_gb)
     return fw->bucket_bytes;
 }
 
-/* The wire time of the tensors of mask, simulated alone. */
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The busiest NIC port of the training side's GPUs in a prediction: seconds busy. */
+static double train_nic_busy(const struct rf_prediction *p, const struct rf_topology *topo,
+                             const struct rf_side *train)
+{
+    double worst = 0;
+    if (!p->link_busy)
+        return 0;
+    for (int64_t g = train->first_gpu; g < train->first_gpu + train->place.span; g++) {
+        int64_t nic = rf_topology_nic(topo, g);
+        if (nic < 0)
+            continue;
+        for (int k = 0; k < 2; k++) {
+            int32_t l = rf_topology_link(topo, k ? RF_LINK_NIC_IN : RF_LINK_NIC_OUT, nic);
+            if (l >= 0 && (size_t)l < p->n_links && p->link_busy[l] > worst)
+                worst = p->link_busy[l];
+        }
+    }
+    return worst;
+}
+
+/* The wire time of the tensors of mask, simulated alone, and its busiest training NIC. */
 static int wire_of(const struct rf_plan *plan, const struct rf_side *train,
                    const struct rf_side *infer, const struct rf_topology *topo,
                    const struct rf_sim_options *base, const uint8_t *mask, double *seconds,
-                   struct rf_error *err)
+                   double *nic_s, struct rf_error *err)
 {
     struct rf_sim_options o = base ? *base : (struct rf_sim_options){0};
     struct rf_prediction p;
     o.tensor_mask = mask;
     int rc = rf_simulate(plan, train, infer, topo, &o, &p, err);
-    if (rc == 0)
+    if (rc == 0) {
         *seconds = p.predicted_s;
+        if (nic_s)
+            *nic_s = train_nic_busy(&p, topo, train);
+    }
     rf_prediction_release(&p);
     return rc;
 }
@@ -394,28 +492,38 @@ int rf_step_predict(const struct rf_plan *plan, const struct rf_side *train,
                                .fw = fw,
                                .bucket = rf_framework_bucket(fw, topo->cluster->hbm_gb),
                                .wire_all_s = whole->predicted_s,
+                               .wire_all_nic_s = train_nic_busy(whole, topo, train),
                                .bulk_groups = 1};
     uint8_t *mask = NULL;
     int rc = 0;
 
     memset(out, 0, sizeof(*out));
     if (plan->n_collectives > 0) {
+        /* The communicator of the first broadcast (root and members, as the simulator
+         * builds it): its channels and one call's launch latency. */
         const struct rf_collective *col = &plan->collectives[0];
-        int32_t *gpus = malloc((size_t)col->gpu_count * sizeof(int32_t));
-        struct rf_ring ring;
-        if (!gpus)
-            return rf_error_set(err, RF_ENOMEM, "out of memory");
-        for (int32_t i = 0; i < col->gpu_count; i++)
-            gpus[i] = col->first_gpu + i * col->gpu_stride;
-        rc = rf_ring_init(&ring, topo, gpus, (size_t)col->gpu_count, err);
-        free(gpus);
-        if (rc < 0)
+        struct rf_ring_set set = {0};
+        const struct rf_ring_entry *e;
+        if ((rc = rf_ring_set_get(&set, topo, col->root, col->first_gpu, col->gpu_count,
+                                  col->gpu_stride, &e, err)) < 0) {
+            rf_ring_set_release(&set);
             return rc;
+        }
         enum rf_nccl_proto proto;
-        in.comm_ranks = col->gpu_count;
-        in.comm_rings = ring.channels;
-        in.bcast_latency_s = rf_ring_nccl_time(&ring, RF_COLL_OP_BROADCAST, 0, &proto);
-        rf_ring_release(&ring);
+        in.comm_ranks = e->ring.n_ranks;
+        in.comm_rings = e->ring.channels;
+        in.bcast_latency_s = rf_ring_nccl_time(&e->ring, RF_COLL_OP_BROADCAST, 0, &proto);
+        rf_ring_set_release(&set);
+        /* Distinct roots: owners that each copy their own buckets to the GPU at once. */
+        int32_t *roots = malloc(plan->n_collectives * sizeof(int32_t));
+        if (!roots)
+            return rf_error_set(err, RF_ENOMEM, "out of memory");
+        for (size_t i = 0; i < plan->n_collectives; i++)
+            roots[i] = plan->collectives[i].root;
+        qsort(roots, plan->n_collectives, sizeof(int32_t), cmp_i32);
+        for (size_t i = 0; i < plan->n_collectives; i++)
+            in.roots += i == 0 || roots[i] != roots[i - 1];
+        free(roots);
     }
     if (plan->strategy == RF_STRAT_HYBRID && fw->reshard) {
         struct rf_sim_options o = opts ? *opts : (struct rf_sim_options){0};
@@ -424,7 +532,8 @@ int rf_step_predict(const struct rf_plan *plan, const struct rf_side *train,
             return rf_error_set(err, RF_ENOMEM, "out of memory");
         for (size_t i = 0; i < plan->n_tensors; i++)
             mask[i] = plan->tensor_strategy[i] == RF_STRAT_BROADCAST;
-        if ((rc = wire_of(plan, train, infer, topo, &o, mask, &in.wire_misc_s, err)) < 0)
+        if ((rc = wire_of(plan, train, infer, topo, &o, mask, &in.wire_misc_s, &in.wire_misc_nic_s,
+                          err)) < 0)
             goto out;
         /* NeMo RL's engine takes the training stages reshard_stage_groups at a time
          * (NRL_REFIT_NUM_STREAMS, frameworks.md 2.2): each group's tensors are a wire of
@@ -443,7 +552,7 @@ int rf_step_predict(const struct rf_plan *plan, const struct rf_side *train,
                 any |= mask[i];
             }
             double w = 0;
-            if (any && (rc = wire_of(plan, train, infer, topo, &o, mask, &w, err)) < 0)
+            if (any && (rc = wire_of(plan, train, infer, topo, &o, mask, &w, NULL, err)) < 0)
                 goto out;
             in.wire_bulk_s += w;
         }

@@ -53,9 +53,13 @@ struct rf_step_input {
     int64_t bucket;  /* the framework's bucket, bytes */
     int64_t buckets; /* of the broadcast path */
     double wire_all_s, wire_bulk_s, wire_misc_s;
+    /* The busiest training-side NIC port's busy time in the broadcast wire (all, misc):
+     * what overlapped export collectives share. */
+    double wire_all_nic_s, wire_misc_nic_s;
     int bulk_groups; /* groups of training stages the bulk went in */
     /* The broadcast communicator: ranks, NCCL's rings, one call's launch latency. */
     int64_t comm_ranks;
+    int64_t roots; /* distinct broadcast roots */
     int comm_rings;
     double bcast_latency_s;
 };
