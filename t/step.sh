@@ -1,0 +1,125 @@
+#!/bin/sh
+# End to end: the refit step as a framework profile runs it (sim/step.c, issue 13). Under
+# framework = "nemo-rl" refit sim predicts export, transfer, load and finalize; each phase
+# is checked against its mechanism by hand (tensor_overhead_us per HF tensor, memcpy_gbps
+# per byte), their composition against NeMo RL's buffering, and the stored rows against
+# the JSON. A profile-free run has no step. The four NeMo RL layouts' hybrid speedups fall
+# in NeMo RL's published 2.7x-5.7x band (20% margin), and the profile's plan replays.
+. "${SRCDIR:-.}/t/lib.sh"
+: "${REFIT_EXEC:=./exec/refit-exec}"
+: "${MPIRUN:=mpirun}"
+data=$SRCDIR/t/data/framework
+db=$tmp/step.db
+# ph JSON PART PHASE FIELD: one field of one phase of a `refit sim --json` document.
+ph() {
+    "$SQLITE3" :memory: "SELECT json_extract(p.value, '\$.$4') FROM
+        json_each(json_extract(readfile('$1'), '\$.step.phases')) AS p
+        WHERE json_extract(p.value, '\$.part') = '$2' AND json_extract(p.value, '\$.phase') = '$3'"
+}
+# near A B: |A - B| <= 1e-12 (exits 0), as awk computes it.
+near() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-12) }'; }
+
+"$REFIT" sim "$data/nemo-rl.lua" --db "$db" --json >"$tmp/b.json"
+ok $? "refit sim nemo-rl.lua (broadcast under NeMo RL): run 1"
+is "$("$SQLITE3" :memory: "SELECT group_concat(json_extract(value, '\$.part') || '.' ||
+    json_extract(value, '\$.phase'), ' ') FROM json_each(json_extract(readfile('$tmp/b.json'),
+    '\$.step.phases'))")" "all.export all.transfer all.load all.finalize" \
+    "the broadcast step's phases, in the order they run"
+# The engine's load: one loader call per HF tensor (10 us each on dgx-h100) and one copy of
+# the GPU's shard at memcpy_gbps (1340).
+calls=$(ph "$tmp/b.json" all load calls)
+bytes=$(ph "$tmp/b.json" all load bytes)
+want=$(awk -v c="$calls" -v b="$bytes" 'BEGIN { printf "%.17g", c * 10e-6 + b / 1340e9 }')
+near "$(ph "$tmp/b.json" all load seconds)" "$want"
+ok $? "load = $calls HF tensors x 10 us + $bytes B / 1340 GB/s"
+is "$calls|$(json "$tmp/b.json" '$.transfers')" "39|69" \
+    "39 HF tensors loaded (tiny Llama's), its 69 gathers kept in the plan for refit-exec"
+# One bucket (8.7 MB of a 1.6 GB bucket): nothing to overlap, the step is the phases' sum.
+sum=$("$SQLITE3" :memory: "SELECT sum(json_extract(value, '\$.seconds')) FROM
+    json_each(json_extract(readfile('$tmp/b.json'), '\$.step.phases'))")
+near "$(json "$tmp/b.json" '$.step.seconds')" "$sum"
+ok $? "one bucket: the step is export + transfer + load + finalize"
+near "$(json "$tmp/b.json" '$.predicted_s')" "$(json "$tmp/b.json" '$.step.seconds')"
+ok $? "the prediction is the whole step"
+is "$(json "$tmp/b.json" '$.step.composition')" \
+    "2 buffers: export, wire and load of 1 buckets overlap (a 3-stage pipeline)" \
+    "the composition names NeMo RL's two buffers"
+case "$(ph "$tmp/b.json" all transfer mechanism)" in
+"NCCL broadcast over 16 ranks on 16 channels, one per bucket") r=0 ;; *) r=1 ;; esac
+ok $r "the broadcast runs over every training and inference rank: 2 full nodes, 16 channels"
+is "$(sql "$db" "SELECT count(*), round(sum(seconds), 12) = round((SELECT step_seconds FROM
+    prediction WHERE run_id = 1), 12) FROM predicted_step_phase WHERE run_id = 1")" "4|1" \
+    "stored: 4 phase rows that add up to prediction.step_seconds"
+is "$(sql "$db" "SELECT DISTINCT framework FROM run_phases WHERE run_id = 1")" "nemo-rl" \
+    "run_phases names the framework"
+
+# The profile's plan replays: the broadcast over all 16 ranks, every inference byte checked.
+if [ -x "$REFIT_EXEC" ] && command -v "$MPIRUN" >/dev/null 2>&1; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    over=
+    if "$MPIRUN" --version 2>&1 | grep -q "Open MPI"; then over=--oversubscribe; fi
+    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 "$MPIRUN" $over -np 16 \
+        "$REFIT_EXEC" --db "$db" --run 1 --backend mpi --check --iters 1 --warmup 0 \
+        >"$tmp/exec.out" 2>&1
+    ok $? "refit-exec --backend mpi --check replays run 1 on 16 ranks"
+    grep -q ': 0 wrong elements' "$tmp/exec.out"
+    ok $? "every inference byte landed"
+else
+    echo "ok $((n + 1)) # SKIP refit-exec needs MPI"; n=$((n + 1))
+    echo "ok $((n + 1)) # SKIP refit-exec needs MPI"; n=$((n + 1))
+fi
+
+"$REFIT" sim "$data/nemo-rl.lua" --db "$db" --strategy hybrid --json >"$tmp/h.json"
+ok $? "refit sim nemo-rl.lua --strategy hybrid: run 2"
+is "$("$SQLITE3" :memory: "SELECT group_concat(json_extract(value, '\$.part') || '.' ||
+    json_extract(value, '\$.phase'), ' ') FROM json_each(json_extract(readfile('$tmp/h.json'),
+    '\$.step.phases'))")" \
+    "bulk.export bulk.transfer bulk.load misc.export misc.transfer misc.load all.finalize" \
+    "hybrid: the bulk (nccl_reshard), then the misc broadcast, then finalize"
+sum=$("$SQLITE3" :memory: "SELECT sum(json_extract(value, '\$.seconds')) FROM
+    json_each(json_extract(readfile('$tmp/h.json'), '\$.step.phases'))")
+near "$(json "$tmp/h.json" '$.step.seconds')" "$sum"
+ok $? "misc after bulk, one misc bucket: the step is the sum of its phases"
+case "$(ph "$tmp/h.json" bulk load mechanism)" in
+"fused gate/up land in a temporary, copied in (one HBM copy)") r=0 ;; *) r=1 ;; esac
+ok $r "the engine copies fused gate/up through a temporary"
+
+# FP8 engine: BF16 on the wire (no scale tensors), every receiver quantises whole tensors.
+"$REFIT" sim "$data/nemo-rl-fp8.lua" --db "$db" --json >"$tmp/f.json"
+ok $? "refit sim nemo-rl-fp8.lua: run 3"
+is "$(json "$tmp/f.json" '$.payload_bytes')|$(json "$tmp/f.json" '$.collectives')" \
+    "$(json "$tmp/b.json" '$.payload_bytes')|$(json "$tmp/b.json" '$.collectives')" \
+    "the same BF16 bytes and collectives as the BF16 engine's run"
+case "$(ph "$tmp/f.json" all load mechanism)" in
+*", quantises whole tensors "*) r=0 ;; *) r=1 ;; esac
+ok $r "the load phase quantises whole tensors on every receiver"
+
+# A strategy the framework does not run is refused, and nothing is stored.
+"$REFIT" sim "$data/nemo-rl.lua" --db "$db" --strategy reshard >"$tmp/out" 2>"$tmp/err"
+is "$?|$(cat "$tmp/err")" "1|refit: $data/nemo-rl.lua: framework: nemo-rl does not run strategy \
+reshard (its profile $REFIT_MODELS/frameworks/nemo-rl.lua lists the ones it does; drop \
+\`framework\` for refit's own plan)" "reshard under nemo-rl: refused, naming the profile"
+is "$(sql "$db" "SELECT count(*) FROM run")" 3 "and no run is stored for it"
+"$REFIT" sim "$data/nemo-rl.lua" --db "$db" --compare >"$tmp/cmp"
+ok $? "refit sim --compare under nemo-rl"
+is "$(awk '$1 ~ /^(broadcast|reshard|hierarchical|hybrid|auto)$/ { print $1 }' "$tmp/cmp" |
+    tr '\n' ' ')" "broadcast hybrid " \
+    "--compare runs the framework's strategies only"
+
+# A profile-free run has no step.
+"$REFIT" sim "$data/plain.lua" --db "$db" --json >"$tmp/p.json"
+ok $? "refit sim plain.lua (no profile)"
+id=$(json "$tmp/p.json" '$.run_id')
+is "$(json "$tmp/p.json" '$.step')|$(sql "$db" "SELECT count(*) FROM predicted_step_phase
+    WHERE run_id = $id")|$(sql "$db" "SELECT step_seconds IS NULL FROM prediction WHERE
+    run_id = $id")" "|0|1" "no step in its JSON, no phase rows, step_seconds NULL"
+
+# The issue's target: NeMo RL's layouts, hybrid against gather-and-broadcast.
+(cd "$SRCDIR/scripts" && "$REFIT" run study-nemo-rl.lua --db "$tmp/study.db") >"$tmp/study" \
+    2>"$tmp/study.err"
+ok $? "refit run scripts/study-nemo-rl.lua"
+for layout in dsv3-h100 dsv3-gb200 qwen3-235b-h100 qwen3-235b-gb200; do
+    is "$(awk -v l="$layout" '$1 == l { print $5 }' "$tmp/study")" "in" \
+        "$layout: NeMo RL's hybrid speedup within 2.7x-5.7x (+-20%)"
+done
+done_testing
