@@ -473,10 +473,39 @@ static void model_time_has_closed_forms(void **state)
     done(&f);
 }
 
+/* The measured nccl-tests figures of ../shared/reference/hardware-and-simulation.md 2.2: a
+ * ring all-gather and a ring all-reduce share NCCL's C_g x bw, so the busbw of a large
+ * all-gather on the cluster's calibrated links (NVLink 450 x 0.82, NIC 50 x 0.96) must land
+ * on the all-reduce rows: HGX H100 one node ~370 GB/s (741 bidirectional), 2 x 8 nodes
+ * 383.8-392.8, 8 nodes 356.0-386.6. */
+static void allgather_busbw_meets_nccl_tests(void **state)
+{
+    (void)state;
+    struct {
+        int64_t nodes;
+        double lo, hi;
+    } rows[] = {{1, 370 * 0.97, 370 * 1.03}, {2, 383.8 * 0.99, 392.8}, {8, 356.0, 386.6}};
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        struct fix f;
+        enum rf_nccl_proto p;
+        int32_t n = (int32_t)rows[i].nodes * 8;
+        build_range(&f, dgx_h100(rows[i].nodes), 0, n);
+        double bytes = 8e9,
+               t = rf_ring_time(&f.ring, &f.topo, RF_COLL_OP_ALLGATHER, (int64_t)bytes, &p);
+        double busbw = bytes / t * (n - 1.0) / n / 1e9;
+        print_message("%lld node(s): all-gather busbw %.1f GB/s (nccl-tests %.1f-%.1f)\n",
+                      (long long)rows[i].nodes, busbw, rows[i].lo, rows[i].hi);
+        assert_true(busbw >= rows[i].lo && busbw <= rows[i].hi);
+        assert_int_equal(p, RF_NCCL_SIMPLE);
+        done(&f);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(channel_counts_follow_the_search),
+        cmocka_unit_test(allgather_busbw_meets_nccl_tests),
         cmocka_unit_test(bad_members_are_refused),
         cmocka_unit_test(nodes_are_numbered_by_first_rank),
         cmocka_unit_test(rings_pair_nics_and_stay_on_rails),
