@@ -55,9 +55,18 @@ local SCENARIO = { type = "record", fields = {
 
 -- NeMo-RL's refit buckets: 2% of GPU memory, at most 5 GiB (nemo_rl/utils/packed_tensor.py),
 -- and at least one byte (a GPU of a few bytes is a test, not a reason to fail).
-local function staging_bytes(mb, c)
+-- Under a framework profile with a broadcast path, its bucket (framework.lua): the rounds
+-- are the framework's buckets.
+local function staging_bytes(mb, c, profile)
     if mb then
         return mb * 1000000
+    end
+    local b = profile and profile.broadcast and profile.broadcast.bucket
+    if b and b.hbm_fraction > 0 then
+        return math.max(1, math.min(math.floor(b.hbm_fraction * c.hbm_gb * 1e9),
+            b.max_mib * 1024 * 1024))
+    elseif b and b.mib > 0 then
+        return b.mib * 1024 * 1024
     end
     return math.max(1, math.min(math.floor(0.02 * c.hbm_gb * 1e9), 5 * 1024 * 1024 * 1024))
 end
@@ -155,7 +164,12 @@ function scenario.normalise(raw, source, base_dir, context, overrides, line)
     cluster.fit(c, infer, site, "infer")
     local profile = s.framework and framework.load(s.framework, site, "framework",
         { models = context.models_dir, base = base_dir })
-    local staging = staging_bytes(s.staging_mb, c)
+    -- The framework's buffers are the rounds in flight, unless the scenario set streams.
+    local raw_cal = type(raw.cluster) == "table" and raw.cluster.calibration
+    if profile and profile.broadcast and not (type(raw_cal) == "table" and raw_cal.streams) then
+        c.calibration.streams = profile.broadcast.buffers
+    end
+    local staging = staging_bytes(s.staging_mb, c, profile)
     check_staging(staging, s.staging_mb, c, site)
     return {
         source = source,
