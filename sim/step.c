@@ -346,6 +346,7 @@ static double bulk_part(const struct rf_step_input *in, const uint8_t *mask, enu
     const struct rf_cluster *c = in->topo->cluster;
     double tensor_s = c->cal.tensor_overhead_us * 1e-6;
     int64_t calls = 0, stack = 0, fused = 0, bytes = 0, qshard = 0;
+    bool relayed = false;
     for (size_t i = 0; i < plan->n_tensors; i++) {
         if (!mask[i])
             continue;
@@ -353,6 +354,7 @@ static double bulk_part(const struct rf_step_input *in, const uint8_t *mask, enu
         size_t es = rf_dtype_size(plan->wire_dtype[i]);
         calls++;
         bytes += rf_tensor_numel(t) * (int64_t)es;
+        relayed |= plan->tensor_strategy[i] == RF_STRAT_HIERARCHICAL;
         if (fw->stack_experts && is_expert(t))
             stack += first_numel(in->train, t, NULL) * (int64_t)es;
         if (in->infer->dtype == RF_DT_FP8 && t->quant && plan->wire_dtype[i] != RF_DT_FP8)
@@ -368,10 +370,13 @@ static double bulk_part(const struct rf_step_input *in, const uint8_t *mask, enu
     add_phase(st, part, RF_STEP_EXPORT, e, stack, calls,
               "%lld reshard calls x %.3g framework calls%s", (long long)calls, fw->reshard_calls,
               stack > 0 ? ", local experts stacked (one HBM copy)" : "");
-    add_phase(st, part, RF_STEP_TRANSFER, wire_s, bytes, calls,
-              groups > 1 ? "reshard, %d groups of training stages one after another"
-                         : "reshard (%d group: every stage at once)",
-              groups);
+    const char *how = relayed ? "hierarchical (M2N's relays)" : "reshard";
+    if (groups > 1)
+        add_phase(st, part, RF_STEP_TRANSFER, wire_s, bytes, calls,
+                  "%s, %d groups of training stages one after another", how, groups);
+    else
+        add_phase(st, part, RF_STEP_TRANSFER, wire_s, bytes, calls,
+                  "%s, every training stage at once", how);
     double q = (double)qshard / (c->cal.quant_gbps * 1e9);
     double l = (double)fused / (c->cal.memcpy_gbps * 1e9) + q;
     add_phase(st, part, RF_STEP_LOAD, l, fused + qshard, fused > 0 ? 1 : 0, "%s%s",
