@@ -6,7 +6,8 @@
 #include "framework.h"
 #include "layout.h"
 #include "model.h"
-#include "topology.h"
+
+struct rf_topology; /* sim/topology.h: only the planner's options point to one */
 
 /* broadcast, reshard and hierarchical are per-tensor plans; hybrid mixes them by a policy;
  * auto searches mixes by predicted time (sim/auto.c). */

@@ -16,6 +16,7 @@
 #include "checked.h"
 #include "fixtures.h"
 #include "plan.h"
+#include "topology.h"
 
 static uint64_t rng_state;
 
