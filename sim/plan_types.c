@@ -1,5 +1,5 @@
-/* The plan as data (sim/plan.h): its strategies' names and its release, which the store's
- * reader and the executor need without the planner (sim/plan.c) that fills a plan. */
+/* The plan as data (sim/plan.h): its strategies' names, the GPUs its runs name, and its
+ * release, which the store's reader and the executor need without the planner (plan.c). */
 #include "plan.h"
 
 #include <stdlib.h>
@@ -36,4 +36,39 @@ void rf_plan_release(struct rf_plan *plan)
     free(plan->transfers);
     free(plan->collectives);
     memset(plan, 0, sizeof(*plan));
+}
+
+int64_t rf_gpu_run_last(int64_t first, int64_t count, int64_t stride)
+{
+    return first + (count - 1) * stride;
+}
+
+bool rf_gpu_run_has(int64_t first, int64_t count, int64_t stride, int64_t gpu)
+{
+    if (stride == 0)
+        return gpu == first;
+    int64_t k = gpu - first;
+    return k % stride == 0 && k / stride >= 0 && k / stride < count;
+}
+
+int64_t rf_plan_gpu_extent(const struct rf_plan *plan)
+{
+    int64_t n = 0;
+    for (size_t i = 0; i < plan->n_transfers; i++) {
+        const struct rf_transfer *t = &plan->transfers[i];
+        int64_t hi = rf_gpu_run_last(t->dst, t->dst_count, t->dst_stride);
+        if (t->src + 1 > n)
+            n = t->src + 1;
+        if (hi + 1 > n)
+            n = hi + 1;
+    }
+    for (size_t i = 0; i < plan->n_collectives; i++) {
+        const struct rf_collective *c = &plan->collectives[i];
+        int64_t hi = rf_gpu_run_last(c->first_gpu, c->gpu_count, c->gpu_stride);
+        if (c->root + 1 > n)
+            n = c->root + 1;
+        if (hi + 1 > n)
+            n = hi + 1;
+    }
+    return n;
 }
