@@ -776,7 +776,7 @@ static int plan_broadcast(struct planner *p, int32_t ti, const struct rf_side *t
 }
 
 /* Copies the model's tensors into the plan and, for an FP8 inference side, adds one FP32
- * scale tensor per quantised weight (128 x 128 blocks over the last two dims, named as
+ * scale tensor per quantised weight (RF_FP8_BLOCK-square blocks over the last two dims, named as
  * Hugging Face names them: `.weight_scale_inv`). */
 static int plan_tensors(struct planner *p, const struct rf_model *model,
                         const struct rf_side *infer, enum rf_strategy strategy,
