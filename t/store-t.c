@@ -188,6 +188,52 @@ static void failure_leaves_no_partial_run(void **state)
     fixture_release(&f);
 }
 
+/* rf_run_info.more writes inside the run's transaction: it sees the run's id and its rows
+ * are kept with the run; when it fails, the run and every row of it are rolled back. */
+struct more_ctx {
+    int64_t seen_run;
+    int fail;
+};
+
+static int write_more(struct rf_store *st, int64_t run, void *ctx, struct rf_error *err)
+{
+    struct more_ctx *m = ctx;
+    char sql[160];
+    m->seen_run = run;
+    snprintf(sql, sizeof(sql), "UPDATE run SET label = 'more' WHERE id = %lld", (long long)run);
+    if (sqlite3_exec(st->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        return rf_error_set(err, RF_EDB, "update failed");
+    if (m->fail)
+        return rf_error_set(err, RF_EINVAL, "more: refused on purpose");
+    return 0;
+}
+
+static void more_rows_share_the_run_transaction(void **state)
+{
+    (void)state;
+    struct fixture f;
+    struct rf_store st;
+    struct rf_error err;
+    struct more_ctx m = {0};
+    struct rf_store_rows more = {.write = write_more, .ctx = &m};
+    int64_t run = 0;
+    fixture_init(&f);
+    f.info.more = &more;
+    assert_int_equal(rf_store_open(&st, path, RF_STORE_CREATE, &err), 0);
+    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), 0);
+    assert_int_equal(m.seen_run, run);
+    m.fail = 1;
+    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), RF_EINVAL);
+    assert_string_equal(err.msg, "more: refused on purpose");
+    assert_int_equal(m.seen_run, 2);
+    rf_store_close(&st);
+    assert_int_equal(query("SELECT count(*) FROM run"), 1);
+    assert_int_equal(query("SELECT count(*) FROM run WHERE id = 1 AND label = 'more'"), 1);
+    assert_int_equal(query("SELECT count(*) FROM tensor WHERE run_id = 2"), 0);
+    assert_int_equal(query("SELECT count(*) FROM transfer WHERE run_id = 2"), 0);
+    fixture_release(&f);
+}
+
 static void newer_or_foreign_files_are_refused(void **state)
 {
     (void)state;
@@ -1034,6 +1080,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(new_file_gets_schema_v1, setup, teardown),
         cmocka_unit_test_setup_teardown(run_is_stored_whole, setup, teardown),
         cmocka_unit_test_setup_teardown(failure_leaves_no_partial_run, setup, teardown),
+        cmocka_unit_test_setup_teardown(more_rows_share_the_run_transaction, setup, teardown),
         cmocka_unit_test_setup_teardown(newer_or_foreign_files_are_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(version_1_file_is_migrated, setup, teardown),
         cmocka_unit_test_setup_teardown(version_5_file_is_migrated, setup, teardown),
