@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "describe.h"
+#include "description.h"
 
 static const char pxn_var[] = "NCCL_PXN_DISABLE";
 

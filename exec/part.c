@@ -17,40 +17,20 @@ int32_t rf_part_gpus(const struct rf_stored_run *run)
     int64_t n = run->train.first_gpu + run->train.gpus;
     if (run->infer.first_gpu + run->infer.place.span > n)
         n = run->infer.first_gpu + run->infer.place.span;
-    for (size_t i = 0; i < run->plan.n_transfers; i++) {
-        const struct rf_transfer *t = &run->plan.transfers[i];
-        int64_t hi = (int64_t)t->dst + (int64_t)(t->dst_count - 1) * t->dst_stride;
-        if (t->src + 1 > n)
-            n = t->src + 1;
-        if (hi + 1 > n)
-            n = hi + 1;
-    }
-    for (size_t i = 0; i < run->plan.n_collectives; i++) {
-        const struct rf_collective *c = &run->plan.collectives[i];
-        int64_t hi = (int64_t)c->first_gpu + (int64_t)(c->gpu_count - 1) * c->gpu_stride;
-        if (c->root + 1 > n)
-            n = c->root + 1;
-        if (hi + 1 > n)
-            n = hi + 1;
-    }
+    if (rf_plan_gpu_extent(&run->plan) > n)
+        n = rf_plan_gpu_extent(&run->plan);
     return (int32_t)n;
 }
 
 bool rf_part_transfer_has_dst(const struct rf_part_transfer *t, int32_t gpu)
 {
-    if (t->dst_stride == 0)
-        return gpu == t->dst;
-    int64_t k = (int64_t)gpu - t->dst;
-    return k % t->dst_stride == 0 && k / t->dst_stride >= 0 && k / t->dst_stride < t->dst_count;
+    return rf_gpu_run_has(t->dst, t->dst_count, t->dst_stride, gpu);
 }
 
 /* Is gpu among first + i * stride (the root aside)? */
 static bool among(const struct rf_part_group *g, int32_t gpu)
 {
-    if (g->stride == 0)
-        return gpu == g->first;
-    int64_t k = (int64_t)gpu - g->first;
-    return k % g->stride == 0 && k / g->stride >= 0 && k / g->stride < g->count;
+    return rf_gpu_run_has(g->first, g->count, g->stride, gpu);
 }
 
 bool rf_part_group_has(const struct rf_part_group *g, int32_t gpu)

@@ -109,50 +109,13 @@ static int64_t align_up(int64_t x, int64_t a)
     return (x + a - 1) / a * a;
 }
 
-/* Coordinate of gpu on mesh m, or false when the mesh does not contain it. Meshes are
- * mixed-radix (layout.c), so dividing by strides from the largest recovers it. */
-static bool mesh_coord(const struct rf_mesh *m, int64_t gpu, int64_t *coord)
-{
-    int axes[RF_MESH_MAX], n = 0;
-    int64_t rel = gpu - m->first_gpu;
-    for (int a = 0; a < m->ndim; a++) {
-        coord[a] = 0;
-        if (m->size[a] > 1)
-            axes[n++] = a;
-    }
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && m->stride[axes[j]] > m->stride[axes[j - 1]]; j--) {
-            int t = axes[j];
-            axes[j] = axes[j - 1];
-            axes[j - 1] = t;
-        }
-    if (rel < 0)
-        return false;
-    for (int i = 0; i < n; i++) {
-        int a = axes[i];
-        coord[a] = rel / m->stride[a];
-        if (coord[a] >= m->size[a])
-            return false;
-        rel -= coord[a] * m->stride[a];
-    }
-    return rel == 0 && rf_mesh_gpu(m, coord) == gpu;
-}
-
 /* The box this GPU holds of tensor pt on a side, or false when it holds none. */
 static bool held_box(const struct rf_side *side, const struct rf_part_tensor *pt, int gpu,
                      struct rf_box *box)
 {
     struct rf_tensor t;
-    struct rf_placement pl;
-    int64_t coord[RF_MESH_MAX];
     rf_part_tensor_view(pt, &t);
-    const struct rf_mesh *m = rf_side_placement(side, &t, &pl);
-    if (!mesh_coord(m, gpu, coord))
-        return false;
-    if (pl.stage_axis >= 0 && coord[pl.stage_axis] != pl.stage)
-        return false;
-    rf_placement_box(&pl, m, t.ndim, t.shape, coord, box);
-    return rf_box_numel(box, t.ndim) > 0;
+    return rf_side_held_box(side, &t, gpu, box);
 }
 
 static bool box_inside(const struct rf_box *in, const struct rf_box *out, int ndim)

@@ -301,30 +301,6 @@ char *rf_describe_text(const struct rf_describe_input *in)
     return text;
 }
 
-int rf_describe_parse(const char *text, json_t **out, struct rf_error *err)
-{
-    json_error_t jerr;
-    *out = NULL;
-    json_t *doc = text ? json_loads(text, 0, &jerr) : NULL;
-    if (!doc)
-        return rf_error_set(err, RF_EINVAL, "scenario_json: not JSON (%s, column %d)",
-                            text ? jerr.text : "empty", text ? jerr.column : 0);
-    json_t *v = json_object_get(doc, "version");
-    if (!json_is_object(doc) || !json_is_integer(v)) {
-        json_decref(doc);
-        return rf_error_set(err, RF_EINVAL, "scenario_json: not a refit scenario (no version)");
-    }
-    if (json_integer_value(v) > RF_SCENARIO_JSON_VERSION) {
-        rf_error_set(err, RF_EINVAL,
-                     "scenario_json: version %lld is newer than this refit (%d); upgrade refit",
-                     (long long)json_integer_value(v), RF_SCENARIO_JSON_VERSION);
-        json_decref(doc);
-        return RF_EINVAL;
-    }
-    *out = doc;
-    return 0;
-}
-
 static int dup_string(const json_t *o, const char *key, char **out, struct rf_error *err)
 {
     const json_t *v = json_object_get(o, key);
@@ -370,15 +346,6 @@ int rf_cluster_from_json(const json_t *o, struct rf_cluster *c, struct rf_error 
 fail:
     rf_cluster_release(c);
     return rc;
-}
-
-int rf_describe_pxn(const json_t *doc)
-{
-    const json_t *a = json_object_get(json_object_get(doc, "auto"), "pxn");
-    const json_t *s =
-        json_object_get(json_object_get(json_object_get(doc, "cluster"), "fabric"), "pxn");
-    const json_t *v = json_is_boolean(a) ? a : s;
-    return json_is_boolean(v) ? json_is_true(v) : -1;
 }
 
 int rf_describe_cluster(const json_t *doc, struct rf_cluster *c, struct rf_error *err)

@@ -8,13 +8,11 @@
 #include <stddef.h>
 
 #include "auto.h"
+#include "description.h"
 #include "error.h"
 #include "plan.h"
 #include "scenario.h"
 #include "topology.h"
-
-/* The layout of the document; a reader refuses a newer one. */
-#define RF_SCENARIO_JSON_VERSION 1
 
 /* What a run's description is made of. */
 struct rf_describe_input {
@@ -47,14 +45,9 @@ char *rf_describe_text(const struct rf_describe_input *in);
 json_t *rf_cluster_json(const struct rf_cluster *c);
 int rf_cluster_from_json(const json_t *o, struct rf_cluster *c, struct rf_error *err);
 
-/* Parses a stored description, refusing text that is not one (or a newer version). */
-int rf_describe_parse(const char *text, json_t **out, struct rf_error *err);
 /* The cluster a stored run was predicted on: the description's cluster with auto's PXN
  * choice applied. */
 int rf_describe_cluster(const json_t *doc, struct rf_cluster *c, struct rf_error *err);
-/* The PXN the prediction assumed: 1 on, 0 off (auto's choice first), -1 not recorded. */
-int rf_describe_pxn(const json_t *doc);
-
 /* One leaf of a document: its dotted path ("cluster.fabric.pxn") and its value as
  * canonical text ("false"); arrays are leaves. */
 struct rf_json_leaf {

@@ -53,6 +53,36 @@ int64_t rf_mesh_gpu(const struct rf_mesh *mesh, const int64_t *coord)
     return g;
 }
 
+/* Meshes are mixed-radix with every stride past the extent of the axes below it
+ * (rf_side_init), so dividing by the strides from the largest recovers the coordinate; the
+ * final rf_mesh_gpu check refuses a GPU that falls between a mesh's points. */
+bool rf_mesh_coord(const struct rf_mesh *m, int64_t gpu, int64_t *coord)
+{
+    int axes[RF_MESH_MAX], n = 0;
+    int64_t rel = gpu - m->first_gpu;
+    for (int a = 0; a < m->ndim; a++) {
+        coord[a] = 0;
+        if (m->size[a] > 1)
+            axes[n++] = a;
+    }
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && m->stride[axes[j]] > m->stride[axes[j - 1]]; j--) {
+            int t = axes[j];
+            axes[j] = axes[j - 1];
+            axes[j - 1] = t;
+        }
+    if (rel < 0)
+        return false;
+    for (int i = 0; i < n; i++) {
+        int a = axes[i];
+        coord[a] = rel / m->stride[a];
+        if (coord[a] >= m->size[a])
+            return false;
+        rel -= coord[a] * m->stride[a];
+    }
+    return rel == 0 && rf_mesh_gpu(m, coord) == gpu;
+}
+
 bool rf_box_intersect(const struct rf_box *a, const struct rf_box *b, int ndim, struct rf_box *out)
 {
     for (int d = 0; d < RF_MAX_DIMS; d++) {
@@ -387,6 +417,20 @@ bool rf_side_has_gpu(const struct rf_side *s, int64_t g)
      * engine and none is idle). */
     int64_t e = s->kind == RF_SIDE_MEGATRON ? s->gpus : s->tp * s->dp * s->pp;
     return rel % s->place.stride < s->place.per_domain * e;
+}
+
+bool rf_side_held_box(const struct rf_side *s, const struct rf_tensor *t, int64_t g,
+                      struct rf_box *box)
+{
+    struct rf_placement pl;
+    int64_t coord[RF_MESH_MAX];
+    const struct rf_mesh *m = rf_side_placement(s, t, &pl);
+    if (!rf_mesh_coord(m, g, coord))
+        return false;
+    if (pl.stage_axis >= 0 && coord[pl.stage_axis] != pl.stage)
+        return false;
+    rf_placement_box(&pl, m, t->ndim, t->shape, coord, box);
+    return rf_box_numel(box, t->ndim) > 0;
 }
 
 void rf_side_describe(const struct rf_side *s, char *buf, size_t size)

@@ -52,6 +52,9 @@ int64_t rf_box_numel(const struct rf_box *box, int ndim);
 /* GPU of a coordinate within the mesh's sizes: exact for the meshes of a side
  * rf_side_init accepted, whose last GPU it checked. */
 int64_t rf_mesh_gpu(const struct rf_mesh *mesh, const int64_t *coord);
+/* The inverse: the coordinate of gpu on the mesh into coord (mesh->ndim entries), or false
+ * when the mesh does not contain it. */
+bool rf_mesh_coord(const struct rf_mesh *mesh, int64_t gpu, int64_t *coord);
 /* Intersection of a and b into out; returns false when empty. */
 bool rf_box_intersect(const struct rf_box *a, const struct rf_box *b, int ndim, struct rf_box *out);
 
@@ -123,6 +126,10 @@ const struct rf_mesh *rf_side_placement(const struct rf_side *side, const struct
 /* Whether GPU g holds a shard of the side: in its range and, placed with gaps, on an
  * engine rather than an idle GPU. */
 bool rf_side_has_gpu(const struct rf_side *side, int64_t g);
+/* The box GPU g holds of tensor t on the side (its stage's shard), or false when it holds
+ * none (not on the side, another stage, or an empty chunk). */
+bool rf_side_held_box(const struct rf_side *side, const struct rf_tensor *t, int64_t g,
+                      struct rf_box *box);
 /* Short human description, e.g. "tp8 cp1 pp16 dp16 ep64 etp1"; a placement with gaps says
  * so: "tp8 pp1 dp8 ep64 x4 replicas, 1 per 72-GPU domain". */
 void rf_side_describe(const struct rf_side *side, char *buf, size_t size);

@@ -23,10 +23,6 @@ static int lookup(const char *const *names, int n, const char *s)
     return -1;
 }
 
-/* DeepSeek-V3's FP8 checkpoints (and vLLM's block-quantised FP8): one FP32 scale per 128 x
- * 128 block of a weight's last two dims (weight_block_size [128, 128] in config.json). */
-enum { FP8_BLOCK = 128 };
-
 bool rf_tensor_fp8_scale(const struct rf_tensor *w, struct rf_tensor *scale)
 {
     if (!w->quant || w->ndim < 2)
@@ -37,7 +33,7 @@ bool rf_tensor_fp8_scale(const struct rf_tensor *w, struct rf_tensor *scale)
     scale->quant = false;
     scale->scale_of = -1;
     for (int d = w->ndim - 2; d < w->ndim; d++)
-        scale->shape[d] = (w->shape[d] + FP8_BLOCK - 1) / FP8_BLOCK;
+        scale->shape[d] = (w->shape[d] + RF_FP8_BLOCK - 1) / RF_FP8_BLOCK;
     return true;
 }
 

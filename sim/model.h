@@ -62,9 +62,16 @@ struct rf_model {
     size_t n_tensors;
 };
 
-/* The FP32 block-scale tensor an FP8 inference side gains for quantised weight w (128 x 128
- * blocks over its last two dims, placed as w; Hugging Face names it `<w>_scale_inv`): fills
- * scale (name NULL, scale_of -1) and returns true, or returns false when w gains none. */
+/* DeepSeek-V3's FP8 checkpoints (and vLLM's block-quantised FP8): one FP32 scale per
+ * RF_FP8_BLOCK x RF_FP8_BLOCK block of a weight's last two dims (weight_block_size
+ * [128, 128] in config.json). */
+#define RF_FP8_BLOCK 128
+
+/* The FP32 block-scale tensor an FP8 inference side gains for quantised weight w
+ * (RF_FP8_BLOCK-square blocks over its last two dims, placed as w; Hugging Face names it
+ * `<w>_scale_inv`): fills scale (name NULL, scale_of -1) and returns true, or returns false
+ * when w gains none. The planner and memory count scales through it (and the description
+ * and the executor see the planned ones: the store holds their shapes). */
 bool rf_tensor_fp8_scale(const struct rf_tensor *w, struct rf_tensor *scale);
 
 size_t rf_dtype_size(enum rf_dtype dt);

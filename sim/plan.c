@@ -10,24 +10,7 @@
 
 #include "checked.h"
 #include "plan_int.h"
-
-static const char *const strategy_names[RF_STRAT_COUNT] = {"broadcast", "reshard", "hierarchical",
-                                                           "hybrid", "auto"};
-
-const char *rf_strategy_name(enum rf_strategy s)
-{
-    return strategy_names[s];
-}
-
-int rf_strategy_parse(const char *s, enum rf_strategy *out)
-{
-    for (int i = 0; i < RF_STRAT_COUNT; i++)
-        if (strcmp(s, strategy_names[i]) == 0) {
-            *out = (enum rf_strategy)i;
-            return 0;
-        }
-    return -1;
-}
+#include "topology.h"
 
 static int cells_reserve(struct planner *p, struct cells *c, size_t n, size_t nh)
 {
@@ -793,7 +776,7 @@ static int plan_broadcast(struct planner *p, int32_t ti, const struct rf_side *t
 }
 
 /* Copies the model's tensors into the plan and, for an FP8 inference side, adds one FP32
- * scale tensor per quantised weight (128 x 128 blocks over the last two dims, named as
+ * scale tensor per quantised weight (RF_FP8_BLOCK-square blocks over the last two dims, named as
  * Hugging Face names them: `.weight_scale_inv`). */
 static int plan_tensors(struct planner *p, const struct rf_model *model,
                         const struct rf_side *infer, enum rf_strategy strategy,
@@ -830,7 +813,7 @@ static int plan_tensors(struct planner *p, const struct rf_model *model,
             return rf_error_set(p->err, RF_EINVAL,
                                 "%s: %s needs a per-tensor choice (broadcast, reshard or "
                                 "hierarchical)",
-                                src->name, strategy_names[s]);
+                                src->name, rf_strategy_name(s));
         if (s == RF_STRAT_HIERARCHICAL && !p->topo)
             return rf_error_set(p->err, RF_EINVAL,
                                 "hierarchical needs a cluster (its NVLink domains)");
@@ -1267,19 +1250,4 @@ out:
     if (rc < 0)
         rf_plan_release(plan);
     return rc;
-}
-
-void rf_plan_release(struct rf_plan *plan)
-{
-    if (!plan)
-        return;
-    for (size_t i = 0; i < plan->n_tensors; i++)
-        free(plan->tensors[i].name);
-    free(plan->tensors);
-    free(plan->wire_dtype);
-    free(plan->tensor_strategy);
-    free(plan->boxes);
-    free(plan->transfers);
-    free(plan->collectives);
-    memset(plan, 0, sizeof(*plan));
 }

@@ -6,7 +6,8 @@
 #include "framework.h"
 #include "layout.h"
 #include "model.h"
-#include "topology.h"
+
+struct rf_topology; /* sim/topology.h: only the planner's options point to one */
 
 /* broadcast, reshard and hierarchical are per-tensor plans; hybrid mixes them by a policy;
  * auto searches mixes by predicted time (sim/auto.c). */
@@ -151,6 +152,15 @@ struct rf_plan {
 
 const char *rf_strategy_name(enum rf_strategy s);
 int rf_strategy_parse(const char *s, enum rf_strategy *out);
+
+/* The GPUs first, first + stride, ... (count of them; stride 0: first alone), as a transfer
+ * run's destinations or a broadcast's members are written: the last of them, and whether
+ * gpu is one of them. */
+int64_t rf_gpu_run_last(int64_t first, int64_t count, int64_t stride);
+bool rf_gpu_run_has(int64_t first, int64_t count, int64_t stride, int64_t gpu);
+/* One past the highest GPU the plan's transfers and collectives name (sources, roots and
+ * every member of a run); 0 for a plan with neither. */
+int64_t rf_plan_gpu_extent(const struct rf_plan *plan);
 
 /* Plans the refit of model from train to infer. tensor_strategy gives broadcast, reshard or
  * hierarchical per model tensor (hybrid's resolved policy, auto's choice); NULL means

@@ -26,6 +26,7 @@
 #include "simulate.h"
 #include "step.h"
 #include "store.h"
+#include "store_prediction.h"
 
 #ifndef RF_MODELS_DIR
 #define RF_MODELS_DIR "/usr/local/share/refit/models"
@@ -523,13 +524,13 @@ static int store_run(struct lazy_store *ls, const char *label, struct refit_run 
                                    .train = &r->sc.train,
                                    .infer = &r->sc.infer,
                                    .plan_seconds = r->plan_seconds,
-                                   .prediction = r->pred.n_links ? &r->pred : NULL,
-                                   .topo = r->used,
-                                   .scenario_json = r->scenario_json,
-                                   .mem_train = &r->sc.mem_train,
-                                   .mem_infer = &r->sc.mem_infer,
-                                   .step = r->step.n > 0 ? &r->step : NULL};
-        rc = rf_store_save_plan(&ls->st, &info, &r->plan, &r->id, err);
+                                   .scenario_json = r->scenario_json};
+        struct rf_run_sim sim = {.prediction = r->pred.n_links ? &r->pred : NULL,
+                                 .topo = r->used,
+                                 .mem_train = &r->sc.mem_train,
+                                 .mem_infer = &r->sc.mem_infer,
+                                 .step = r->step.n > 0 ? &r->step : NULL};
+        rc = rf_store_save_run(&ls->st, &info, &r->plan, &sim, &r->id, err);
     }
     r->seconds = now() - r->t0;
     return rc;

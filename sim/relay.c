@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "plan_int.h"
+#include "topology.h"
 
 /* The leader of one destination domain for one box: among the domain's destinations c[0..n)
  * of the box (none holds it), the one whose NIC rail matches the source's (src >= 0) or, with

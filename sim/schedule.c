@@ -327,21 +327,15 @@ int rf_schedule(struct rf_plan *plan, const struct rf_schedule_opts *opts, struc
      * in 0..RF_GPUS_MAX - 1 (int64 products of int32 fields cannot overflow). */
     for (size_t i = 0; i < plan->n_transfers; i++) {
         const struct rf_transfer *t = &plan->transfers[i];
-        int64_t hi = (int64_t)t->dst + (int64_t)(t->dst_count - 1) * t->dst_stride;
+        int64_t hi = rf_gpu_run_last(t->dst, t->dst_count, t->dst_stride);
         if (!gpus_ok(t->src, t->dst, hi, t->dst_count) || t->bytes < 0 || t->box < 0 ||
             (size_t)t->box >= plan->n_boxes || plan->boxes[t->box].tensor < 0 ||
             (size_t)plan->boxes[t->box].tensor >= plan->n_tensors)
             return rf_error_set(err, RF_EINVAL,
                                 "transfer %zu: GPUs, bytes or box outside the plan's ranges", i);
-        if ((size_t)t->src + 1 > s.n_gpus)
-            s.n_gpus = (size_t)t->src + 1;
-        if ((size_t)hi + 1 > s.n_gpus)
-            s.n_gpus = (size_t)hi + 1;
         /* A chain's members are distinct and none is its source. */
-        int64_t off = (int64_t)t->src - t->dst;
         if (t->chain && (t->dst_count < 2 || t->dst_stride == 0 ||
-                         (off % t->dst_stride == 0 && off / t->dst_stride >= 0 &&
-                          off / t->dst_stride < t->dst_count)))
+                         rf_gpu_run_has(t->dst, t->dst_count, t->dst_stride, t->src)))
             return rf_error_set(err, RF_EINVAL,
                                 "transfer %zu: a chain needs 2 or more distinct members, none "
                                 "its source",
@@ -349,17 +343,14 @@ int rf_schedule(struct rf_plan *plan, const struct rf_schedule_opts *opts, struc
     }
     for (size_t i = 0; i < plan->n_collectives; i++) {
         const struct rf_collective *c = &plan->collectives[i];
-        int64_t hi = (int64_t)c->first_gpu + (int64_t)(c->gpu_count - 1) * c->gpu_stride;
+        int64_t hi = rf_gpu_run_last(c->first_gpu, c->gpu_count, c->gpu_stride);
         if (!gpus_ok(c->root, c->first_gpu, hi, c->gpu_count) || c->bytes < 0 || c->tensor < 0 ||
             (size_t)c->tensor >= plan->n_tensors)
             return rf_error_set(err, RF_EINVAL,
                                 "collective %zu: GPUs, bytes or tensor outside the plan's ranges",
                                 i);
-        if ((size_t)c->root + 1 > s.n_gpus)
-            s.n_gpus = (size_t)c->root + 1;
-        if ((size_t)hi + 1 > s.n_gpus)
-            s.n_gpus = (size_t)hi + 1;
     }
+    s.n_gpus = (size_t)rf_plan_gpu_extent(plan);
     for (int k = 0; k < 2; k++) {
         struct lane *l = &s.lanes[k];
         l->pipelined = k == 1;
@@ -433,9 +424,7 @@ int rf_schedule(struct rf_plan *plan, const struct rf_schedule_opts *opts, struc
         if (t->after >= 0) {
             for (size_t k = 0; k < n_new[t->after] && after < 0; k++) {
                 const struct rf_transfer *a = &s.out[first_new[t->after] + k];
-                int64_t off = (int64_t)t->src - a->dst;
-                if (off == 0 || (a->dst_stride != 0 && off % a->dst_stride == 0 &&
-                                 off / a->dst_stride >= 0 && off / a->dst_stride < a->dst_count))
+                if (t->src == a->dst || rf_gpu_run_has(a->dst, a->dst_count, a->dst_stride, t->src))
                     after = (int32_t)(first_new[t->after] + k);
             }
         }

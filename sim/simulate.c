@@ -117,7 +117,8 @@ int rf_sim_options_tolerance(const struct rf_sim_options *opts, double *toleranc
 }
 
 /* The replay's communicator: rank r plays GPU r, and the world holds every GPU of both sides
- * and of every transfer (exec/part.c rf_part_gpus). A GPU outside the cluster is refused. */
+ * and every GPU the plan names (rf_plan_gpu_extent, as exec/part.c rf_part_gpus). A GPU of a
+ * transfer outside the cluster is refused. */
 static int communicator(struct sim *s, const struct rf_side *train, const struct rf_side *infer)
 {
     const struct rf_plan *plan = s->plan;
@@ -125,13 +126,11 @@ static int communicator(struct sim *s, const struct rf_side *train, const struct
     s->comm_ranks = train->first_gpu + train->gpus;
     if (infer->first_gpu + infer->place.span > s->comm_ranks)
         s->comm_ranks = infer->first_gpu + infer->place.span;
+    if (rf_plan_gpu_extent(plan) > s->comm_ranks)
+        s->comm_ranks = rf_plan_gpu_extent(plan);
     for (size_t i = 0; i < plan->n_transfers; i++) {
         const struct rf_transfer *t = &plan->transfers[i];
-        int64_t hi = t->dst + (int64_t)(t->dst_count - 1) * t->dst_stride;
-        if (t->src + 1 > s->comm_ranks)
-            s->comm_ranks = t->src + 1;
-        if (hi + 1 > s->comm_ranks)
-            s->comm_ranks = hi + 1;
+        int64_t hi = rf_gpu_run_last(t->dst, t->dst_count, t->dst_stride);
         if (t->src >= topo->gpus || hi >= topo->gpus)
             return rf_error_set(
                 s->err, RF_EINVAL, "the plan uses GPU %lld but cluster %s has %lld GPUs",

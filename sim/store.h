@@ -5,11 +5,7 @@
 
 #include "error.h"
 #include "layout.h"
-#include "memory.h"
 #include "plan.h"
-#include "simulate.h"
-#include "step.h"
-#include "topology.h"
 
 #define RF_STORE_APPLICATION_ID 0x52454654 /* "REFT" */
 #define RF_STORE_SCHEMA_VERSION 8
@@ -36,6 +32,14 @@ enum {
  * to store a large plan (Kimi K3: 10 s). */
 #define RF_STORE_BUSY_SECONDS 30.0
 
+/* Rows of another part's tables for run `run`, written inside rf_store_save_plan's
+ * transaction after the plan's (the simulator's prediction: sim/store_prediction.h). A
+ * negative return rolls the whole run back; err says why. */
+struct rf_store_rows {
+    int (*write)(struct rf_store *st, int64_t run, void *ctx, struct rf_error *err);
+    void *ctx;
+};
+
 /* What a run records besides the plan itself. */
 struct rf_run_info {
     const char *label;
@@ -45,20 +49,11 @@ struct rf_run_info {
     int64_t cluster_nodes;
     const struct rf_side *train, *infer;
     double plan_seconds;
-    /* Optional: the simulator's prediction on this topology, stored in the same
-     * transaction. */
-    const struct rf_prediction *prediction;
-    const struct rf_topology *topo;
-    /* ---- describe (issue 12), each optional (NULL: not stored): the resolved scenario
-     * as JSON (sim/describe.h, run.scenario_json) and each side's memory line (table
-     * memory). */
+    /* Optional (NULL: not stored): the resolved scenario as JSON (sim/describe.h,
+     * run.scenario_json). */
     const char *scenario_json;
-    const struct rf_side_memory *mem_train, *mem_infer;
-    /* ---- end describe */
-    /* Optional (issue 13): the whole step under a framework profile (sim/step.h), stored with
-     * the prediction it extends (prediction.step_seconds, step_composition, table
-     * predicted_step_phase); NULL for a profile-free run. Needs prediction. */
-    const struct rf_step *step;
+    /* Optional: more rows of this run, in the same transaction. */
+    const struct rf_store_rows *more;
 };
 
 /* Opens a refit database as flags say (one of RF_STORE_CREATE, _EXISTING, _READONLY); a
@@ -69,7 +64,8 @@ int rf_store_open(struct rf_store *st, const char *path, int flags, struct rf_er
 /* Changes how long statements wait for another process's lock (RF_EBUSY after that). */
 void rf_store_set_busy_timeout(struct rf_store *st, double seconds);
 void rf_store_close(struct rf_store *st);
-/* Stores a run and its plan in one transaction; on any error nothing is left behind. */
+/* Stores a run and its plan (and info->more's rows) in one transaction; on any error
+ * nothing is left behind. */
 int rf_store_save_plan(struct rf_store *st, const struct rf_run_info *info,
                        const struct rf_plan *plan, int64_t *run_id, struct rf_error *err);
 

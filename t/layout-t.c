@@ -410,6 +410,104 @@ static void placed_engines_never_span_domains(void **state)
                         "packed)");
 }
 
+/* rf_mesh_coord inverts rf_mesh_gpu: every coordinate of a Megatron side's meshes comes
+ * back from its GPU; a GPU off the mesh (before it, past it) has none. */
+static void mesh_coord_inverts_mesh_gpu(void **state)
+{
+    (void)state;
+    int stages[2] = {2, 2};
+    struct rf_side s = megatron(2, 1, 2, 4, 4, 1, stages);
+    struct rf_error err;
+    s.first_gpu = 8;
+    assert_int_equal(rf_side_init(&s, 4, &err), 0);
+    const struct rf_mesh *ms[2] = {&s.dense, &s.expert};
+    for (int k = 0; k < 2; k++) {
+        const struct rf_mesh *m = ms[k];
+        int64_t n = 0, coord[RF_MESH_MAX], back[RF_MESH_MAX];
+        for (int64_t g = 8; g < 8 + 16; g++) {
+            assert_true(rf_mesh_coord(m, g, coord));
+            for (int a = 0; a < m->ndim; a++)
+                assert_true(coord[a] >= 0 && coord[a] < m->size[a]);
+            assert_int_equal(rf_mesh_gpu(m, coord), g);
+            n++;
+        }
+        assert_int_equal(n, 16);
+        assert_false(rf_mesh_coord(m, 7, back));
+        assert_false(rf_mesh_coord(m, 24, back));
+    }
+    /* GPU 8 + 13 = tp 1, dp 2, pp 1 (tp fastest, then dp, then pp: 1 + 2 * 2 + 8). */
+    int64_t c[RF_MESH_MAX];
+    assert_true(rf_mesh_coord(&s.dense, 8 + 13, c));
+    assert_int_equal(c[0], 1); /* pp */
+    assert_int_equal(c[1], 2); /* dp */
+    assert_int_equal(c[2], 0); /* cp */
+    assert_int_equal(c[3], 1); /* tp */
+    s.stage_layers = NULL;
+    rf_side_release(&s);
+}
+
+/* Engines placed with gaps: 2 engines of 16 GPUs per 36-GPU domain leave GPUs 32..35 of
+ * each domain idle. Those have no coordinate and hold nothing; every engine GPU holds the
+ * box rf_placement_box gives at its coordinate. */
+static void held_box_follows_the_placement(void **state)
+{
+    (void)state;
+    int one[1] = {1};
+    struct rf_side v = {.kind = RF_SIDE_VLLM,
+                        .tp = 8,
+                        .dp = 2,
+                        .pp = 1,
+                        .ep = 16,
+                        .cp = 1,
+                        .etp = 1,
+                        .edp = 1,
+                        .replicas = 4,
+                        .gpus = 64,
+                        .domain_gpus = 36,
+                        .stage_layers = one};
+    struct rf_error err = {0};
+    assert_int_equal(rf_side_init(&v, 1, &err), 0);
+    assert_int_equal(v.place.span, 68); /* the last domain's idle GPUs are past it */
+    struct rf_tensor t = {
+        .name = "w", .ndim = 2, .shape = {64, 32}, .layer = 0, .cls = RF_CLASS_COLUMN};
+    struct rf_placement pl;
+    const struct rf_mesh *m = rf_side_placement(&v, &t, &pl);
+    int held = 0;
+    for (int64_t g = 0; g < 72; g++) {
+        struct rf_box b, want;
+        int64_t coord[RF_MESH_MAX];
+        bool idle = g % 36 >= 32;
+        assert_int_equal(rf_side_held_box(&v, &t, g, &b), !idle);
+        assert_int_equal(rf_mesh_coord(m, g, coord), !idle);
+        assert_int_equal(rf_side_has_gpu(&v, g), !idle);
+        if (idle)
+            continue;
+        rf_placement_box(&pl, m, 2, t.shape, coord, &want);
+        /* Column-parallel over tp 8: rows of 8, whole columns; tp is the fastest axis. */
+        assert_int_equal(b.off[0], (g % 36 % 16 % 8) * 8);
+        assert_int_equal(b.len[0], 8);
+        assert_int_equal(b.len[1], 32);
+        assert_memory_equal(&b, &want, sizeof(b));
+        held++;
+    }
+    assert_int_equal(held, 64);
+    struct rf_box b;
+    assert_false(rf_side_held_box(&v, &t, 72, &b));
+    v.stage_layers = NULL;
+    rf_side_release(&v);
+
+    /* Pipeline stages: a layer-1 tensor is held on stage 1's GPUs only (tp 2, dp 1, pp 2:
+     * GPUs 2 and 3). */
+    int stages[2] = {1, 1};
+    struct rf_side s = megatron(2, 1, 2, 1, 1, 1, stages);
+    assert_int_equal(rf_side_init(&s, 2, &err), 0);
+    t.layer = 1;
+    for (int64_t g = 0; g < 4; g++)
+        assert_int_equal(rf_side_held_box(&s, &t, g, &b), g >= 2);
+    s.stage_layers = NULL;
+    rf_side_release(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -422,6 +520,8 @@ int main(void)
         cmocka_unit_test(box_numel_overflow_is_refused),
         cmocka_unit_test(engines_are_placed_domain_by_domain),
         cmocka_unit_test(placed_engines_never_span_domains),
+        cmocka_unit_test(mesh_coord_inverts_mesh_gpu),
+        cmocka_unit_test(held_box_follows_the_placement),
     };
     return cmocka_run_group_tests_name("layout", tests, NULL, NULL);
 }

@@ -16,6 +16,7 @@
 #include "checked.h"
 #include "fixtures.h"
 #include "plan.h"
+#include "topology.h"
 
 static uint64_t rng_state;
 
@@ -815,10 +816,45 @@ static void wrapped_gpu_ranges_are_refused(void **state)
     release_sides(&tr, &in);
 }
 
+/* A run's members: first + i * stride for i < count, stride 0 the first alone, negative
+ * strides counting down; and the plan's GPU extent over sources, run members and
+ * broadcast roots and members. */
+static void gpu_runs_and_extent(void **state)
+{
+    (void)state;
+    static const struct {
+        int64_t first, count, stride, gpu;
+        bool has;
+    } rows[] = {
+        {4, 3, 2, 4, true},  {4, 3, 2, 6, true},   {4, 3, 2, 8, true},    {4, 3, 2, 10, false},
+        {4, 3, 2, 5, false}, {4, 3, 2, 2, false},  {4, 1, 0, 4, true},    {4, 5, 0, 5, false},
+        {9, 3, -3, 3, true}, {9, 3, -3, 0, false}, {9, 3, -3, 12, false},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+        assert_int_equal(rf_gpu_run_has(rows[i].first, rows[i].count, rows[i].stride, rows[i].gpu),
+                         rows[i].has);
+    assert_int_equal(rf_gpu_run_last(4, 3, 2), 8);
+    assert_int_equal(rf_gpu_run_last(9, 3, -3), 3);
+
+    struct rf_transfer tr[2] = {{.src = 3, .dst = 0, .dst_count = 4, .dst_stride = 2},
+                                {.src = 11, .dst = 1, .dst_count = 1}};
+    struct rf_collective co[1] = {{.root = 2, .first_gpu = 4, .gpu_count = 6, .gpu_stride = 2}};
+    struct rf_plan p = {.transfers = tr, .n_transfers = 1};
+    assert_int_equal(rf_plan_gpu_extent(&p), 7); /* run 0, 2, 4, 6 */
+    p.n_transfers = 2;
+    assert_int_equal(rf_plan_gpu_extent(&p), 12); /* source 11 */
+    p.collectives = co;
+    p.n_collectives = 1;
+    assert_int_equal(rf_plan_gpu_extent(&p), 15); /* members 4 .. 14 */
+    p.n_transfers = p.n_collectives = 0;
+    assert_int_equal(rf_plan_gpu_extent(&p), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(column_tp2_to_tp4),
+        cmocka_unit_test(gpu_runs_and_extent),
         cmocka_unit_test(replicas_balance_sources),
         cmocka_unit_test(colocated_same_layout_is_local),
         cmocka_unit_test(broadcast_is_two_model_sizes),

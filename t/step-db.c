@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store.h"
+#include "store_prediction.h"
 
 static void phase(struct rf_step *s, enum rf_step_part part, enum rf_step_phase_kind kind,
                   double seconds, int64_t bytes, int64_t calls, const char *mechanism)
@@ -117,12 +117,10 @@ int main(int argc, char **argv)
                                    .cluster_nodes = 1,
                                    .train = &tr,
                                    .infer = &in,
-                                   .prediction = &p,
-                                   .topo = &topo,
                                    .scenario_json = "{\"version\": 1, \"framework\": {\"name\": "
-                                                    "\"nemo-rl\"}}",
-                                   .step = &s};
-        int r = rf_store_save_plan(&st, &info, &plan, &run, &err);
+                                                    "\"nemo-rl\"}}"};
+        struct rf_run_sim sim = {.prediction = &p, .topo = &topo, .step = &s};
+        int r = rf_store_save_run(&st, &info, &plan, &sim, &run, &err);
         rf_plan_release(&plan);
         if (r < 0)
             goto out;

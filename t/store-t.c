@@ -16,6 +16,7 @@
 
 #include "runview.h"
 #include "store.h"
+#include "store_prediction.h"
 
 static char path[64];
 
@@ -61,6 +62,7 @@ struct fixture {
     struct rf_side tr, in;
     struct rf_plan plan;
     struct rf_run_info info;
+    struct rf_run_sim sim; /* the simulator's rows, zeroed: none */
 };
 
 static void fixture_init(struct fixture *f)
@@ -186,6 +188,52 @@ static void failure_leaves_no_partial_run(void **state)
     fixture_release(&f);
 }
 
+/* rf_run_info.more writes inside the run's transaction: it sees the run's id and its rows
+ * are kept with the run; when it fails, the run and every row of it are rolled back. */
+struct more_ctx {
+    int64_t seen_run;
+    int fail;
+};
+
+static int write_more(struct rf_store *st, int64_t run, void *ctx, struct rf_error *err)
+{
+    struct more_ctx *m = ctx;
+    char sql[160];
+    m->seen_run = run;
+    snprintf(sql, sizeof(sql), "UPDATE run SET label = 'more' WHERE id = %lld", (long long)run);
+    if (sqlite3_exec(st->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        return rf_error_set(err, RF_EDB, "update failed");
+    if (m->fail)
+        return rf_error_set(err, RF_EINVAL, "more: refused on purpose");
+    return 0;
+}
+
+static void more_rows_share_the_run_transaction(void **state)
+{
+    (void)state;
+    struct fixture f;
+    struct rf_store st;
+    struct rf_error err;
+    struct more_ctx m = {0};
+    struct rf_store_rows more = {.write = write_more, .ctx = &m};
+    int64_t run = 0;
+    fixture_init(&f);
+    f.info.more = &more;
+    assert_int_equal(rf_store_open(&st, path, RF_STORE_CREATE, &err), 0);
+    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), 0);
+    assert_int_equal(m.seen_run, run);
+    m.fail = 1;
+    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), RF_EINVAL);
+    assert_string_equal(err.msg, "more: refused on purpose");
+    assert_int_equal(m.seen_run, 2);
+    rf_store_close(&st);
+    assert_int_equal(query("SELECT count(*) FROM run"), 1);
+    assert_int_equal(query("SELECT count(*) FROM run WHERE id = 1 AND label = 'more'"), 1);
+    assert_int_equal(query("SELECT count(*) FROM tensor WHERE run_id = 2"), 0);
+    assert_int_equal(query("SELECT count(*) FROM transfer WHERE run_id = 2"), 0);
+    fixture_release(&f);
+}
+
 static void newer_or_foreign_files_are_refused(void **state)
 {
     (void)state;
@@ -277,7 +325,7 @@ static void placement_is_stored_and_rebuilt(void **state)
     assert_int_equal(rf_plan_build(&f.plan, &f.m, &f.tr, &f.in, RF_STRAT_RESHARD, NULL, NULL, &err),
                      0);
     assert_int_equal(rf_store_open(&st, path, RF_STORE_CREATE, &err), 0);
-    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), 0);
+    assert_int_equal(rf_store_save_run(&st, &f.info, &f.plan, &f.sim, &run, &err), 0);
     assert_int_equal(query("SELECT count(*) FROM side WHERE side = 'infer' AND "
                            "placement = 'domain' AND domain_gpus = 3 AND span = 5 AND gpus = 4"),
                      1);
@@ -339,7 +387,7 @@ static void version_1_file_is_migrated(void **state)
     assert_int_equal(query("SELECT count(*) FROM transfer_each WHERE run_id = 1"),
                      query("SELECT transfers FROM run WHERE id = 1"));
     fixture_init(&fx);
-    assert_int_equal(rf_store_save_plan(&st, &fx.info, &fx.plan, &run, &err), 0);
+    assert_int_equal(rf_store_save_run(&st, &fx.info, &fx.plan, &fx.sim, &run, &err), 0);
     rf_store_close(&st);
     assert_int_equal(run, 2);
     assert_int_equal(query("SELECT count(*) FROM side WHERE run_id = 2"), 2);
@@ -459,9 +507,9 @@ static void version_6_file_is_migrated(void **state)
                                 .headroom_bytes = -9,
                                 .fits = false};
     fx.info.scenario_json = "{\"version\":1}";
-    fx.info.mem_train = &mt;
-    fx.info.mem_infer = &mi;
-    assert_int_equal(rf_store_save_plan(&st, &fx.info, &fx.plan, &run, &err), 0);
+    fx.sim.mem_train = &mt;
+    fx.sim.mem_infer = &mi;
+    assert_int_equal(rf_store_save_run(&st, &fx.info, &fx.plan, &fx.sim, &run, &err), 0);
     assert_int_equal(run, 2);
     assert_int_equal(query("SELECT count(*) FROM run_memory WHERE run_id = 2 AND "
                            "train_memory_bytes = 84 AND train_budget_bytes = 100 AND "
@@ -770,10 +818,10 @@ static void idle_links_have_no_row(void **state)
                               .link_bytes = bytes,
                               .link_busy = busy};
     fixture_init(&f);
-    f.info.prediction = &p;
-    f.info.topo = &topo;
+    f.sim.prediction = &p;
+    f.sim.topo = &topo;
     assert_int_equal(rf_store_open(&st, path, RF_STORE_CREATE, &err), 0);
-    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), 0);
+    assert_int_equal(rf_store_save_run(&st, &f.info, &f.plan, &f.sim, &run, &err), 0);
     rf_store_close(&st);
     assert_int_equal(query("SELECT count(*) FROM link_load"), 3);
     assert_int_equal(query("SELECT sum(link_id) FROM link_load"), 0 + 2 + 5);
@@ -868,13 +916,13 @@ static void step_is_stored_and_read_back(void **state)
     int64_t run = 0, plain = 0;
     fixture_init(&f);
     step_fixture_init(&sf);
-    f.info.prediction = &sf.p;
-    f.info.topo = &sf.topo;
+    f.sim.prediction = &sf.p;
+    f.sim.topo = &sf.topo;
     f.info.scenario_json = "{\"version\": 1, \"framework\": {\"name\": \"nemo-rl\"}}";
     assert_int_equal(rf_store_open(&st, path, RF_STORE_CREATE, &err), 0);
-    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &plain, &err), 0);
-    f.info.step = &sf.s;
-    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), 0);
+    assert_int_equal(rf_store_save_run(&st, &f.info, &f.plan, &f.sim, &plain, &err), 0);
+    f.sim.step = &sf.s;
+    assert_int_equal(rf_store_save_run(&st, &f.info, &f.plan, &f.sim, &run, &err), 0);
     rf_store_close(&st);
     assert_int_equal(query("SELECT count(*) FROM predicted_step_phase"), 5);
     assert_int_equal(query("SELECT count(*) FROM prediction WHERE run_id = 1 AND "
@@ -930,20 +978,20 @@ static void bad_step_leaves_nothing(void **state)
     char want[256];
     fixture_init(&f);
     step_fixture_init(&sf);
-    f.info.prediction = &sf.p;
-    f.info.topo = &sf.topo;
-    f.info.step = &sf.s;
+    f.sim.prediction = &sf.p;
+    f.sim.topo = &sf.topo;
+    f.sim.step = &sf.s;
     assert_int_equal(rf_store_open(&st, path, RF_STORE_CREATE, &err), 0);
 
     sf.s.phase[1].phase = (enum rf_step_phase_kind)7;
-    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), RF_EDB);
+    assert_int_equal(rf_store_save_run(&st, &f.info, &f.plan, &f.sim, &run, &err), RF_EDB);
     snprintf(want, sizeof(want),
              "%s: predicted_step_phase (step phase 1): CHECK constraint failed: phase IN "
              "('export', 'transfer', 'load', 'finalize')",
              path);
     assert_string_equal(err.msg, want);
     sf.s.phase[1].phase = RF_STEP_EXPORT; /* bulk export twice */
-    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), RF_EDB);
+    assert_int_equal(rf_store_save_run(&st, &f.info, &f.plan, &f.sim, &run, &err), RF_EDB);
     snprintf(want, sizeof(want),
              "%s: predicted_step_phase (step phase 1): UNIQUE constraint failed: "
              "predicted_step_phase.run_id, predicted_step_phase.part, predicted_step_phase.phase",
@@ -951,18 +999,18 @@ static void bad_step_leaves_nothing(void **state)
     assert_string_equal(err.msg, want);
     sf.s.phase[1].phase = RF_STEP_TRANSFER;
     sf.s.phase[4].seconds = -1;
-    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), RF_EDB);
+    assert_int_equal(rf_store_save_run(&st, &f.info, &f.plan, &f.sim, &run, &err), RF_EDB);
     assert_non_null(strstr(err.msg, "(step phase 4): CHECK constraint failed: seconds >= 0"));
     sf.s.phase[4].seconds = 0.25;
 
     sf.s.n = RF_STEP_PHASES_MAX + 1;
-    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), RF_EINVAL);
-    assert_string_equal(err.msg, "rf_run_info.step: 17 phases, at most 16");
+    assert_int_equal(rf_store_save_run(&st, &f.info, &f.plan, &f.sim, &run, &err), RF_EINVAL);
+    assert_string_equal(err.msg, "rf_run_sim.step: 17 phases, at most 16");
     sf.s.n = 5;
-    f.info.prediction = NULL;
-    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), RF_EINVAL);
-    assert_string_equal(err.msg, "rf_run_info.step: a step needs the prediction it extends "
-                                 "(rf_run_info.prediction is NULL)");
+    f.sim.prediction = NULL;
+    assert_int_equal(rf_store_save_run(&st, &f.info, &f.plan, &f.sim, &run, &err), RF_EINVAL);
+    assert_string_equal(err.msg, "rf_run_sim.step: a step needs the prediction it extends "
+                                 "(rf_run_sim.prediction is NULL)");
     rf_store_close(&st);
     static const char *const tables[] = {"run",
                                          "tensor",
@@ -1013,10 +1061,10 @@ static void version_7_file_is_migrated(void **state)
     rf_run_view_release(&v);
     fixture_init(&f);
     step_fixture_init(&sf);
-    f.info.prediction = &sf.p;
-    f.info.topo = &sf.topo;
-    f.info.step = &sf.s;
-    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), 0);
+    f.sim.prediction = &sf.p;
+    f.sim.topo = &sf.topo;
+    f.sim.step = &sf.s;
+    assert_int_equal(rf_store_save_run(&st, &f.info, &f.plan, &f.sim, &run, &err), 0);
     assert_int_equal(run, 2);
     rf_store_close(&st);
     /* No scenario_json: the view's framework is NULL. */
@@ -1032,6 +1080,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(new_file_gets_schema_v1, setup, teardown),
         cmocka_unit_test_setup_teardown(run_is_stored_whole, setup, teardown),
         cmocka_unit_test_setup_teardown(failure_leaves_no_partial_run, setup, teardown),
+        cmocka_unit_test_setup_teardown(more_rows_share_the_run_transaction, setup, teardown),
         cmocka_unit_test_setup_teardown(newer_or_foreign_files_are_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(version_1_file_is_migrated, setup, teardown),
         cmocka_unit_test_setup_teardown(version_5_file_is_migrated, setup, teardown),

@@ -1,0 +1,23 @@
+/* What the store's files share (sim/store*.c, and the simulator's sim/store_prediction.c):
+ * the migrations, the statement helpers and the errors that name the file. */
+#ifndef RF_STORE_INT_H
+#define RF_STORE_INT_H
+
+#include <sqlite3.h>
+
+#include "store.h"
+
+/* rf_store_migrations[v] takes a file from version v to v + 1 (sim/store_schema.c). */
+extern const char *const rf_store_migrations[RF_STORE_SCHEMA_VERSION];
+
+/* Fills err from the connection's last error, naming st->path and, when given, what was
+ * being written or read ("transfer"); a lock says how long it waited. Returns the code. */
+int rf_store_db_error(struct rf_store *st, struct rf_error *err, const char *what);
+/* Runs sql (no rows) on st. */
+int rf_store_exec(struct rf_store *st, const char *sql, struct rf_error *err);
+/* Binds v as text, or NULL when v is NULL. */
+void rf_store_bind_text(sqlite3_stmt *s, int i, const char *v);
+/* Steps and resets a bound statement; anything but SQLITE_DONE is an error about what. */
+int rf_store_step(struct rf_store *st, sqlite3_stmt *s, struct rf_error *err, const char *what);
+
+#endif
