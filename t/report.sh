@@ -123,6 +123,7 @@ chmod 600 "$tmp/pages/p.html"
 "$REFIT" report --db "$db" --run 1 --html "$tmp/pages/p.html" >/dev/null
 ok $? "a report replaces an existing page"
 is "$(stat -c %a "$tmp/pages/p.html")" 600 "which keeps its mode"
+# shellcheck disable=SC2016 # the fake gnuplot's text is written literally
 printf '#!/bin/sh\ncase "$1" in */check.gp) exec gnuplot "$1" ;; esac\necho "plot failed" >&2\nexit 1\n' \
     >"$tmp/failing-gnuplot"
 chmod +x "$tmp/failing-gnuplot"
@@ -130,7 +131,7 @@ echo old >"$tmp/pages/p.html"
 REFIT_GNUPLOT=$tmp/failing-gnuplot "$REFIT" report --db "$db" --html "$tmp/pages/p.html" \
     >"$tmp/out" 2>"$tmp/err"
 ok "$(test $? -ne 0 && test ! -s "$tmp/out"; echo $?)" "a plot that fails midway is an error"
-is "$(cat "$tmp/pages/p.html") $(ls -A "$tmp/pages" | tr '\n' ' ')" "old p.html " \
+is "$(cat "$tmp/pages/p.html") $(find "$tmp/pages" -mindepth 1 -printf '%f ')" "old p.html " \
     "the old page stays and no temporary file is left"
 "$REFIT" report --db "$db" --html "$tmp/no/such/dir/p.html" >/dev/null 2>"$tmp/err"
 ok "$(test $? -ne 0 && grep -q "^refit: $tmp/no/such/dir/p.html: " "$tmp/err"; echo $?)" \
@@ -149,7 +150,7 @@ ok "$(grep -q "a$(printf '\357\277\275')&lt;b" "$tmp/bytes.html"; echo $?)" \
 # Rendered by a real browser: the DOM after loading holds every plot, and nothing failed.
 chromium=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$chromium" ]; then
-    for i in 1 2 3; do
+    for _ in 1 2 3; do
         n=$((n + 1))
         echo "ok $n # SKIP chromium is not installed (Debian package chromium)"
     done
