@@ -6,7 +6,9 @@
 -- Sources: config.json of deepseek-ai/DeepSeek-V3 (copy in aliyun/SimAI
 -- vidur-alibabacloud/data/hf_configs/deepseek_v3_config.json); tensor names from
 -- huggingface/transformers src/transformers/models/deepseek_v3/modular_deepseek_v3.py;
--- deepseek-ai/DeepSeek-V3 README_WEIGHTS.md. Summarised in shared/reference/models.md §1.
+-- deepseek-ai/DeepSeek-V3 README_WEIGHTS.md. Public:
+-- https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/ config.json and README_WEIGHTS.md
+-- there.
 return transformer.moe{
     name = "deepseek-v3",
     family = "deepseek_v3",   -- model_type

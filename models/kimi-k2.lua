@@ -6,7 +6,8 @@
 -- moonshotai/Kimi-K2-Instruct-0905 as reported in ParagEkbote/hf-model-inspector
 -- model_inspection_report.md (model_type kimi_k2, vocab 163840, intermediate 18432, 64 heads,
 -- untied embeddings). MLA ranks, first_k_dense_replace 1 and noaux_tc routing from config
--- copies consistent with the README. Summarised in shared/reference/models.md §2.
+-- copies consistent with the README. Public: https://github.com/MoonshotAI/Kimi-K2 and
+-- https://huggingface.co/moonshotai/Kimi-K2-Instruct-0905/blob/main/config.json.
 return transformer.moe{
     name = "kimi-k2",
     family = "kimi_k2",       -- model_type

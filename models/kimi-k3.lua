@@ -2,7 +2,7 @@
 -- figure refit plans for: about 2.8T parameters, 5.6 TB in BF16. Treat every number here
 -- as a placeholder until Moonshot publishes a config.json.
 --
--- What is public (shared/reference/models.md §3, all unverified):
+-- What is public (all unverified; no model card or config.json exists):
 --   * press: "exceeds 2.5 trillion parameters", >1M context;
 --   * a third-party offline "report-based" fallback template for moonshotai/Kimi-K3
 --     (model_type kimi_k3): 93 layers, hidden 7168, 96 MLA heads (q_lora 1536, kv_lora 512,

@@ -6,7 +6,8 @@
 -- 32 heads, 8 KV heads, ffn_dim_multiplier 1.3, multiple_of 1024, vocab 128256); the FFN
 -- width follows Meta's rule (4d, x2/3, x multiplier, rounded up to multiple_of) = 14336,
 -- which is the HF config's intermediate_size (Llama-3.1-8B config in citsjtu2020/LLM-Prof
--- sglang/Model_Config.md). Summarised in shared/reference/models.md §6.
+-- sglang/Model_Config.md). Public: https://github.com/meta-llama/llama-models and
+-- https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json.
 return transformer.dense{
     name = "llama3-8b",
     family = "llama",         -- model_type

@@ -5,8 +5,8 @@
 -- Sources: config.json of Qwen/Qwen3-235B-A22B (copy in aliyun/SimAI
 -- vidur-alibabacloud/data/hf_configs/qwen3-235B-A22B_config.json); SimAI
 -- docs/SimAI_1.6_Tech_Report.md; module names from huggingface/transformers
--- src/transformers/models/qwen3_moe/modular_qwen3_moe.py. Summarised in
--- shared/reference/models.md §4.
+-- src/transformers/models/qwen3_moe/modular_qwen3_moe.py. Public:
+-- https://huggingface.co/Qwen/Qwen3-235B-A22B/blob/main/config.json.
 return transformer.moe{
     name = "qwen3-235b-a22b",
     family = "qwen3_moe",     -- model_type

@@ -3,8 +3,8 @@
 --
 -- Sources: citsjtu2020/LLM-Prof sglang/Model_Config.md (Qwen3-30B-A3B config: hidden 2048,
 -- 48 layers, 32/4 heads, head_dim 128, 128 experts, top-8, moe_intermediate 768, vocab
--- 151936, untied); module names as Qwen3-235B-A22B (transformers' qwen3_moe). Summarised in
--- shared/reference/models.md §4.
+-- 151936, untied); module names as Qwen3-235B-A22B (transformers' qwen3_moe). Public:
+-- https://huggingface.co/Qwen/Qwen3-30B-A3B/blob/main/config.json.
 return transformer.moe{
     name = "qwen3-30b-a3b",
     family = "qwen3_moe",     -- model_type

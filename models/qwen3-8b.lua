@@ -3,7 +3,8 @@
 --
 -- Sources: citsjtu2020/LLM-Prof sglang/Model_Config.md; Chen-Oliver/qwen3-8b-base
 -- config.json and README.md (head_dim 128, 8 KV heads, vocab 151936,
--- tie_word_embeddings false for 8B/14B/32B). Summarised in shared/reference/models.md §5.
+-- tie_word_embeddings false for 8B/14B/32B). Public:
+-- https://huggingface.co/Qwen/Qwen3-8B/blob/main/config.json.
 return transformer.dense{
     name = "qwen3-8b",
     family = "qwen3",         -- model_type

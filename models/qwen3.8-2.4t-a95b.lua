@@ -2,7 +2,7 @@
 -- figures refit plans for: 2.4T parameters in total, 95B active. Treat every number here
 -- as a placeholder.
 --
--- What is public (shared/reference/models.md §7): one unsourced provider-list comment calls
+-- What is public (no model card or config.json exists): one unsourced provider-list comment calls
 -- "Qwen3.8-Max-Preview" a "2.4 trillion parameter MoE, 1M context"; no config, no layer
 -- count, no expert count. "A95B" (95B active) is the figure refit was asked to plan for.
 --

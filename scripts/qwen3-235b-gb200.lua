@@ -1,7 +1,9 @@
 -- Qwen3-235B-A22B refit on GB200 NVL72 with NeMo-RL's GB200 layout: Megatron TP2 CP2 EP16 PP4
--- on 128 GPUs, vLLM TP8 on 128 GPUs (16 replicas, several per NVLink domain, where
--- hierarchical delivery pays off).
--- Source: shared/reference/models.md §8 (grpo-qwen3-235b-16n4g.yaml, performance-summary.md).
+-- on 128 GPUs, vLLM TP8 on 128 GPUs (16 replicas, several per NVLink domain, where hierarchical
+-- delivery pays off).
+-- Source: NVIDIA-NeMo/RL
+-- https://github.com/NVIDIA-NeMo/RL/blob/main/examples/configs/recipes/llm/performance/grpo-qwen3-235b-16n4g.yaml
+-- and docs/about/performance-summary.md.
 return {
     model = "qwen3-235b-a22b",
     cluster = { system = "gb200-nvl72", nodes = 72 },

@@ -1,4 +1,5 @@
 #!/bin/sh
+# shellcheck disable=SC2016 # the commands given to inroot are quoted to expand in the root's shell
 # The GPU bundle (scripts/gpu-bundle) in bare root filesystems, as on a GPU machine where
 # nothing is installed: Debian 12 minbase (glibc 2.36) with NCCL only as a copy of
 # libnccl.so.2 in /usr/local/cuda/lib64, and Debian 11 minbase (glibc 2.31, older than the
@@ -26,7 +27,7 @@ done
 skip() { echo "1..0 # SKIP $*"; exit 0; }
 [ "$(id -u)" = 0 ] || skip "needs root (chroot and mounts)"
 command -v debootstrap >/dev/null 2>&1 || skip "no debootstrap (Debian: debootstrap)"
-[ -f "$bundle/env.sh" ] && [ -f "$bundle/lib/bundle.sh" ] || skip "no bundle in $bundle: run scripts/gpu-bundle"
+{ [ -f "$bundle/env.sh" ] && [ -f "$bundle/lib/bundle.sh" ]; } || skip "no bundle in $bundle: run scripts/gpu-bundle"
 [ -n "$nccl" ] || skip "no libnccl.so.2 in the CUDA prefix to put in the root (CUDA_HOME)"
 mkdir -p "$cache" || exit 1
 cache=$(cd "$cache" && pwd)
@@ -35,6 +36,7 @@ roots=
 
 # Mounts are fresh instances (proc, sysfs, tmpfs), never binds of the host's, and the root is
 # removed with --one-file-system after they are gone: a slip cannot reach the host's files.
+# shellcheck disable=SC2317 # called by the EXIT trap
 cleanup() {
     for r in $roots; do
         for m in dev/shm sys proc; do
@@ -75,12 +77,12 @@ root() {
     tarball=$cache/$1-minbase${2:+-$2}.tar
     roots="$roots $root"
     rm -rf --one-file-system "$root"
-    mkdir -p "$root" && tar -C "$root" -xf "$tarball" || {
+    { mkdir -p "$root" && tar -C "$root" -xf "$tarball"; } || {
         echo "Bail out! cannot unpack $tarball"
         exit 1
     }
-    mount -t proc proc "$root/proc" && mount -t sysfs sysfs "$root/sys" &&
-        mkdir -p "$root/dev/shm" && mount -t tmpfs -o size=1g tmpfs "$root/dev/shm" || {
+    { mount -t proc proc "$root/proc" && mount -t sysfs sysfs "$root/sys" &&
+        mkdir -p "$root/dev/shm" && mount -t tmpfs -o size=1g tmpfs "$root/dev/shm"; } || {
         echo "Bail out! cannot mount proc, sysfs and /dev/shm in $root"
         exit 1
     }

@@ -105,6 +105,7 @@ assumed fabric.pxn = false)" "and the header says it"
 json=--json
 NCCL_PXN_DISABLE=0
 export NCCL_PXN_DISABLE
+# shellcheck disable=SC2086 # $pass is empty or an option and its value, split on purpose
 run "$off" $pass
 unset NCCL_PXN_DISABLE
 ok $rc "the PXN-off plan with NCCL_PXN_DISABLE=0 in the environment"

@@ -268,6 +268,7 @@ lock_db() { # takes the write lock on $db from another process, until unlock_db
     # for a reader's brief lock.
     rm -f "$tmp/locked"
     printf '.bail on\n.timeout 60000\nBEGIN IMMEDIATE;\n.shell touch %s/locked\n' "$tmp" >&3
+    # shellcheck disable=SC2016 # evaluated at each poll by wait_for
     wait_for eval 'test -e "$tmp/locked" || ! kill -0 $lock_pid 2>/dev/null'
     if [ ! -e "$tmp/locked" ]; then
         echo "Bail out! the lock holder could not take the lock on $db"
@@ -286,6 +287,7 @@ gated() { # gated NP ARGS...: refit-exec in the background, stopped before its f
         >"$tmp/out" 2>"$tmp/err" &
     exec_pid=$!
     # Until rank 0 stands at the gate (or refit-exec ended without getting there).
+    # shellcheck disable=SC2016 # evaluated at each poll by wait_for
     wait_for eval 'test -e "$tmp/gate.ready" || ! kill -0 $exec_pid 2>/dev/null'
     ok "$(test -e "$tmp/gate.ready"; echo $?)" "refit-exec stops before its final write"
 }
@@ -294,6 +296,7 @@ rounds=$(sql "$db" "SELECT rounds FROM run WHERE id = $id")
 gated 2 "$id" --db-timeout 120 --json
 lock_db
 touch "$tmp/gate.go"
+# shellcheck disable=SC2016 # evaluated at each poll by wait_for
 wait_for eval 'grep -q "is locked by another process" "$tmp/err" || ! kill -0 $exec_pid 2>/dev/null'
 unlock_db
 wait "$exec_pid"

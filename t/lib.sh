@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # TAP helpers for the end-to-end shell tests. Tests run the real `refit` binary ($REFIT) on
 # the real model files ($REFIT_MODELS) and check results with sqlite3 ($SQLITE3).
 set -u

@@ -88,15 +88,15 @@ sed -e 's/^#define NCCL_MINOR .*/#define NCCL_MINOR 17/' -e 's/^#define NCCL_PAT
     -e 's/^#define NCCL_VERSION_CODE .*/#define NCCL_VERSION_CODE 21703/' \
     "$nccl/include/nccl.h" >"$work/hdr217/nccl.h"
 layout old "$work/hdr217/nccl.h" libnccl.so.2
-conf old
-ok "$([ $? -ne 0 ]; echo $?)" "configure --with-nccl fails on NCCL 2.17"
+! conf old
+ok $? "configure --with-nccl fails on NCCL 2.17"
 ok "$(grep -q "error: --with-nccl given but NCCL cannot be used: NCCL 2.17.3 in $work/old is too old: refit-exec needs 2.18 or newer" \
     "$work/old.out"; echo $?)" "the error names the version found and the one needed"
 
 # 4. A folder with the header and no library.
 layout nolib "$nccl/include/nccl.h"
-conf nolib
-ok "$([ $? -ne 0 ]; echo $?)" "configure --with-nccl fails on a folder without the library"
+! conf nolib
+ok $? "configure --with-nccl fails on a folder without the library"
 ok "$(grep -q "no libnccl.so or libnccl.so.2 in $work/nolib/lib64 or $work/nolib/lib" "$work/nolib.out"; echo $?)" \
     "the error names the folders searched"
 done_testing

@@ -36,6 +36,55 @@ is "$(grep -Eic '<script|<link|<img|<iframe|(src|href)=["'\'']?(https?:)?//' "$h
     "self-contained: no script and nothing loaded from elsewhere"
 is "$(grep -c '<?xml' "$html")" 0 "the SVGs are inlined without their XML prolog"
 
+# The heatmap's cells are the run's links, coloured by their utilisation. A run computed by
+# hand (t/sim.sh): tiny-llama from GPU 0 to GPU 1 on the localhost preset, 8655360 bytes
+# in 3.903144 ms through NVLink ports of 2.5 GB/s (utilisation 3.462144 / 3.903144 = 0.887)
+# and copy engines of 8.5 GB/s (0.261). Rows are link kinds in the order links are
+# numbered (nvl_out, nvl_in, copy), columns GPUs. The palette on [0:1] puts 0.887 between
+# #2171b5 (0.75) and #08306b (1): rgb(19,77,140); 0.261 between #c6dbef (0.25) and #6baed6
+# (0.5): rgb(194,217,238). An empty heatmap, or one of other figures, fails.
+cat >"$tmp/hand.lua" <<EOS
+return {
+    model = "$SRCDIR/t/data/exec/tiny-llama.lua",
+    cluster = { system = "localhost" },
+    train = { gpus = 1 },
+    infer = { gpus = 1, first_gpu = 1 },
+    staging_mb = 64,
+    strategy = "reshard",
+}
+EOS
+"$REFIT" sim "$tmp/hand.lua" --db "$tmp/hand.db" >/dev/null &&
+    "$REFIT" report --db "$tmp/hand.db" --html "$tmp/hand.html" >/dev/null
+ok $? "a report of the hand-computed run"
+cells() { # cells PAGE ID COLUMNS ROWS: "column row rgb(r,g,b)" per cell of the heatmap ID
+    sed -n "/id=\"$2\"/,/<\/svg>/p" "$1" | awk -F"'" -v nx="$3" -v ny="$4" '
+        # The plot frame (the first closed black path) maps coordinates to cells.
+        !frame && /<path stroke=.black.  d=.M.* Z/ {
+            split($4, p, /[ML, ]+/); left = p[2]; top = p[3]; right = p[6]; bottom = p[5]
+            frame = 1; next }
+        # Cells are filled polygons inside the frame; the colour bar is right of it.
+        frame && /<polygon fill = / {
+            split($4, p, /[ ,]/)
+            if (p[1] + 0 >= right + 0) next
+            rgb = $2; gsub(/ /, "", rgb)
+            printf "%d %d %s\n", (p[1] - left) / ((right - left) / nx) + 0.5,
+                (p[6] - top) / ((bottom - top) / ny) + 0.5, rgb }'
+}
+is "$(cells "$tmp/hand.html" heatmap-1 2 3 | sort | tr '\n' ' ')" \
+    "0 0 rgb(19,77,140) 0 2 rgb(194,217,238) 1 1 rgb(19,77,140) 1 2 rgb(194,217,238) " \
+    "the heatmap has a cell per link, coloured by its utilisation"
+is "$(cells "$tmp/hand.html" heatmap-1 2 3 | wc -l | tr -d ' ')" \
+    "$(sql "$tmp/hand.db" "SELECT count(*) FROM link_load WHERE run_id = 1")" \
+    "as many cells as link_load rows"
+is "$(sql "$tmp/hand.db" "SELECT group_concat(printf('%s %.3f', name, utilization), ', ')
+      FROM (SELECT * FROM link_load WHERE run_id = 1 ORDER BY link_id)")" \
+    "nvl_out[gpu 0] 0.887, nvl_in[gpu 1] 0.887, copy[gpu 0] 0.261, copy[gpu 1] 0.261" \
+    "whose utilisations are the ones the colours show"
+# The qwen3-30b runs above (counting needs no grid): every link that carried bytes is a cell.
+is "$(cells "$html" heatmap-2 1 1 | wc -l | tr -d ' ')" \
+    "$(sql "$db" "SELECT count(*) FROM link_load WHERE run_id = 2")" \
+    "a larger run's heatmap has a cell per stored link"
+
 # The step's phases (schema 8): runs t/step-db stores with hand-made steps get a table each
 # (in the step's order, with shares) and a step column in the overview; a page of
 # profile-free runs has neither.
@@ -123,6 +172,7 @@ chmod 600 "$tmp/pages/p.html"
 "$REFIT" report --db "$db" --run 1 --html "$tmp/pages/p.html" >/dev/null
 ok $? "a report replaces an existing page"
 is "$(stat -c %a "$tmp/pages/p.html")" 600 "which keeps its mode"
+# shellcheck disable=SC2016 # the fake gnuplot's text is written literally
 printf '#!/bin/sh\ncase "$1" in */check.gp) exec gnuplot "$1" ;; esac\necho "plot failed" >&2\nexit 1\n' \
     >"$tmp/failing-gnuplot"
 chmod +x "$tmp/failing-gnuplot"
@@ -130,7 +180,7 @@ echo old >"$tmp/pages/p.html"
 REFIT_GNUPLOT=$tmp/failing-gnuplot "$REFIT" report --db "$db" --html "$tmp/pages/p.html" \
     >"$tmp/out" 2>"$tmp/err"
 ok "$(test $? -ne 0 && test ! -s "$tmp/out"; echo $?)" "a plot that fails midway is an error"
-is "$(cat "$tmp/pages/p.html") $(ls -A "$tmp/pages" | tr '\n' ' ')" "old p.html " \
+is "$(cat "$tmp/pages/p.html") $(find "$tmp/pages" -mindepth 1 -printf '%f ')" "old p.html " \
     "the old page stays and no temporary file is left"
 "$REFIT" report --db "$db" --html "$tmp/no/such/dir/p.html" >/dev/null 2>"$tmp/err"
 ok "$(test $? -ne 0 && grep -q "^refit: $tmp/no/such/dir/p.html: " "$tmp/err"; echo $?)" \
@@ -149,7 +199,7 @@ ok "$(grep -q "a$(printf '\357\277\275')&lt;b" "$tmp/bytes.html"; echo $?)" \
 # Rendered by a real browser: the DOM after loading holds every plot, and nothing failed.
 chromium=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$chromium" ]; then
-    for i in 1 2 3; do
+    for _ in 1 2 3; do
         n=$((n + 1))
         echo "ok $n # SKIP chromium is not installed (Debian package chromium)"
     done

@@ -61,7 +61,49 @@ is "$(sql "$db" "SELECT name FROM link_load WHERE run_id = 2 ORDER BY bytes / ca
 
 "$REFIT" sim "$scen" --db "$db" --strategy reshard >"$tmp/table" 2>&1
 ok $? "the table form works"
-ok "$(grep -q '^reshard ' "$tmp/table"; echo $?)" "and names the strategy"
+is "$(sed -n 2p "$tmp/table" | tr -s ' ')" \
+    "$(q "printf('reshard %.3f %.3f %.1f %.1f %.1f %d %s', value->>'predicted_s',
+          value->>'lower_bound_s', value->>'payload_bytes' / 1e9, value->>'fabric_bytes' / 1e9,
+          value->>'nvlink_bytes' / 1e9, value->>'rounds', value->>'bottleneck')" \
+         "WHERE value->>'strategy' = 'reshard'")" \
+    "and its row holds the figures of the JSON"
+
+# A prediction computed by hand: tiny-llama (t/data/exec/tiny-llama.lua) from one "GPU" to
+# another on the localhost preset, in one round (64 MB of staging). Its 39 tensors (4 layers
+# of q, k, v, o, gate, up, down and 2 norms; the embedding, the LM head and the final norm)
+# hold 2 x (2 x 4096 x 256 + 4 x (2 x 256 x 256 + 2 x 256 x 64 + 3 x 256 x 512 + 2 x 256)
+# + 256) = 8655360 bytes of BF16, merged into one message over NVLink at 2.5 GB/s (the copy
+# engines' 8.5 GB/s do not limit it). The prediction is that time, 3.462144 ms, plus one
+# message latency (1 us), one tensor overhead per tensor (39 x 10 us) and one round's
+# bucket overhead (50 us): 3.903144 ms. The bound is the NVLink time less twice the default
+# tolerance (1e-3): 3.462144 x 0.998 = 3.455219712 ms.
+cat >"$tmp/hand.lua" <<EOS
+return {
+    model = "$SRCDIR/t/data/exec/tiny-llama.lua",
+    cluster = { system = "localhost" },
+    train = { gpus = 1 },
+    infer = { gpus = 1, first_gpu = 1 },
+    staging_mb = 64,
+    strategy = "reshard",
+}
+EOS
+"$REFIT" sim "$tmp/hand.lua" --db "$tmp/hand.db" --json >"$tmp/hand.json"
+ok $? "refit sim on the hand-computed scenario"
+is "$("$SQLITE3" :memory: "SELECT printf('%d %d %d %d %.9f %.12f', j->>'payload_bytes',
+      j->>'transfers', j->>'messages', j->>'rounds', j->>'predicted_s', j->>'lower_bound_s')
+      FROM (SELECT readfile('$tmp/hand.json') AS j)")" \
+    "8655360 39 1 1 0.003903144 0.003455219712" \
+    "8655360 bytes in 39 tensors, one message, one round: 3.903144 ms, bound 3.455219712 ms"
+is "$(sql "$tmp/hand.db" "SELECT printf('%.9f %.12f %d %d %s', seconds, lower_bound_seconds,
+      nvlink_bytes, fabric_bytes, bottleneck) FROM prediction WHERE run_id = 1")" \
+    "$("$SQLITE3" :memory: "SELECT printf('%.9f %.12f %d %d %s', j->>'predicted_s',
+       j->>'lower_bound_s', j->>'nvlink_bytes', j->>'fabric_bytes', j->>'bottleneck')
+       FROM (SELECT readfile('$tmp/hand.json') AS j)")" \
+    "the stored prediction row is the JSON's"
+is "$(sql "$tmp/hand.db" "SELECT group_concat(printf('%s %d %.9f', name, bytes, busy_seconds),
+      ', ') FROM (SELECT * FROM link_load WHERE run_id = 1 ORDER BY name)")" \
+    "copy[gpu 0] 8655360 0.001018278, copy[gpu 1] 8655360 0.001018278, nvl_in[gpu 1] 8655360 0.003462144, nvl_out[gpu 0] 8655360 0.003462144" \
+    "link_load: every byte through each copy engine at 8.5 GB/s and each NVLink port at 2.5 GB/s"
 
 # The localhost preset plans a run for the executor's host backend (its notional 2 GB "GPUs"
 # hold no 30 B model: a what-if).
@@ -112,7 +154,7 @@ done
 REFIT_SIM_TOLERANCE=0.5 "$REFIT" plan "$scen" --db "$tmp/bad.db" >/dev/null 2>"$tmp/err"
 is "$? $(cat "$tmp/err")" "1 refit: REFIT_SIM_TOLERANCE=0.5: must be a number from 1e-12 to 0.01" \
     "refit plan checks it too (auto simulates)"
-REFIT_SIM_TOLERANCE= REFIT_THREADS= "$REFIT" sim "$scen" --strategy reshard --db "$tmp/e.db" \
+REFIT_SIM_TOLERANCE='' REFIT_THREADS='' "$REFIT" sim "$scen" --strategy reshard --db "$tmp/e.db" \
     --json >"$tmp/e.json"
 is "$? $(json "$tmp/e.json" '$.predicted_s')" \
     "0 $(q "value->>'predicted_s'" "WHERE value->>'strategy' = 'reshard'")" \

@@ -121,19 +121,86 @@ static void fixture_release(struct fixture *f)
     free(f->in.layer_stage);
 }
 
-static void new_file_gets_schema_v1(void **state)
+/* A new file is schema 8 as a user queries it: every table and view, by name and by column in
+ * order. A table, view or column added, renamed or dropped without a migration fails here. */
+static void new_file_gets_schema_8_with_every_table_and_view(void **state)
 {
     (void)state;
+    static const char want[] =
+        "table box: run_id,id,tensor_id,off0,off1,off2,off3,len0,len1,len2,len3,numel\n"
+        "table collective: run_id,id,kind,tensor_id,root_gpu,first_gpu,gpu_count,gpu_stride,"
+        "bytes,round\n"
+        "table link_load: run_id,link_id,kind,name,endpoint_a,endpoint_b,capacity_gbps,bytes,"
+        "busy_seconds,utilization\n"
+        "table measured_round: measurement_id,round,seconds\n"
+        "table measurement: id,run_id,created_at,backend,world_size,iters,warmup,seconds,"
+        "seconds_min,seconds_max,bytes_verified,errors,status,error_text,hosts,gpu_model,"
+        "nccl_version,mpi_version,exec_config\n"
+        "table memory: run_id,side,gpu,stage,weights_bytes,grads_bytes,optimizer_bytes,"
+        "staging_bytes,total_bytes,hbm_bytes,budget_bytes,headroom_bytes,fits\n"
+        "table predicted_phase: run_id,phase,start_seconds,finish_seconds,bytes\n"
+        "table predicted_round: run_id,round,start_seconds,finish_seconds\n"
+        "table predicted_step_phase: run_id,seq,part,phase,seconds,bytes,calls,mechanism\n"
+        "table prediction: run_id,cluster,cluster_source,nodes,gpus_per_node,seconds,"
+        "lower_bound_seconds,nvlink_bytes,fabric_bytes,bottleneck,bottleneck_link_id,"
+        "messages,flows,events,sim_seconds,step_seconds,step_composition\n"
+        "table role_summary: run_id,role,tensors,params,payload_bytes,moved_bytes,"
+        "logical_bytes,local_bytes,transfers,collectives\n"
+        "table round: run_id,round,transfer_runs,transfers,collectives,bytes\n"
+        "table run: id,created_at,label,scenario,model,strategy,cluster_system,cluster_nodes,"
+        "train_gpus,train_first_gpu,train_layout,train_dtype,infer_gpus,infer_first_gpu,"
+        "infer_layout,infer_dtype,model_params,model_bytes,payload_bytes,moved_bytes,"
+        "logical_bytes,local_bytes,transfers,collectives,plan_seconds,staging_bytes,rounds,"
+        "chunk_bytes,relay_ring,relay_fanout,relay_depth,net_channels_per_peer,"
+        "scenario_json\n"
+        "table side: run_id,side,kind,gpus,first_gpu,tp,cp,pp,dp,ep,etp,edp,replicas,fsdp,"
+        "dtype,stage_layers,placement,domain_gpus,span\n"
+        "table tensor: run_id,id,name,role,layer,class,shape,numel,dtype,wire_dtype,"
+        "wire_bytes,strategy,scale_of\n"
+        "table transfer: run_id,id,box_id,src_gpu,dst_gpu,dst_count,dst_stride,phase,bytes,"
+        "round,after_id,hop,chain\n"
+        "view measured_run: run_id,label,model,strategy,train_gpus,train_layout,train_dtype,"
+        "infer_gpus,infer_layout,infer_dtype,payload_bytes,moved_bytes,rounds,measurement_id,"
+        "measured_at,backend,world_size,iters,warmup,seconds,seconds_min,seconds_max,"
+        "payload_gb_per_second,bytes_verified,hosts,gpu_model,nccl_version,mpi_version,"
+        "exec_config\n"
+        "view predicted_vs_measured: run_id,label,model,strategy,cluster,predicted_seconds,"
+        "lower_bound_seconds,measurement_id,backend,world_size,measured_seconds,"
+        "measured_over_predicted\n"
+        "view predicted_vs_measured_round: run_id,measurement_id,round,predicted_seconds,"
+        "measured_seconds\n"
+        "view run_memory: run_id,label,model,train_layout,infer_layout,train_memory_bytes,"
+        "train_budget_bytes,infer_memory_bytes,infer_budget_bytes,infer_kv_headroom_bytes,"
+        "memory_overcommitted\n"
+        "view run_phases: run_id,label,model,strategy,framework,seq,part,phase,seconds,"
+        "step_seconds,share_of_step,bytes,calls,mechanism,step_composition\n"
+        "view transfer_each: run_id,transfer_id,round,tensor_id,tensor,phase,src_gpu,dst_gpu,"
+        "off0,off1,off2,off3,len0,len1,len2,len3,bytes,hop\n";
     struct rf_store st;
     struct rf_error err;
+    sqlite3 *db;
+    sqlite3_stmt *s;
     assert_int_equal(rf_store_open(&st, path, RF_STORE_CREATE, &err), 0);
     rf_store_close(&st);
     assert_int_equal(query("PRAGMA application_id"), RF_STORE_APPLICATION_ID);
     assert_int_equal(query("PRAGMA user_version"), RF_STORE_SCHEMA_VERSION);
-    assert_int_equal(query("SELECT count(*) FROM sqlite_schema WHERE name IN "
-                           "('run','tensor','box','transfer','collective','role_summary',"
-                           "'transfer_each','measurement','measured_round','measured_run')"),
-                     10);
+    assert_int_equal(RF_STORE_SCHEMA_VERSION, 8);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT type || ' ' || name || ': ' || (SELECT "
+                                        "group_concat(name, ',') FROM pragma_table_info(m.name)) "
+                                        "FROM sqlite_schema m WHERE type IN ('table', 'view') "
+                                        "AND name NOT LIKE 'sqlite_%' ORDER BY type, name",
+                                        -1, &s, NULL),
+                     SQLITE_OK);
+    char got[sizeof(want) + 4096] = "";
+    size_t len = 0;
+    while (sqlite3_step(s) == SQLITE_ROW && len < sizeof(got))
+        len += (size_t)snprintf(got + len, sizeof(got) - len, "%s\n",
+                                (const char *)sqlite3_column_text(s, 0));
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    assert_string_equal(got, want);
 }
 
 static void run_is_stored_whole(void **state)
@@ -1077,7 +1144,8 @@ static void version_7_file_is_migrated(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(new_file_gets_schema_v1, setup, teardown),
+        cmocka_unit_test_setup_teardown(new_file_gets_schema_8_with_every_table_and_view, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(run_is_stored_whole, setup, teardown),
         cmocka_unit_test_setup_teardown(failure_leaves_no_partial_run, setup, teardown),
         cmocka_unit_test_setup_teardown(more_rows_share_the_run_transaction, setup, teardown),

@@ -94,7 +94,7 @@ cp -R "$SRCDIR/t/data/exec" "$nb/exec"
 chmod -R a+rX "$nb"
 nbscen=$nb/calib/$(basename "$scen")
 if [ "$(id -u)" -eq 0 ] && [ -z "$as" ]; then
-    for i in 1 2 3 4; do
+    for _ in 1 2 3 4; do
         n=$((n + 1))
         echo "ok $n # SKIP running as root without setpriv: a read-only folder cannot be tested"
     done

@@ -1,11 +1,12 @@
--- NVIDIA DGX H200: the DGX H100 system with 8 H200 141 GB (HBM3e): same NVLink4/NVSwitch
--- and the same 8 x 400 Gb/s ConnectX-7 rails (hw §2.1, DGX BasePOD reference architecture).
--- Sources: shared/reference/hardware-and-simulation.md §2.1 (hw); calibration defaults:
--- models/lib/cluster.lua.
+-- NVIDIA DGX H200: the DGX H100 system with 8 H200 141 GB (HBM3e): same NVLink4/NVSwitch and
+-- the same 8 x 400 Gb/s ConnectX-7 rails.
+-- Sources: DGX BasePOD reference architecture, core components
+-- (https://docs.nvidia.com/dgx-basepod/reference-architecture-infrastructure-foundation-enterprise-ai/latest/core-components.html);
+-- calibration defaults: models/lib/cluster.lua.
 return cluster.system{
     name = "dgx-h200",
     gpus_per_node = 8,
-    hbm_gb = 141,                   -- 8 x 141 GB = 1,128 GB per node (hw §2.1)
+    hbm_gb = 141,                   -- 8 x 141 GB = 1,128 GB per node (DGX BasePOD)
     nvlink = {
         domain_gpus = 8,
         gbps = 450,                 -- NVLink4 as DGX H100: 450 GB/s per direction

@@ -1,11 +1,10 @@
--- NVIDIA GB300 NVL72: one rack of 18 compute trays x 4 Blackwell Ultra GPUs, one NVLink5
--- domain of 72 GPUs through 9 NVSwitch trays (130 TB/s), 4 ConnectX-8 800 Gb/s SuperNICs
--- per tray on a rail-optimised compute fabric. A node here is a compute tray.
--- Sources: shared/reference/hardware-and-simulation.md §2.1 (hw): NVL72 AI factory
--- reference architecture, components (docs.nvidia.com/enterprise-reference-architectures/
--- nvl72-ai-factory/latest/components.html); glennklockwood.com/garden/processors/B300
--- (288 GB HBM3e, 8 TB/s, PCIe Gen6, 72 ConnectX-8 per GB300 NVL72).
--- Calibration defaults: models/lib/cluster.lua.
+-- NVIDIA GB300 NVL72: one rack of 18 compute trays x 4 Blackwell Ultra GPUs, one NVLink5 domain
+-- of 72 GPUs through 9 NVSwitch trays (130 TB/s), 4 ConnectX-8 800 Gb/s SuperNICs per tray on a
+-- rail-optimised compute fabric. A node here is a compute tray.
+-- Sources: NVL72 AI factory reference architecture, components
+-- (https://docs.nvidia.com/enterprise-reference-architectures/nvl72-ai-factory/latest/components.html);
+-- https://glennklockwood.com/garden/processors/B300 (288 GB HBM3e, 8 TB/s, PCIe Gen6, 72
+-- ConnectX-8 per GB300 NVL72). Calibration defaults: models/lib/cluster.lua.
 return cluster.system{
     name = "gb300-nvl72",
     gpus_per_node = 4,

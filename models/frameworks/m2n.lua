@@ -2,7 +2,8 @@
 -- shards to the inference shards, or hierarchically (a leader per NVLink domain, a ring
 -- between domains, NVLink fan-out), as its reshard_model_bench runs it: one call per
 -- parameter, no broadcast part. Read from NVIDIA/nccl-extensions @ 44d2de0d
--- (doc/research/frameworks.md §6, §11; shared/reference/m2n-and-nemo-rl.md §2). Not
+-- (https://github.com/NVIDIA/nccl-extensions: nccl_m2n/README.md, src/reshard_mesh.cc,
+-- src/reshard_loadbalance.cc; doc/research/frameworks.md §6, §11). Not
 -- modelled: the first refit's lazy window and staging-pool setup.
 local M2N, AT = "NVIDIA/nccl-extensions", "44d2de0d"
 

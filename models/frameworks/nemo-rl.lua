@@ -43,8 +43,8 @@ return framework.profile{
     finalize_s = 0,
     reshard = {
         -- NCCL M2N (nccl.m2n.reshard, NCCL_RESHARD_COPY_ALGORITHM PACK): per-domain leaders
-        -- and a ring of domains, refit's hierarchical (shared/reference m2n-and-nemo-rl.md
-        -- §2.4).
+        -- and a ring of domains, refit's hierarchical (NVIDIA/nccl-extensions
+        -- src/reshard_loadbalance.cc).
         plan = "hierarchical",
         -- NRL_REFIT_NUM_STREAMS = 2: the generator issues stage group i on stream i mod 2 and
         -- blocks on stage i-2 first (vllm_backend.py nccl_reshard_refit l.1148, l.1156).
@@ -104,7 +104,7 @@ return framework.profile{
         { field = "reshard.plan", repo = RL, commit = RL_AT,
           file = "nemo_rl/weight_sync/xferdtensor.py", func = "xferdtensor",
           says = "each bulk tensor goes through nccl.m2n reshard (M2N: per-domain leaders, "
-              .. "a ring of domains; shared/reference/m2n-and-nemo-rl.md §2)" },
+              .. "a ring of domains; NVIDIA/nccl-extensions src/reshard_loadbalance.cc)" },
         { field = "reshard.stage_groups", repo = RL, commit = RL_AT,
           file = "nemo_rl/models/generation/vllm/vllm_backend.py", func = "nccl_reshard_refit",
           says = "stage group i on stream i mod NRL_REFIT_NUM_STREAMS (2); the host waits "

@@ -8,10 +8,11 @@
 -- Overrides are checked with the same schema, with every field optional; problems in them
 -- are reported at the scenario's line as `cluster.<field>`.
 --
--- Figures and defaults come from shared/reference/hardware-and-simulation.md (cited below as
--- "hw §n") and shared/reference/m2n-and-nemo-rl.md ("m2n §n"), read against the NVIDIA/nccl
--- sources they quote. Where no figure exists the default is an assumption, said so, with
--- the measurement that calibrates it. Each knob is a mechanism the simulator models (a
+-- Figures and defaults come from the public sources cited beside each: the NCCL sources
+-- (https://github.com/NVIDIA/nccl, cited as "NVIDIA/nccl src/..."), published nccl-tests and
+-- simulator validation results, and NeMo RL's refit guide and design doc
+-- (https://github.com/NVIDIA-NeMo/RL). Where no figure exists the default is an assumption, said
+-- so, with the measurement that calibrates it. Each knob is a mechanism the simulator models (a
 -- channel count, a chunk size, a per-message cost), not a free fudge factor.
 
 local schema = require("schema")
@@ -44,17 +45,20 @@ end
 -- its hardware differs. memcpy_gbps and quant_gbps depend on the GPU's memory, so every
 -- cluster file gives them.
 local CALIBRATION = {
-    -- Achieved fraction of NVLink line rate. 0.82: ring all-reduce on HGX H100 peaked at
-    -- ~370 GB/s per direction of 450 (hw §2.2, ASTRA-sim validation), and NCCL models
-    -- Hopper NVLink as 18 x 20.6 = 370.8 GB/s (hw §2.3, src/graph/topo.h SM90_NVLINK_BW).
+    -- Achieved fraction of NVLink line rate. 0.82: ring all-reduce on HGX H100 peaked at ~370 GB/s
+    -- per direction of 450 (ASTRA-sim's HGX H100 validation,
+    -- https://astra-sim.github.io/astra-sim-docs/validation/hardware/gpu-validation-hgx-h100.html),
+    -- and NCCL models Hopper NVLink as 18 x 20.6 = 370.8 GB/s (NVIDIA/nccl src/graph/topo.h
+    -- SM90_NVLINK_BW).
     nvlink_efficiency = efficiency(0.82),
     -- Achieved fraction of NIC line rate. 0.96: inter-node all-reduce busbw of 384-393 GB/s
-    -- on 8 x 50 GB/s NICs (hw §2.2, coreweave/nccl-tests).
+    -- on 8 x 50 GB/s NICs (https://github.com/coreweave/nccl-tests README.md).
     nic_efficiency = efficiency(0.96),
-    -- Fixed cost of one point-to-point message (post, kernel work, completion) on top of
-    -- link and switch latencies. 6 us: SimAI's per-send latency AS_SEND_LAT default, a
-    -- simulator calibrated against NCCL (hw §1.2); NCCL's own Simple-protocol base latency
-    -- is 8.4 us (hw §2.3). Calibrate from the intercept of time vs bytes of single sends.
+    -- Fixed cost of one point-to-point message (post, kernel work, completion) on top of link and
+    -- switch latencies. 6 us: SimAI's per-send latency AS_SEND_LAT default, a simulator calibrated
+    -- against NCCL (https://github.com/aliyun/SimAI); NCCL's own Simple-protocol base latency is
+    -- 8.4 us (NVIDIA/nccl src/graph/tuning.cc). Calibrate from the intercept of time vs bytes of
+    -- single sends.
     message_latency_us = latency(6),
     -- NCCL's point-to-point channels (CTAs, each with its own buffers and network
     -- connection). NCCL fixes one count per communicator at init (NVIDIA/nccl
@@ -74,25 +78,24 @@ local CALIBRATION = {
     -- NVIDIA/nccl#1259 shows channels 0-22; 8-link H800 logs 16 per peer in
     -- NVIDIA/nccl#892). It only lowers the count where it is below the network's.
     nvl_channels_per_peer = positive(false, 32),
-    -- Over the network: NCCL_NCHANNELS_PER_NET_PEER as the runs set it (then NCCL does not
-    -- halve it). Left out, the normalised cluster holds 0, NCCL's default: max(NICs of the
-    -- GPU, ceil(NIC GB/s / channel_gbps)) (paths.cc; m2n §4; 4 for a 50 GB/s NIC, 8 for
-    -- 100 GB/s), halved with the communicator's size (4 up to 64 ranks, 2 up to 128, then 1,
-    -- at 32 p2p channels).
+    -- Over the network: NCCL_NCHANNELS_PER_NET_PEER as the runs set it (then NCCL does not halve
+    -- it). Left out, the normalised cluster holds 0, NCCL's default: max(NICs of the GPU, ceil(NIC
+    -- GB/s / channel_gbps)) (NVIDIA/nccl src/graph/paths.cc; 4 for a 50 GB/s NIC, 8 for 100 GB/s),
+    -- halved with the communicator's size (4 up to 64 ranks, 2 up to 128, then 1, at 32 p2p
+    -- channels).
     net_channels_per_peer = positive(false),
     -- The communicator's p2p channels, p2pnChannels = min(ring channels, 64) rounded up to a
     -- power of two (paths.cc ncclTopoComputeP2pChannels): 32 for 17-32 ring channels, as
     -- on 8-GPU NVSwitch nodes (NVIDIA/nccl#1259 above). Calibrate from NCCL_DEBUG=INFO's
     -- "p2p channels" line of the replay.
     p2p_channels = positive(false, 32),
-    -- Throughput NCCL assumes for one network channel: NCCL_P2P_PER_CHANNEL_NET_BW,
-    -- default 14 GB/s (hw §2.3, paths.cc). A network send's rate is at most its channels x
-    -- channel_gbps; calibrate with one large send between two nodes in a large
-    -- communicator.
+    -- Throughput NCCL assumes for one network channel: NCCL_P2P_PER_CHANNEL_NET_BW, default 14 GB/s
+    -- (NVIDIA/nccl src/graph/paths.cc). A network send's rate is at most its channels x
+    -- channel_gbps; calibrate with one large send between two nodes in a large communicator.
     channel_gbps = rate(false, 14),
     -- NCCL p2p chunk sizes: NCCL_P2P_NVL_CHUNKSIZE 512 KiB inside a node, and
     -- NCCL_P2P_NET_CHUNKSIZE 128 KiB for every p2p of a communicator that spans nodes, doubled
-    -- on ARM Blackwell (GB) systems (hw §2.3; NVIDIA/nccl src/init.cc computeBuffSizes).
+    -- on ARM Blackwell (GB) systems (NVIDIA/nccl src/init.cc computeBuffSizes).
     nvl_chunk_kib = positive(false, 512),
     net_chunk_kib = positive(false, 128),
     -- Bytes per second a device-to-device copy moves (each byte read and written once), for
@@ -114,7 +117,8 @@ local CALIBRATION = {
     -- 50 us; calibrate from the slope of refit time against the number of buckets.
     bucket_overhead_us = latency(50),
     -- Concurrent streams on the receiving side: NeMo-RL's NRL_REFIT_NUM_STREAMS default 2
-    -- (m2n §3.2; its broadcast path also alternates 2 buffers, m2n §3.1).
+    -- (NVIDIA-NeMo/RL docs/design-docs/nccl-reshard-refit.md; its broadcast path also
+    -- alternates 2 buffers, https://docs.nvidia.com/nemo/rl/latest/guides/refit.html).
     streams = positive(false, 2),
 }
 
@@ -131,7 +135,7 @@ cluster.SYSTEM = { type = "record", fields = {
         domain_gpus = positive(true),
         gbps = rate(true),
         -- One NVLink hop through NVSwitch. 0.6 us: NCCL's per-step NVLink latency for the LL
-        -- protocol, the smallest it models (hw §2.3, src/graph/tuning.cc hwLatencies); the
+        -- protocol, the smallest it models (NVIDIA/nccl src/graph/tuning.cc hwLatencies); the
         -- Simple protocol's 3.4 us adds synchronisation that message_latency_us covers.
         latency_us = latency(0.6),
     } },
@@ -140,8 +144,8 @@ cluster.SYSTEM = { type = "record", fields = {
         -- (g = gpus_per_node), one per GPU on rail-optimised systems. 0: no NIC (one node).
         per_node = { type = "integer", min = 0, max = schema.MAX_GPUS, required = true },
         gbps = { type = "number", min = 0, max = schema.MAX_GBPS, required = true },
-        -- NIC to NIC, switches excluded. [derived] 2.2 us: NCCL's per-step network latency
-        -- (NET Ring LL, 2.7 us, hw §2.3) less one leaf hop of switch_latency_us.
+        -- NIC to NIC, switches excluded. [derived] 2.2 us: NCCL's per-step network latency (NET
+        -- Ring LL, 2.7 us, NVIDIA/nccl src/graph/tuning.cc) less one leaf hop of switch_latency_us.
         latency_us = latency(2.2),
     } },
     -- GPU <-> host and GPU <-> NIC when GPUDirect is unavailable.
@@ -156,10 +160,10 @@ cluster.SYSTEM = { type = "record", fields = {
         -- hgx-ai-factory-h100-h200-b200, networking physical topologies).
         -- A ratio; 1e6 leaves an uplink of a millionth of the downlinks, past any real fabric.
         oversubscription = { type = "number", min = 1, max = 1e6, default = 1 },
-        -- Assumption: 0.5 us per switch traversal. No figure in the references (ASTRA-sim's
-        -- example network uses 0.5 us for its middle tier, hw §1.1: a convention, not a
-        -- measurement); calibrate with ib_write_lat between two nodes on one rail leaf and on
-        -- two leaves.
+        -- Assumption: 0.5 us per switch traversal. No figure in the references (ASTRA-sim's example
+        -- network uses 0.5 us for its middle tier, github.com/astra-sim/astra-network-analytical: a
+        -- convention, not a measurement); calibrate with ib_write_lat between two nodes on one rail
+        -- leaf and on two leaves.
         switch_latency_us = latency(0.5),
         -- PXN: a GPU reaches another rail's NIC over NVLink through the GPU that owns it, so
         -- cross-rail traffic stays on the destination's rail (NCCL_PXN_DISABLE=0 by default,
