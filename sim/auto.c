@@ -21,11 +21,11 @@
 #include "auto.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <threads.h>
 #include <unistd.h>
 
 #include "schedule.h"
@@ -168,13 +168,13 @@ struct pool {
     atomic_int next;
 };
 
-static int worker(void *arg)
+static void *worker(void *arg)
 {
     struct pool *p = arg;
     for (;;) {
         int i = atomic_fetch_add(&p->next, 1);
         if (i >= p->n)
-            return 0;
+            return NULL;
         run_task(p->s, &p->tasks[i]);
     }
 }
@@ -185,15 +185,15 @@ static int worker(void *arg)
 static int run_tasks(struct search *s, struct task *tasks, int n)
 {
     struct pool p = {.s = s, .tasks = tasks, .n = n};
-    thrd_t th[MAX_THREADS];
+    pthread_t th[MAX_THREADS];
     int started = 0;
     atomic_init(&p.next, 0);
     for (int i = 1; i < s->threads && i < n; i++)
-        if (thrd_create(&th[started], worker, &p) == thrd_success)
+        if (pthread_create(&th[started], NULL, worker, &p) == 0)
             started++;
     worker(&p);
     for (int i = 0; i < started; i++)
-        thrd_join(th[i], NULL);
+        pthread_join(th[i], NULL);
     for (int i = 0; i < n; i++)
         if (tasks[i].rc < 0) {
             *s->err = tasks[i].err;
