@@ -474,7 +474,7 @@ static void describe(const struct search *s, const struct cand *c, int t, char *
     size_t len =
         (size_t)snprintf(buf, size, "pxn %s, %s sources%s:",
                          s->topo[t]->cluster->fabric.pxn ? "on" : "off (NCCL_PXN_DISABLE=1)",
-                         c->sources == RF_SOURCES_LOCAL ? "local" : "balanced", relay);
+                         rf_sources_name(c->sources), relay);
     for (int r = 0; r < RF_ROLE_COUNT && len < size; r++) {
         int first = -1;
         bool mixed = false;
@@ -599,7 +599,7 @@ int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_pred
      * other relay structures with the scenario's sources, bounded. */
     static const enum rf_strategy uniform[] = {RF_STRAT_RESHARD, RF_STRAT_HIERARCHICAL};
     for (size_t u = 0; u < sizeof(uniform) / sizeof(uniform[0]); u++)
-        for (int src = RF_SOURCES_BALANCED; src <= RF_SOURCES_LOCAL; src++)
+        for (int src = 0; src < RF_SOURCES_COUNT; src++)
             if (!add_cand(s, NULL, uniform[u], (enum rf_sources)src,
                           (enum rf_sources)src == in->sources))
                 goto nomem;

@@ -186,10 +186,11 @@ int cmd_check_label(const char *what, const char *label, struct rf_error *err)
 int cmd_check_strategy(const char *cmd, const char *strategy)
 {
     enum rf_strategy parsed;
-    if (strategy && rf_strategy_parse(strategy, &parsed) < 0)
-        return cmd_usage_fail(cmd,
-                              "--strategy: unknown strategy '%s' (broadcast, reshard, "
-                              "hierarchical, hybrid, auto)",
-                              strategy);
-    return 0;
+    if (!strategy || rf_strategy_parse(strategy, &parsed) == 0)
+        return 0;
+    char names[128] = "";
+    for (int i = 0; i < RF_STRAT_COUNT; i++)
+        snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? ", " : "",
+                 rf_strategy_name((enum rf_strategy)i));
+    return cmd_usage_fail(cmd, "--strategy: unknown strategy '%s' (%s)", strategy, names);
 }

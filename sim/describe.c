@@ -173,11 +173,6 @@ static json_t *relay_json(const struct rf_relay *r)
                      (json_int_t)(r->fanout > 0 ? r->fanout : 1), "depth", (json_int_t)r->depth);
 }
 
-static const char *sources_name(enum rf_sources s)
-{
-    return s == RF_SOURCES_LOCAL ? "local" : "balanced";
-}
-
 /* Per role, the tensors the plan moves with each strategy ({"norm": {"broadcast": 5}}):
  * hybrid's policy and auto's choice in a few lines, FP8 scale tensors included. */
 static json_t *strategies_json(const struct rf_plan *plan)
@@ -267,7 +262,7 @@ json_t *rf_describe(const struct rf_describe_input *in)
         rf_strategy_name(sc->strategy), "train", side_json(&sc->train), "infer",
         side_json(&sc->infer), "cluster", rf_cluster_json(&sc->cluster), "staging_bytes",
         (json_int_t)sc->staging_bytes, "chunk_bytes", (json_int_t)plan->chunk_bytes, "sources",
-        sources_name(sc->sources), "relay", relay_json(&sc->relay), "allow_overcommit",
+        rf_sources_name(sc->sources), "relay", relay_json(&sc->relay), "allow_overcommit",
         sc->allow_overcommit, "tensor_strategies", strategies_json(plan));
     if (!o)
         return NULL;
@@ -283,7 +278,7 @@ json_t *rf_describe(const struct rf_describe_input *in)
             json_object_set_new(
                 o, "auto",
                 json_pack("{so sb ss so si si}", "choice", rf_json_text(c->description), "pxn", pxn,
-                          "sources", sources_name(c->sources), "relay", relay_json(&plan->relay),
+                          "sources", rf_sources_name(c->sources), "relay", relay_json(&plan->relay),
                           "evaluated", c->evaluated, "pruned", c->pruned)) < 0;
     }
     if (bad) {

@@ -197,6 +197,10 @@ static int parse_strategy(const char *s, void *out)
 {
     return rf_strategy_parse(s, out);
 }
+static int parse_sources(const char *s, void *out)
+{
+    return rf_sources_parse(s, out);
+}
 
 static int read_tensor(lua_State *L, int t, struct rf_tensor *x, struct rf_error *err)
 {
@@ -589,12 +593,13 @@ static int read_scenario(lua_State *L, int t, struct rf_scenario *sc, struct rf_
         rc = rf_error_set(err, RF_EINVAL, "scenario.chunk_bytes: must not be negative");
         goto out;
     }
-    lua_getfield(L, t, "sources");
-    const char *src = lua_tostring(L, -1);
-    sc->sources = src && strcmp(src, "local") == 0 ? RF_SOURCES_LOCAL : RF_SOURCES_BALANCED;
+    /* policy.lua's schema rejects other values with file:line; this is the C side's own
+     * check, so no value can silently mean balanced. */
+    if ((rc = get_enum(L, t, "sources", parse_sources, &sc->sources, "scenario", err)) < 0)
+        goto out;
     lua_getfield(L, t, "allow_overcommit");
     sc->allow_overcommit = lua_toboolean(L, -1);
-    lua_pop(L, 2);
+    lua_pop(L, 1);
     if (sc->staging_bytes < 1) {
         rc = rf_error_set(err, RF_EINVAL, "scenario.staging_bytes: must be positive");
         goto out;
