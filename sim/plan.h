@@ -167,8 +167,8 @@ int rf_sources_parse(const char *s, enum rf_sources *out);
 /* Plans the refit of model from train to infer. tensor_strategy gives broadcast, reshard or
  * hierarchical per model tensor (hybrid's resolved policy, auto's choice); NULL means
  * `strategy` for every tensor. opts may be NULL (balanced sources, no topology). */
-int rf_plan_build(struct rf_plan *plan, const struct rf_model *model, struct rf_side *train,
-                  struct rf_side *infer, enum rf_strategy strategy,
+int rf_plan_build(struct rf_plan *plan, const struct rf_model *model, const struct rf_side *train,
+                  const struct rf_side *infer, enum rf_strategy strategy,
                   const enum rf_strategy *tensor_strategy, const struct rf_plan_opts *opts,
                   struct rf_error *err);
 void rf_plan_release(struct rf_plan *plan);
