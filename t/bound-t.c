@@ -59,9 +59,10 @@ static void a_lone_holder_sends_everything_once(void **state)
     rf_side_release(&in);
 }
 
-/* Issue 10's scenario A in small: NVLink domains of 4 nodes of 4 GPUs, the trainers on one
- * node of domain 0 and the inference replicas filling domain 1. Domain 1 receives over 16
- * NICs, but every byte leaves over the trainers' node's 4: four times the ingress bound. */
+/* Few trainer nodes feeding a whole domain, in small: NVLink domains of 4 nodes of 4 GPUs,
+ * the trainers on one node of domain 0 and the inference replicas filling domain 1. Domain 1
+ * receives over 16 NICs, but every byte leaves over the trainers' node's 4: four times the
+ * ingress bound. */
 static void few_trainer_nodes_bound_their_domain(void **state)
 {
     (void)state;
