@@ -21,11 +21,11 @@
 #include "auto.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <threads.h>
 #include <unistd.h>
 
 #include "schedule.h"
@@ -168,13 +168,13 @@ struct pool {
     atomic_int next;
 };
 
-static int worker(void *arg)
+static void *worker(void *arg)
 {
     struct pool *p = arg;
     for (;;) {
         int i = atomic_fetch_add(&p->next, 1);
         if (i >= p->n)
-            return 0;
+            return NULL;
         run_task(p->s, &p->tasks[i]);
     }
 }
@@ -185,15 +185,15 @@ static int worker(void *arg)
 static int run_tasks(struct search *s, struct task *tasks, int n)
 {
     struct pool p = {.s = s, .tasks = tasks, .n = n};
-    thrd_t th[MAX_THREADS];
+    pthread_t th[MAX_THREADS];
     int started = 0;
     atomic_init(&p.next, 0);
     for (int i = 1; i < s->threads && i < n; i++)
-        if (thrd_create(&th[started], worker, &p) == thrd_success)
+        if (pthread_create(&th[started], NULL, worker, &p) == 0)
             started++;
     worker(&p);
     for (int i = 0; i < started; i++)
-        thrd_join(th[i], NULL);
+        pthread_join(th[i], NULL);
     for (int i = 0; i < n; i++)
         if (tasks[i].rc < 0) {
             *s->err = tasks[i].err;
@@ -204,16 +204,32 @@ static int run_tasks(struct search *s, struct task *tasks, int n)
 
 /* ---- Candidates ---- */
 
-static struct cand *add_cand(struct search *s, const enum rf_strategy *ts, enum rf_strategy all,
-                             enum rf_sources sources, bool named)
+/* add_cand's answer when the table is full: not an error for the greedy pass, which keeps
+ * what it found, but a limit the fixed candidates must never reach. */
+#define CAND_FULL 1
+
+/* The error of an add_cand that failed (rc CAND_FULL or RF_ENOMEM), for callers that must
+ * add the candidate. */
+static int add_cand_error(int rc, struct rf_error *err)
+{
+    if (rc == CAND_FULL)
+        return rf_error_set(err, RF_EINVAL,
+                            "auto: the candidate table (%d, RF_AUTO_MAX_CANDIDATES) is full",
+                            RF_AUTO_MAX_CANDIDATES);
+    return rf_error_set(err, RF_ENOMEM, "out of memory");
+}
+
+/* Adds a candidate (*out, when out is not NULL): 0, CAND_FULL, or RF_ENOMEM. */
+static int add_cand(struct search *s, const enum rf_strategy *ts, enum rf_strategy all,
+                    enum rf_sources sources, bool named, struct cand **out)
 {
     size_t n = s->in->model->n_tensors;
     if (s->n == RF_AUTO_MAX_CANDIDATES)
-        return NULL;
+        return CAND_FULL;
     struct cand *c = &s->c[s->n];
     memset(c, 0, sizeof(*c));
     if (!(c->ts = malloc((n + 1) * sizeof(*c->ts))))
-        return NULL;
+        return RF_ENOMEM;
     for (size_t i = 0; i < n; i++)
         c->ts[i] = ts ? ts[i] : all;
     c->sources = sources;
@@ -225,7 +241,9 @@ static struct cand *add_cand(struct search *s, const enum rf_strategy *ts, enum 
         c->pred[t] = NAN;
     }
     s->n++;
-    return c;
+    if (out)
+        *out = c;
+    return 0;
 }
 
 static void cand_release(struct cand *c)
@@ -417,9 +435,11 @@ static int greedy_roles(struct search *s)
             /* Both sides are bounds: the mix must relieve the busiest link. */
             if (rf_role_loads_bound(s->topo[t], rows) >= s->c[next].bound[t])
                 continue;
-            struct cand *m = add_cand(s, s->c[inc].ts, 0, s->c[inc].sources, false);
-            if (!m)
-                break; /* the candidate table is full: keep what was found */
+            struct cand *m;
+            if ((rc = add_cand(s, s->c[inc].ts, 0, s->c[inc].sources, false, &m)) == CAND_FULL)
+                break; /* keep what was found */
+            if (rc < 0)
+                return add_cand_error(rc, s->err);
             m->relay = s->c[inc].relay;
             for (size_t i = 0; i < n; i++)
                 if (in->model->tensors[i].role == (enum rf_role)role)
@@ -474,7 +494,7 @@ static void describe(const struct search *s, const struct cand *c, int t, char *
     size_t len =
         (size_t)snprintf(buf, size, "pxn %s, %s sources%s:",
                          s->topo[t]->cluster->fabric.pxn ? "on" : "off (NCCL_PXN_DISABLE=1)",
-                         c->sources == RF_SOURCES_LOCAL ? "local" : "balanced", relay);
+                         rf_sources_name(c->sources), relay);
     for (int r = 0; r < RF_ROLE_COUNT && len < size; r++) {
         int first = -1;
         bool mixed = false;
@@ -560,9 +580,9 @@ int rf_auto_screen(const struct rf_auto_input *in, struct rf_auto_screen *out, s
      * layouts at once, and one plan can be gigabytes (Kimi K3 in FP8 as 128 engines of
      * TP32 without EP on GB200: 10 GB with both plans held, 117 s). */
     for (size_t u = 0; u < sizeof(uniform) / sizeof(uniform[0]); u++) {
-        struct cand *c = add_cand(s, NULL, uniform[u], in->sources, true);
-        if (!c) {
-            rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+        struct cand *c;
+        if ((rc = add_cand(s, NULL, uniform[u], in->sources, true, &c)) != 0) {
+            rc = add_cand_error(rc, err);
             goto out;
         }
         if ((rc = bound_new(s, s->n - 1)) < 0)
@@ -599,20 +619,20 @@ int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_pred
      * other relay structures with the scenario's sources, bounded. */
     static const enum rf_strategy uniform[] = {RF_STRAT_RESHARD, RF_STRAT_HIERARCHICAL};
     for (size_t u = 0; u < sizeof(uniform) / sizeof(uniform[0]); u++)
-        for (int src = RF_SOURCES_BALANCED; src <= RF_SOURCES_LOCAL; src++)
-            if (!add_cand(s, NULL, uniform[u], (enum rf_sources)src,
-                          (enum rf_sources)src == in->sources))
-                goto nomem;
+        for (int src = 0; src < RF_SOURCES_COUNT; src++)
+            if ((rc = add_cand(s, NULL, uniform[u], (enum rf_sources)src,
+                               (enum rf_sources)src == in->sources, NULL)) != 0)
+                goto add_failed;
     for (size_t v = 0; v < sizeof(relays) / sizeof(relays[0]); v++) {
         if (same_relay(&relays[v], &in->relay))
             continue;
-        struct cand *c = add_cand(s, NULL, RF_STRAT_HIERARCHICAL, in->sources, false);
-        if (!c)
-            goto nomem;
+        struct cand *c;
+        if ((rc = add_cand(s, NULL, RF_STRAT_HIERARCHICAL, in->sources, false, &c)) != 0)
+            goto add_failed;
         c->relay = relays[v];
     }
-    if (in->hybrid && !add_cand(s, in->hybrid, 0, in->sources, true))
-        goto nomem;
+    if (in->hybrid && (rc = add_cand(s, in->hybrid, 0, in->sources, true, NULL)) != 0)
+        goto add_failed;
     if ((rc = bound_new(s, 0)) < 0)
         goto out;
     /* Broadcast joins when its chain bound is competitive, so that the greedy pass can
@@ -623,8 +643,8 @@ int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_pred
     bool have_broadcast = bb < s->c[bc].estimate[bt];
     if (have_broadcast) {
         int first = s->n;
-        if (!add_cand(s, NULL, RF_STRAT_BROADCAST, in->sources, true))
-            goto nomem;
+        if ((rc = add_cand(s, NULL, RF_STRAT_BROADCAST, in->sources, true, NULL)) != 0)
+            goto add_failed;
         if ((rc = bound_new(s, first)) < 0)
             goto out;
     }
@@ -684,8 +704,8 @@ int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_pred
     }
     if (!have_broadcast && bb < s->best_pred.predicted_s) {
         int first = s->n;
-        if (!add_cand(s, NULL, RF_STRAT_BROADCAST, in->sources, true))
-            goto nomem;
+        if ((rc = add_cand(s, NULL, RF_STRAT_BROADCAST, in->sources, true, NULL)) != 0)
+            goto add_failed;
         if ((rc = bound_new(s, first)) < 0)
             goto out;
         if (s->c[first].same_as < 0)
@@ -733,8 +753,8 @@ int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_pred
     s->best_c = -1;
     rc = 0;
     goto out;
-nomem:
-    rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+add_failed:
+    rc = add_cand_error(rc, err);
 out:
     search_free(s);
     return rc;

@@ -10,7 +10,7 @@
 
 struct rf_auto_input {
     const struct rf_model *model;
-    struct rf_side *train, *infer;
+    const struct rf_side *train, *infer;
     const struct rf_topology *topo;
     int64_t staging_bytes, chunk_bytes;
     /* The scenario's relay structure: hierarchical as `refit sim --strategy hierarchical`

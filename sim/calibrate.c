@@ -523,27 +523,15 @@ int rf_calibration_write(const struct rf_calibration *cal, const char *name, con
 {
     const struct rf_cluster *c = &cal->fitted;
     /* Every number must read back as written: inf or nan would be read as Lua globals. */
-    const double nums[] = {c->hbm_gb,
-                           c->nvlink.gbps,
-                           c->nvlink.latency_us,
-                           c->nic.gbps,
-                           c->nic.latency_us,
-                           c->pcie_gbps,
-                           c->fabric.oversubscription,
-                           c->fabric.switch_latency_us,
-                           c->cal.nvlink_efficiency,
-                           c->cal.nic_efficiency,
-                           c->cal.message_latency_us,
-                           c->cal.channel_gbps,
-                           c->cal.memcpy_gbps,
-                           c->cal.quant_gbps,
-                           c->cal.tensor_overhead_us,
-                           c->cal.bucket_overhead_us};
-    for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
-        if (!isfinite(nums[i]))
+    for (size_t i = 0; i < rf_cluster_n_fields; i++) {
+        const struct rf_cluster_field *fl = &rf_cluster_fields[i];
+        if (fl->integer)
+            continue;
+        double v = *(const double *)((const char *)c + fl->offset);
+        if (!isfinite(v))
             return rf_error_set(err, RF_EINVAL,
-                                "the calibrated cluster has a figure that is not finite (%g)",
-                                nums[i]);
+                                "the calibrated cluster has a figure that is not finite (%g)", v);
+    }
     /* Strings from the user (names, paths) are quoted wherever they appear, comments
      * included: a newline in a name must not end the comment and start code. */
     fputs("-- Cluster ", f);

@@ -4,11 +4,17 @@
 #define RF_CMD_H
 
 #include <getopt.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 #include "error.h"
+#include "simulate.h"
 #include "store.h"
+
+#ifndef RF_MODELS_DIR
+#define RF_MODELS_DIR "/usr/local/share/refit/models"
+#endif
 
 /* Prints "refit: MESSAGE" on stderr; returns the exit status 1. */
 int cmd_fail(const struct rf_error *err);
@@ -22,7 +28,6 @@ int cmd_getopt(int argc, char **argv, const struct option *opts);
 /* The folder of Lua descriptions: $REFIT_MODELS, else next to the binary, else installed. */
 void cmd_models_dir(char *buf, size_t size);
 
-struct rf_sim_options;
 /* The simulator's options from the environment (REFIT_SIM_TOLERANCE, REFIT_THREADS; unset
  * or empty: the defaults), range-checked: 0, or 1 after printing why on stderr. */
 int cmd_sim_options(struct rf_sim_options *opts);
@@ -35,10 +40,34 @@ struct lazy_store {
     struct rf_store st;
     bool open;
 };
+/* Opens the database if it is not open yet (0, or a negative RF_E* code in err). */
+int lazy_store_get(struct lazy_store *ls, struct rf_error *err);
 void lazy_store_close(struct lazy_store *ls);
 
-/* What a study's runs share (refit run), and refit search's full simulations. */
+/* A label is stored as SQLite TEXT and shown in reports and JSON: it must be UTF-8 (0, or
+ * RF_EINVAL in err naming what, the option or field). */
+int cmd_check_label(const char *what, const char *label, struct rf_error *err);
+/* A --strategy value (NULL: none given), checked before anything is loaded: 0, or the exit
+ * status 2 after saying which names exist. */
+int cmd_check_strategy(const char *cmd, const char *strategy);
+
+/* What the commands that read Lua share: the models folder, the Lua state over it, the
+ * simulator's options and the database opened by the first run stored. */
 struct rf_lua;
+struct cmd_env {
+    char models[PATH_MAX];
+    struct rf_lua *L;
+    struct rf_sim_options sim;
+    struct lazy_store ls; /* path NULL: the command opens its database itself */
+};
+/* cmd_open's flags: CMD_OPEN_SIM reads the simulator's options (cmd_sim_options) first. */
+enum { CMD_OPEN_SIM = 1 };
+/* Fills env (ls.path = db, not opened yet) and opens Lua on the models folder: 0, or the
+ * exit status 1 after printing why. cmd_close(env) is safe after either. */
+int cmd_open(struct cmd_env *env, const char *db, unsigned flags);
+void cmd_close(struct cmd_env *env);
+
+/* What a study's runs share (refit run), and refit search's full simulations. */
 struct study_ctx {
     struct rf_lua *L;
     struct lazy_store *ls;
@@ -49,7 +78,7 @@ struct study_ctx {
 struct rf_scenario_src;
 struct rf_study_result;
 /* One refit.plan / refit.sim (ctx a struct study_ctx): plan, simulate when asked, store in
- * one transaction, fill out (sim/refit.c). */
+ * one transaction, fill out (sim/cmd_run.c). */
 int study_run_one(void *ctx, const struct rf_scenario_src *src, const char *strategy,
                   const char *label, bool simulate, struct rf_study_result *out,
                   struct rf_error *err);
@@ -62,6 +91,9 @@ int cmd_search_study(void *ctx, const struct rf_scenario_src *src,
                      const struct rf_search_request *req, struct rf_search_result *out,
                      struct rf_error *err);
 
+int cmd_plan(int argc, char **argv);      /* sim/cmd_plan.c */
+int cmd_sim(int argc, char **argv);       /* sim/cmd_sim.c */
+int cmd_run(int argc, char **argv);       /* sim/cmd_run.c */
 int cmd_calibrate(int argc, char **argv); /* sim/cmd_calibrate.c */
 int cmd_report(int argc, char **argv);    /* sim/cmd_report.c */
 int cmd_models(int argc, char **argv);    /* sim/cmd_models.c */

@@ -116,12 +116,11 @@ int cmd_calibrate(int argc, char **argv)
         return 2;
     }
 
-    char dir[PATH_MAX], path[PATH_MAX], when[32];
+    char path[PATH_MAX], when[32];
     char *name = NULL;
     json_t *o = NULL;
     struct rf_error err = {0};
-    struct rf_sim_options sim;
-    struct rf_lua *L = NULL;
+    struct cmd_env env = {0};
     struct rf_store st = {0};
     struct rf_cluster cluster = {0};
     struct rf_calibration cal = {0};
@@ -147,12 +146,13 @@ int cmd_calibrate(int argc, char **argv)
                 outp, db);
         return 2;
     }
-    if (cmd_sim_options(&sim) != 0)
-        return 1;
-    cmd_models_dir(dir, sizeof(dir));
-    if (rf_lua_open(&L, dir, &err) < 0 || rf_store_open(&st, db, RF_STORE_READONLY, &err) < 0 ||
-        rf_lua_load_cluster(L, spec, &cluster, &err) < 0 ||
-        rf_calibrate(&st, &cluster, &sim, &cal, &err) < 0) {
+    /* The database is read-only here, opened by the command itself, not env's lazy store. */
+    if ((rc = cmd_open(&env, NULL, CMD_OPEN_SIM)) != 0)
+        goto out;
+    rc = 1;
+    if (rf_store_open(&st, db, RF_STORE_READONLY, &err) < 0 ||
+        rf_lua_load_cluster(env.L, spec, &cluster, &err) < 0 ||
+        rf_calibrate(&st, &cluster, &env.sim, &cal, &err) < 0) {
         rc = cmd_fail(&err);
         goto out;
     }
@@ -206,6 +206,6 @@ out:
     rf_calibration_release(&cal);
     rf_cluster_release(&cluster);
     rf_store_close(&st);
-    rf_lua_close(L);
+    cmd_close(&env);
     return rc;
 }

@@ -44,7 +44,7 @@ int cmd_models(int argc, char **argv)
 
     char dir[PATH_MAX];
     struct rf_error err = {0};
-    struct rf_lua *L = NULL;
+    struct cmd_env env = {0};
     char **names = NULL;
     size_t n = 0, cap = 0;
     json_t *list = json_array();
@@ -89,16 +89,15 @@ int cmd_models(int argc, char **argv)
     }
     if (n > 0)
         qsort(names, n, sizeof(*names), cmp_str);
-    if (rf_lua_open(&L, dir, &err) < 0) {
-        rc = cmd_fail(&err);
+    /* Lua is opened once the folder is listed: a folder that cannot be read says so. */
+    if (cmd_open(&env, NULL, 0) != 0)
         goto out;
-    }
     if (!json)
         fprintf(tf, "%-22s %10s %10s %10s %8s\n", "model", "params(B)", "active(B)", "bf16(GB)",
                 "tensors");
     for (size_t i = 0; i < n; i++) {
         struct rf_model m;
-        if (rf_lua_load_model(L, names[i], &m, &err) < 0) {
+        if (rf_lua_load_model(env.L, names[i], &m, &err) < 0) {
             rc = cmd_fail(&err);
             goto out;
         }
@@ -144,7 +143,7 @@ out:
     for (size_t i = 0; i < n; i++)
         free(names[i]);
     free(names);
-    rf_lua_close(L);
+    cmd_close(&env);
     return rc;
 }
 

@@ -71,7 +71,9 @@ int cmd_report(int argc, char **argv)
         rc = cmd_usage_fail("report", "report needs --db FILE and --html OUT");
         goto out;
     }
-    if (rf_report_html(db, ids, n_ids, html, &err) < 0) {
+    /* The library reads no environment: the tools' places are the command's to pass. */
+    struct rf_report_opts ropts = {.gnuplot = getenv("REFIT_GNUPLOT"), .tmpdir = getenv("TMPDIR")};
+    if (rf_report_html(db, ids, n_ids, html, &ropts, &err) < 0) {
         rc = cmd_fail(&err);
         goto out;
     }

@@ -339,43 +339,29 @@ int cmd_search(int argc, char **argv)
     }
     if (optind + 1 != argc)
         return cmd_usage_fail("search", "search takes one SCENARIO, got %d", argc - optind);
-    enum rf_strategy parsed;
-    if (req.strategy && rf_strategy_parse(req.strategy, &parsed) < 0)
-        return cmd_usage_fail("search",
-                              "--strategy: unknown strategy '%s' (broadcast, reshard, "
-                              "hierarchical, hybrid, auto)",
-                              req.strategy);
-    if (req.label && !rf_utf8_valid(req.label, strlen(req.label))) {
-        fprintf(stderr, "refit: --label: not valid UTF-8 (a label is stored as text)\n");
-        return 1;
-    }
-
-    char dir[PATH_MAX];
     struct rf_error err = {0};
-    struct rf_lua *L = NULL;
-    struct lazy_store ls = {.path = db};
-    struct rf_sim_options sim;
+    if (cmd_check_strategy("search", req.strategy) != 0)
+        return 2;
+    if (cmd_check_label("--label", req.label, &err) < 0)
+        return cmd_fail(&err);
+
+    struct cmd_env env;
     struct rf_search_result res = {0};
     bool have = false;
-    int rc = 1;
-    if (cmd_sim_options(&sim) != 0)
-        return 1;
-    cmd_models_dir(dir, sizeof(dir));
+    int rc = cmd_open(&env, db, CMD_OPEN_SIM);
+    if (rc != 0)
+        goto out;
+    rc = 1;
     /* The study context's runs are the top rows; its own progress line stays off, the
      * search prints one. */
-    struct study_ctx ctx = {.ls = &ls, .sim = &sim, .tty = false};
+    struct study_ctx ctx = {.L = env.L, .ls = &env.ls, .sim = &env.sim, .tty = false};
     struct progress p = {.prefix = "refit search", .phase = -1};
     struct rf_search_hooks hooks = {.run = study_run_one,
                                     .run_ctx = &ctx,
                                     .progress = isatty(STDERR_FILENO) ? on_progress : NULL,
                                     .progress_ctx = &p};
-    if (rf_lua_open(&L, dir, &err) < 0) {
-        rc = cmd_fail(&err);
-        goto out;
-    }
-    ctx.L = L;
-    if (rf_search(L, &(struct rf_scenario_src){.path = argv[optind]}, &req, &sim, &hooks, &res,
-                  &err) < 0) {
+    if (rf_search(env.L, &(struct rf_scenario_src){.path = argv[optind]}, &req, &env.sim, &hooks,
+                  &res, &err) < 0) {
         rc = cmd_fail(&err);
         goto out;
     }
@@ -395,8 +381,7 @@ int cmd_search(int argc, char **argv)
     rc = 0;
 out:
     if (have)
-        rf_search_result_release(L, &res);
-    lazy_store_close(&ls);
-    rf_lua_close(L);
+        rf_search_result_release(env.L, &res);
+    cmd_close(&env);
     return rc;
 }

@@ -9,56 +9,14 @@
 
 #include "json.h"
 
-/* The numeric fields of a normalised cluster, in the Lua contract's tables (NULL: top
- * level): one list for writing and reading, so the two cannot drift apart. */
-static const struct cluster_field {
-    const char *table, *key;
-    bool integer;
-    size_t offset;
-} cluster_fields[] = {
-    {NULL, "nodes", true, offsetof(struct rf_cluster, nodes)},
-    {NULL, "gpus_per_node", true, offsetof(struct rf_cluster, gpus_per_node)},
-    {NULL, "hbm_gb", false, offsetof(struct rf_cluster, hbm_gb)},
-    {"nvlink", "domain_gpus", true, offsetof(struct rf_cluster, nvlink.domain_gpus)},
-    {"nvlink", "gbps", false, offsetof(struct rf_cluster, nvlink.gbps)},
-    {"nvlink", "latency_us", false, offsetof(struct rf_cluster, nvlink.latency_us)},
-    {"nic", "per_node", true, offsetof(struct rf_cluster, nic.per_node)},
-    {"nic", "gbps", false, offsetof(struct rf_cluster, nic.gbps)},
-    {"nic", "latency_us", false, offsetof(struct rf_cluster, nic.latency_us)},
-    {"pcie", "gbps", false, offsetof(struct rf_cluster, pcie_gbps)},
-    {"fabric", "nodes_per_leaf", true, offsetof(struct rf_cluster, fabric.nodes_per_leaf)},
-    {"fabric", "oversubscription", false, offsetof(struct rf_cluster, fabric.oversubscription)},
-    {"fabric", "switch_latency_us", false, offsetof(struct rf_cluster, fabric.switch_latency_us)},
-    {"calibration", "nvlink_efficiency", false, offsetof(struct rf_cluster, cal.nvlink_efficiency)},
-    {"calibration", "nic_efficiency", false, offsetof(struct rf_cluster, cal.nic_efficiency)},
-    {"calibration", "message_latency_us", false,
-     offsetof(struct rf_cluster, cal.message_latency_us)},
-    {"calibration", "nvl_channels_per_peer", true,
-     offsetof(struct rf_cluster, cal.nvl_channels_per_peer)},
-    {"calibration", "net_channels_per_peer", true,
-     offsetof(struct rf_cluster, cal.net_channels_per_peer)},
-    {"calibration", "p2p_channels", true, offsetof(struct rf_cluster, cal.p2p_channels)},
-    {"calibration", "channel_gbps", false, offsetof(struct rf_cluster, cal.channel_gbps)},
-    {"calibration", "nvl_chunk_kib", true, offsetof(struct rf_cluster, cal.nvl_chunk_kib)},
-    {"calibration", "net_chunk_kib", true, offsetof(struct rf_cluster, cal.net_chunk_kib)},
-    {"calibration", "memcpy_gbps", false, offsetof(struct rf_cluster, cal.memcpy_gbps)},
-    {"calibration", "quant_gbps", false, offsetof(struct rf_cluster, cal.quant_gbps)},
-    {"calibration", "tensor_overhead_us", false,
-     offsetof(struct rf_cluster, cal.tensor_overhead_us)},
-    {"calibration", "bucket_overhead_us", false,
-     offsetof(struct rf_cluster, cal.bucket_overhead_us)},
-    {"calibration", "streams", true, offsetof(struct rf_cluster, cal.streams)},
-};
-enum { N_CLUSTER_FIELDS = sizeof(cluster_fields) / sizeof(cluster_fields[0]) };
-
-static json_t *field_value(const struct rf_cluster *c, const struct cluster_field *f)
+static json_t *field_value(const struct rf_cluster *c, const struct rf_cluster_field *f)
 {
     const char *p = (const char *)c + f->offset;
     return f->integer ? json_integer(*(const int64_t *)p) : json_real(*(const double *)p);
 }
 
 /* The table of f in o (o itself at top level), created when missing. */
-static json_t *field_table(json_t *o, const struct cluster_field *f)
+static json_t *field_table(json_t *o, const struct rf_cluster_field *f)
 {
     if (!f->table)
         return o;
@@ -73,10 +31,10 @@ json_t *rf_cluster_json(const struct rf_cluster *c)
     json_t *o = json_object();
     bool bad = !o || json_object_set_new(o, "name", rf_json_text(c->name)) < 0 ||
                json_object_set_new(o, "source", rf_json_text(c->source)) < 0;
-    for (size_t i = 0; i < N_CLUSTER_FIELDS && !bad; i++) {
-        json_t *t = field_table(o, &cluster_fields[i]);
-        bad = !t ||
-              json_object_set_new(t, cluster_fields[i].key, field_value(c, &cluster_fields[i])) < 0;
+    for (size_t i = 0; i < rf_cluster_n_fields && !bad; i++) {
+        json_t *t = field_table(o, &rf_cluster_fields[i]);
+        bad = !t || json_object_set_new(t, rf_cluster_fields[i].key,
+                                        field_value(c, &rf_cluster_fields[i])) < 0;
     }
     json_t *fabric = bad ? NULL : json_object_get(o, "fabric");
     if (bad || !fabric || json_object_set_new(fabric, "pxn", json_boolean(c->fabric.pxn)) < 0) {
@@ -92,8 +50,8 @@ static json_t *preset_json(const struct rf_cluster *c, const struct rf_cluster *
 {
     json_t *o = json_object();
     bool bad = !o;
-    for (size_t i = 0; i < N_CLUSTER_FIELDS && !bad; i++) {
-        const struct cluster_field *f = &cluster_fields[i];
+    for (size_t i = 0; i < rf_cluster_n_fields && !bad; i++) {
+        const struct rf_cluster_field *f = &rf_cluster_fields[i];
         const char *a = (const char *)c + f->offset, *b = (const char *)preset + f->offset;
         bool same = f->integer ? *(const int64_t *)a == *(const int64_t *)b
                                : *(const double *)a == *(const double *)b;
@@ -103,7 +61,7 @@ static json_t *preset_json(const struct rf_cluster *c, const struct rf_cluster *
         bad = !t || json_object_set_new(t, f->key, field_value(preset, f)) < 0;
     }
     if (!bad && c->fabric.pxn != preset->fabric.pxn) {
-        json_t *t = field_table(o, &(struct cluster_field){"fabric", "pxn", false, 0});
+        json_t *t = field_table(o, &(struct rf_cluster_field){"fabric", "pxn", false, 0});
         bad = !t || json_object_set_new(t, "pxn", json_boolean(preset->fabric.pxn)) < 0;
     }
     if (!bad && strcmp(c->name ? c->name : "", preset->name ? preset->name : "") != 0)
@@ -171,11 +129,6 @@ static json_t *relay_json(const struct rf_relay *r)
 {
     return json_pack("{sb sI sI}", "ring", r->ring, "fanout",
                      (json_int_t)(r->fanout > 0 ? r->fanout : 1), "depth", (json_int_t)r->depth);
-}
-
-static const char *sources_name(enum rf_sources s)
-{
-    return s == RF_SOURCES_LOCAL ? "local" : "balanced";
 }
 
 /* Per role, the tensors the plan moves with each strategy ({"norm": {"broadcast": 5}}):
@@ -267,7 +220,7 @@ json_t *rf_describe(const struct rf_describe_input *in)
         rf_strategy_name(sc->strategy), "train", side_json(&sc->train), "infer",
         side_json(&sc->infer), "cluster", rf_cluster_json(&sc->cluster), "staging_bytes",
         (json_int_t)sc->staging_bytes, "chunk_bytes", (json_int_t)plan->chunk_bytes, "sources",
-        sources_name(sc->sources), "relay", relay_json(&sc->relay), "allow_overcommit",
+        rf_sources_name(sc->sources), "relay", relay_json(&sc->relay), "allow_overcommit",
         sc->allow_overcommit, "tensor_strategies", strategies_json(plan));
     if (!o)
         return NULL;
@@ -283,7 +236,7 @@ json_t *rf_describe(const struct rf_describe_input *in)
             json_object_set_new(
                 o, "auto",
                 json_pack("{so sb ss so si si}", "choice", rf_json_text(c->description), "pxn", pxn,
-                          "sources", sources_name(c->sources), "relay", relay_json(&plan->relay),
+                          "sources", rf_sources_name(c->sources), "relay", relay_json(&plan->relay),
                           "evaluated", c->evaluated, "pruned", c->pruned)) < 0;
     }
     if (bad) {
@@ -320,8 +273,8 @@ int rf_cluster_from_json(const json_t *o, struct rf_cluster *c, struct rf_error 
     if ((rc = dup_string(o, "name", &c->name, err)) < 0 ||
         (rc = dup_string(o, "source", &c->source, err)) < 0)
         goto fail;
-    for (size_t i = 0; i < N_CLUSTER_FIELDS; i++) {
-        const struct cluster_field *f = &cluster_fields[i];
+    for (size_t i = 0; i < rf_cluster_n_fields; i++) {
+        const struct rf_cluster_field *f = &rf_cluster_fields[i];
         const json_t *t = f->table ? json_object_get(o, f->table) : o;
         const json_t *v = json_object_get(t, f->key);
         char *p = (char *)c + f->offset;

@@ -1132,8 +1132,8 @@ static int check_side(const struct rf_side *s, const char *name, const struct rf
     return 0;
 }
 
-int rf_plan_build(struct rf_plan *plan, const struct rf_model *model, struct rf_side *train,
-                  struct rf_side *infer, enum rf_strategy strategy,
+int rf_plan_build(struct rf_plan *plan, const struct rf_model *model, const struct rf_side *train,
+                  const struct rf_side *infer, enum rf_strategy strategy,
                   const enum rf_strategy *tensor_strategy, const struct rf_plan_opts *opts,
                   struct rf_error *err)
 {

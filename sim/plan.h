@@ -9,23 +9,32 @@
 
 struct rf_topology; /* sim/topology.h: only the planner's options point to one */
 
-/* broadcast, reshard and hierarchical are per-tensor plans; hybrid mixes them by a policy;
- * auto searches mixes by predicted time (sim/auto.c). */
-enum rf_strategy {
-    RF_STRAT_BROADCAST,
-    RF_STRAT_RESHARD,
-    RF_STRAT_HIERARCHICAL,
-    RF_STRAT_HYBRID,
-    RF_STRAT_AUTO,
-    RF_STRAT_COUNT
-};
+/* The strategies, in the order of models/lib/policy.lua's policy.strategies (t/plan-t checks
+ * the two lists are the same): broadcast, reshard and hierarchical are per-tensor plans;
+ * hybrid mixes them by a policy; auto searches mixes by predicted time (sim/auto.c). This
+ * list makes the enum and the names (rf_strategy_name, rf_strategy_parse). */
+#define RF_STRATEGIES(X)                                                                           \
+    X(BROADCAST, "broadcast")                                                                      \
+    X(RESHARD, "reshard")                                                                          \
+    X(HIERARCHICAL, "hierarchical")                                                                \
+    X(HYBRID, "hybrid")                                                                            \
+    X(AUTO, "auto")
 
-/* How replicated sources are chosen for a destination. */
-enum rf_sources {
-    RF_SOURCES_BALANCED, /* least-loaded replica, contiguous blocks of destinations */
-    RF_SOURCES_LOCAL,    /* nearest replica first (same NVLink domain, same rail and leaf,
-                          * same rail), then the least-loaded GPU or NIC */
-};
+#define RF_STRAT_ENUM_(id, name) RF_STRAT_##id,
+enum rf_strategy { RF_STRATEGIES(RF_STRAT_ENUM_) RF_STRAT_COUNT };
+#undef RF_STRAT_ENUM_
+
+/* How replicated sources are chosen for a destination, in the order of policy.lua's
+ * policy.sources (checked by t/plan-t): balanced takes the least-loaded replica, contiguous
+ * blocks of destinations; local the nearest replica first (same NVLink domain, same rail and
+ * leaf, same rail), then the least-loaded GPU or NIC. */
+#define RF_SOURCES_LIST(X)                                                                         \
+    X(BALANCED, "balanced")                                                                        \
+    X(LOCAL, "local")
+
+#define RF_SOURCES_ENUM_(id, name) RF_SOURCES_##id,
+enum rf_sources { RF_SOURCES_LIST(RF_SOURCES_ENUM_) RF_SOURCES_COUNT };
+#undef RF_SOURCES_ENUM_
 
 /* hierarchical's relays between the destination NVLink domains of a box (M2N's ring). */
 struct rf_relay {
@@ -152,6 +161,9 @@ struct rf_plan {
 
 const char *rf_strategy_name(enum rf_strategy s);
 int rf_strategy_parse(const char *s, enum rf_strategy *out);
+const char *rf_sources_name(enum rf_sources s);
+/* 0, or -1 for a name that is not in RF_SOURCES_LIST. */
+int rf_sources_parse(const char *s, enum rf_sources *out);
 
 /* The GPUs first, first + stride, ... (count of them; stride 0: first alone), as a transfer
  * run's destinations or a broadcast's members are written: the last of them, and whether
@@ -165,8 +177,8 @@ int64_t rf_plan_gpu_extent(const struct rf_plan *plan);
 /* Plans the refit of model from train to infer. tensor_strategy gives broadcast, reshard or
  * hierarchical per model tensor (hybrid's resolved policy, auto's choice); NULL means
  * `strategy` for every tensor. opts may be NULL (balanced sources, no topology). */
-int rf_plan_build(struct rf_plan *plan, const struct rf_model *model, struct rf_side *train,
-                  struct rf_side *infer, enum rf_strategy strategy,
+int rf_plan_build(struct rf_plan *plan, const struct rf_model *model, const struct rf_side *train,
+                  const struct rf_side *infer, enum rf_strategy strategy,
                   const enum rf_strategy *tensor_strategy, const struct rf_plan_opts *opts,
                   struct rf_error *err);
 void rf_plan_release(struct rf_plan *plan);

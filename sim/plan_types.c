@@ -1,12 +1,14 @@
-/* The plan as data (sim/plan.h): its strategies' names, the GPUs its runs name, and its
- * release, which the store's reader and the executor need without the planner (plan.c). */
+/* The plan as data (sim/plan.h): its strategies' and sources' names, the GPUs its runs name, and
+ * its release, which the store's reader and the executor need without the planner (plan.c). */
 #include "plan.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const strategy_names[RF_STRAT_COUNT] = {"broadcast", "reshard", "hierarchical",
-                                                           "hybrid", "auto"};
+#define NAME_(id, name) name,
+static const char *const strategy_names[RF_STRAT_COUNT] = {RF_STRATEGIES(NAME_)};
+static const char *const sources_names[RF_SOURCES_COUNT] = {RF_SOURCES_LIST(NAME_)};
+#undef NAME_
 
 const char *rf_strategy_name(enum rf_strategy s)
 {
@@ -18,6 +20,21 @@ int rf_strategy_parse(const char *s, enum rf_strategy *out)
     for (int i = 0; i < RF_STRAT_COUNT; i++)
         if (strcmp(s, strategy_names[i]) == 0) {
             *out = (enum rf_strategy)i;
+            return 0;
+        }
+    return -1;
+}
+
+const char *rf_sources_name(enum rf_sources s)
+{
+    return sources_names[s];
+}
+
+int rf_sources_parse(const char *s, enum rf_sources *out)
+{
+    for (int i = 0; i < RF_SOURCES_COUNT; i++)
+        if (strcmp(s, sources_names[i]) == 0) {
+            *out = (enum rf_sources)i;
             return 0;
         }
     return -1;

@@ -464,7 +464,7 @@ static void remove_tmp(const char *dir)
 }
 
 int rf_report_html(const char *db_path, const int64_t *run_ids, size_t n_runs, const char *out_path,
-                   struct rf_error *err)
+                   const struct rf_report_opts *opts, struct rf_error *err)
 {
     struct report rp = {.db_path = db_path};
     struct rf_store st = {0};
@@ -472,7 +472,7 @@ int rf_report_html(const char *db_path, const int64_t *run_ids, size_t n_runs, c
     bool have_tmp = false;
     int rc = 0;
 
-    const char *gp = getenv("REFIT_GNUPLOT");
+    const char *gp = opts->gnuplot;
     rp.gnuplot = gp && *gp ? gp : "gnuplot";
     if (access(db_path, R_OK) != 0) {
         rc = rf_error_set(err, RF_EIO, "%s: %s", db_path, strerror(errno));
@@ -487,7 +487,7 @@ int rf_report_html(const char *db_path, const int64_t *run_ids, size_t n_runs, c
     if ((rc = load_runs(&rp, run_ids, n_runs, err)) < 0)
         goto out;
 
-    const char *tmpdir = getenv("TMPDIR");
+    const char *tmpdir = opts->tmpdir;
     snprintf(rp.tmp, sizeof(rp.tmp), "%s/refit-report.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
     if (!mkdtemp(rp.tmp)) {
         rc = rf_error_set(err, RF_EIO, "%s: %s", rp.tmp, strerror(errno));

@@ -8,13 +8,18 @@
 
 #include "error.h"
 
+/* Where the report runs its tools; the command fills these from the environment. */
+struct rf_report_opts {
+    const char *gnuplot; /* the gnuplot to run; NULL or "": `gnuplot` on the PATH */
+    const char *tmpdir;  /* where the plots are drawn; NULL or "": /tmp */
+};
+
 /* Writes the report of runs run_ids[0..n_runs) of the database at db_path (every run when
  * n_runs is 0) to out_path, which may not be the database or its WAL or journal. The page is
  * written beside out_path and renamed into place (rf_atomic_write_*), so a failure leaves no
- * half-written page. Plots are drawn by running gnuplot ($REFIT_GNUPLOT,
- * else `gnuplot` on the PATH) in a temporary directory; without it the call fails and says
- * which package to install. */
+ * half-written page. Plots are drawn by running opts->gnuplot in a temporary directory under
+ * opts->tmpdir; without gnuplot the call fails and says which package to install. */
 int rf_report_html(const char *db_path, const int64_t *run_ids, size_t n_runs, const char *out_path,
-                   struct rf_error *err);
+                   const struct rf_report_opts *opts, struct rf_error *err);
 
 #endif

@@ -197,6 +197,10 @@ static int parse_strategy(const char *s, void *out)
 {
     return rf_strategy_parse(s, out);
 }
+static int parse_sources(const char *s, void *out)
+{
+    return rf_sources_parse(s, out);
+}
 
 static int read_tensor(lua_State *L, int t, struct rf_tensor *x, struct rf_error *err)
 {
@@ -314,50 +318,23 @@ static int read_cluster(lua_State *L, int t, struct rf_cluster *c, struct rf_err
     int rc;
     memset(c, 0, sizeof(*c));
     if ((rc = get_str(L, t, "name", &c->name, "cluster", err)) < 0 ||
-        (rc = get_str(L, t, "source", &c->source, "cluster", err)) < 0 ||
-        (rc = get_int(L, t, "nodes", &c->nodes, "cluster", err)) < 0 ||
-        (rc = get_int(L, t, "gpus_per_node", &c->gpus_per_node, "cluster", err)) < 0 ||
-        (rc = get_num(L, t, "hbm_gb", &c->hbm_gb, "cluster", err)) < 0)
+        (rc = get_str(L, t, "source", &c->source, "cluster", err)) < 0)
         return rc;
-    struct {
-        const char *table;
-        const char *key;
-        bool integer;
-        void *out;
-    } fields[] = {
-        {"nvlink", "domain_gpus", true, &c->nvlink.domain_gpus},
-        {"nvlink", "gbps", false, &c->nvlink.gbps},
-        {"nvlink", "latency_us", false, &c->nvlink.latency_us},
-        {"nic", "per_node", true, &c->nic.per_node},
-        {"nic", "gbps", false, &c->nic.gbps},
-        {"nic", "latency_us", false, &c->nic.latency_us},
-        {"pcie", "gbps", false, &c->pcie_gbps},
-        {"fabric", "nodes_per_leaf", true, &c->fabric.nodes_per_leaf},
-        {"fabric", "oversubscription", false, &c->fabric.oversubscription},
-        {"fabric", "switch_latency_us", false, &c->fabric.switch_latency_us},
-        {"calibration", "nvlink_efficiency", false, &c->cal.nvlink_efficiency},
-        {"calibration", "nic_efficiency", false, &c->cal.nic_efficiency},
-        {"calibration", "message_latency_us", false, &c->cal.message_latency_us},
-        {"calibration", "nvl_channels_per_peer", true, &c->cal.nvl_channels_per_peer},
-        {"calibration", "net_channels_per_peer", true, &c->cal.net_channels_per_peer},
-        {"calibration", "p2p_channels", true, &c->cal.p2p_channels},
-        {"calibration", "channel_gbps", false, &c->cal.channel_gbps},
-        {"calibration", "nvl_chunk_kib", true, &c->cal.nvl_chunk_kib},
-        {"calibration", "net_chunk_kib", true, &c->cal.net_chunk_kib},
-        {"calibration", "memcpy_gbps", false, &c->cal.memcpy_gbps},
-        {"calibration", "quant_gbps", false, &c->cal.quant_gbps},
-        {"calibration", "tensor_overhead_us", false, &c->cal.tensor_overhead_us},
-        {"calibration", "bucket_overhead_us", false, &c->cal.bucket_overhead_us},
-        {"calibration", "streams", true, &c->cal.streams},
-    };
-    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+    /* Every numeric field, from the one list (topology.h) the description also uses. */
+    for (size_t i = 0; i < rf_cluster_n_fields; i++) {
+        const struct rf_cluster_field *f = &rf_cluster_fields[i];
         char ctx[64];
-        snprintf(ctx, sizeof(ctx), "cluster.%s", fields[i].table);
-        lua_getfield(L, t, fields[i].table);
-        int sub = lua_gettop(L);
-        rc = fields[i].integer ? get_int(L, sub, fields[i].key, fields[i].out, ctx, err)
-                               : get_num(L, sub, fields[i].key, fields[i].out, ctx, err);
-        lua_pop(L, 1);
+        snprintf(ctx, sizeof(ctx), "cluster%s%s", f->table ? "." : "", f->table ? f->table : "");
+        int sub = t;
+        if (f->table) {
+            lua_getfield(L, t, f->table);
+            sub = lua_gettop(L);
+        }
+        void *out = (char *)c + f->offset;
+        rc = f->integer ? get_int(L, sub, f->key, out, ctx, err)
+                        : get_num(L, sub, f->key, out, ctx, err);
+        if (f->table)
+            lua_pop(L, 1);
         if (rc < 0)
             return rc;
     }
@@ -589,12 +566,13 @@ static int read_scenario(lua_State *L, int t, struct rf_scenario *sc, struct rf_
         rc = rf_error_set(err, RF_EINVAL, "scenario.chunk_bytes: must not be negative");
         goto out;
     }
-    lua_getfield(L, t, "sources");
-    const char *src = lua_tostring(L, -1);
-    sc->sources = src && strcmp(src, "local") == 0 ? RF_SOURCES_LOCAL : RF_SOURCES_BALANCED;
+    /* policy.lua's schema rejects other values with file:line; this is the C side's own
+     * check, so no value can silently mean balanced. */
+    if ((rc = get_enum(L, t, "sources", parse_sources, &sc->sources, "scenario", err)) < 0)
+        goto out;
     lua_getfield(L, t, "allow_overcommit");
     sc->allow_overcommit = lua_toboolean(L, -1);
-    lua_pop(L, 2);
+    lua_pop(L, 1);
     if (sc->staging_bytes < 1) {
         rc = rf_error_set(err, RF_EINVAL, "scenario.staging_bytes: must be positive");
         goto out;

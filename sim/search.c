@@ -4,11 +4,11 @@
 #include "search.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <threads.h>
 #include <unistd.h>
 
 #include "auto.h"
@@ -110,16 +110,16 @@ struct pool {
     atomic_size_t next;
     struct rf_sim_options sim; /* each estimate's own: one thread when the pool has several */
     const struct rf_search_hooks *hooks;
-    mtx_t lock; /* progress reports, one at a time and in order of completion */
+    pthread_mutex_t lock; /* progress reports, one at a time and in order of completion */
 };
 
-static int worker(void *arg)
+static void *worker(void *arg)
 {
     struct pool *p = arg;
     for (;;) {
         size_t i = atomic_fetch_add(&p->next, 1);
         if (i >= p->n)
-            return 0;
+            return NULL;
         struct task *t = &p->tasks[i];
         struct rf_estimate e;
         t->rc = rf_estimate(&t->sc, &p->sim, &e, &t->err);
@@ -129,11 +129,11 @@ static int worker(void *arg)
             snprintf(t->row->how, sizeof(t->row->how), "%s", e.how);
         }
         rf_scenario_release(&t->sc);
-        mtx_lock(&p->lock);
+        pthread_mutex_lock(&p->lock);
         p->done++;
         if (p->hooks->progress)
             p->hooks->progress(p->hooks->progress_ctx, 0, p->done, p->n, t->row);
-        mtx_unlock(&p->lock);
+        pthread_mutex_unlock(&p->lock);
     }
 }
 
@@ -153,21 +153,21 @@ static int estimate_all(struct task *tasks, size_t n, const struct rf_sim_option
 {
     struct pool p = {.tasks = tasks, .n = n, .sim = *sim, .hooks = hooks};
     int threads = threads_of(sim), started = 0;
-    thrd_t th[MAX_THREADS];
+    pthread_t th[MAX_THREADS];
     /* Layouts in parallel rather than auto's candidates within one: the same cores, and a
      * plan's serial parts (scheduling) overlap too. */
     if (threads > 1)
         p.sim.threads = 1;
     atomic_init(&p.next, 0);
-    if (mtx_init(&p.lock, mtx_plain) != thrd_success)
+    if (pthread_mutex_init(&p.lock, NULL) != 0)
         return rf_error_set(err, RF_ENOMEM, "cannot create a mutex");
     for (int i = 1; i < threads && (size_t)i < n; i++)
-        if (thrd_create(&th[started], worker, &p) == thrd_success)
+        if (pthread_create(&th[started], NULL, worker, &p) == 0)
             started++;
     worker(&p);
     for (int i = 0; i < started; i++)
-        thrd_join(th[i], NULL);
-    mtx_destroy(&p.lock);
+        pthread_join(th[i], NULL);
+    pthread_mutex_destroy(&p.lock);
     for (size_t i = 0; i < n; i++)
         if (tasks[i].rc < 0) {
             char layout[64];

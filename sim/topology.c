@@ -3,11 +3,51 @@
 #include "topology.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "checked.h"
+
+/* One list of the normalised cluster's numeric fields (topology.h): the Lua reader
+ * (sim/scenario.c), the run's description and its reader (sim/describe.c) and calibrate's
+ * checks (sim/calibrate.c) all walk it, so none can miss a field. */
+const struct rf_cluster_field rf_cluster_fields[] = {
+    {NULL, "nodes", true, offsetof(struct rf_cluster, nodes)},
+    {NULL, "gpus_per_node", true, offsetof(struct rf_cluster, gpus_per_node)},
+    {NULL, "hbm_gb", false, offsetof(struct rf_cluster, hbm_gb)},
+    {"nvlink", "domain_gpus", true, offsetof(struct rf_cluster, nvlink.domain_gpus)},
+    {"nvlink", "gbps", false, offsetof(struct rf_cluster, nvlink.gbps)},
+    {"nvlink", "latency_us", false, offsetof(struct rf_cluster, nvlink.latency_us)},
+    {"nic", "per_node", true, offsetof(struct rf_cluster, nic.per_node)},
+    {"nic", "gbps", false, offsetof(struct rf_cluster, nic.gbps)},
+    {"nic", "latency_us", false, offsetof(struct rf_cluster, nic.latency_us)},
+    {"pcie", "gbps", false, offsetof(struct rf_cluster, pcie_gbps)},
+    {"fabric", "nodes_per_leaf", true, offsetof(struct rf_cluster, fabric.nodes_per_leaf)},
+    {"fabric", "oversubscription", false, offsetof(struct rf_cluster, fabric.oversubscription)},
+    {"fabric", "switch_latency_us", false, offsetof(struct rf_cluster, fabric.switch_latency_us)},
+    {"calibration", "nvlink_efficiency", false, offsetof(struct rf_cluster, cal.nvlink_efficiency)},
+    {"calibration", "nic_efficiency", false, offsetof(struct rf_cluster, cal.nic_efficiency)},
+    {"calibration", "message_latency_us", false,
+     offsetof(struct rf_cluster, cal.message_latency_us)},
+    {"calibration", "nvl_channels_per_peer", true,
+     offsetof(struct rf_cluster, cal.nvl_channels_per_peer)},
+    {"calibration", "net_channels_per_peer", true,
+     offsetof(struct rf_cluster, cal.net_channels_per_peer)},
+    {"calibration", "p2p_channels", true, offsetof(struct rf_cluster, cal.p2p_channels)},
+    {"calibration", "channel_gbps", false, offsetof(struct rf_cluster, cal.channel_gbps)},
+    {"calibration", "nvl_chunk_kib", true, offsetof(struct rf_cluster, cal.nvl_chunk_kib)},
+    {"calibration", "net_chunk_kib", true, offsetof(struct rf_cluster, cal.net_chunk_kib)},
+    {"calibration", "memcpy_gbps", false, offsetof(struct rf_cluster, cal.memcpy_gbps)},
+    {"calibration", "quant_gbps", false, offsetof(struct rf_cluster, cal.quant_gbps)},
+    {"calibration", "tensor_overhead_us", false,
+     offsetof(struct rf_cluster, cal.tensor_overhead_us)},
+    {"calibration", "bucket_overhead_us", false,
+     offsetof(struct rf_cluster, cal.bucket_overhead_us)},
+    {"calibration", "streams", true, offsetof(struct rf_cluster, cal.streams)},
+};
+const size_t rf_cluster_n_fields = sizeof(rf_cluster_fields) / sizeof(rf_cluster_fields[0]);
 
 static const char *const kind_names[RF_LINK_KIND_COUNT] = {
     "nvl_out", "nvl_in", "nic_out", "nic_in", "leaf_up", "leaf_down", "copy", "quant"};

@@ -24,6 +24,8 @@ struct rf_cluster {
         int64_t per_node;
         double gbps, latency_us;
     } nic;
+    /* GPU <-> host PCIe, per GPU: checkpoint-engine's H2D copy of each owner's buckets
+     * (sim/step.c, framework gather "host"). */
     double pcie_gbps;
     struct {
         int64_t nodes_per_leaf;
@@ -42,6 +44,17 @@ struct rf_cluster {
         int64_t streams;
     } cal;
 };
+
+/* A numeric field of the normalised cluster: its table in the Lua contract (NULL: the top
+ * level), its key, whether it is an integer (int64_t) or a number (double), and where it
+ * lives in struct rf_cluster. t/topology-t checks the list against models/lib/cluster.lua. */
+struct rf_cluster_field {
+    const char *table, *key;
+    bool integer;
+    size_t offset;
+};
+extern const struct rf_cluster_field rf_cluster_fields[];
+extern const size_t rf_cluster_n_fields;
 
 enum rf_link_kind {
     RF_LINK_NVL_OUT,   /* GPU NVLink egress */

@@ -15,37 +15,9 @@
 #include "auto.h"
 #include "bound.h"
 #include "fixtures.h"
+#include "random.h"
 #include "schedule.h"
 #include "simulate.h"
-
-/* nodes of `per_node` GPUs with a NIC each, NVLink domains of `domain` GPUs; no
- * efficiency losses, so every capacity is its nominal rate. */
-static struct rf_cluster cluster(int64_t nodes, int64_t per_node, int64_t domain, int64_t nics)
-{
-    struct rf_cluster c = {
-        .name = "test", .source = "t", .nodes = nodes, .gpus_per_node = per_node, .hbm_gb = 80};
-    c.nvlink.domain_gpus = domain;
-    c.nvlink.gbps = 400;
-    c.nvlink.latency_us = 1;
-    c.nic.per_node = nics;
-    c.nic.gbps = 50;
-    c.nic.latency_us = 2;
-    c.fabric.nodes_per_leaf = 4;
-    c.fabric.oversubscription = 1;
-    c.fabric.switch_latency_us = 0.5;
-    c.fabric.pxn = true;
-    c.cal.nvlink_efficiency = 1;
-    c.cal.nic_efficiency = 1;
-    c.cal.net_channels_per_peer = 8;
-    c.cal.channel_gbps = 14;
-    c.cal.nvl_chunk_kib = 512;
-    c.cal.net_chunk_kib = 128;
-    c.cal.memcpy_gbps = 1000;
-    c.cal.quant_gbps = 1000;
-    c.cal.message_latency_us = 3;
-    c.cal.streams = 1;
-    return c;
-}
 
 /* The bound of reshard of m between the sides on c. */
 static double bound_of(const struct rf_cluster *c, const struct rf_model *m, struct rf_side *tr,
@@ -77,7 +49,7 @@ static double bound_of(const struct rf_cluster *c, const struct rf_model *m, str
 static void a_lone_holder_sends_everything_once(void **state)
 {
     (void)state;
-    struct rf_cluster c = cluster(2, 16, 16, 16);
+    struct rf_cluster c = test_cluster(2, 16, 16, 16);
     struct rf_tensor ts[] = {tensor("w", RF_CLASS_COLUMN, RF_ROLE_ATTENTION, 0, 1024, 512, 0)};
     struct rf_model m = {.name = "m", .layers = 1, .tensors = ts, .n_tensors = 1};
     struct rf_side tr = train_side(1, 1, 1, 1, 1, 1, false, 0, 1);
@@ -87,13 +59,14 @@ static void a_lone_holder_sends_everything_once(void **state)
     rf_side_release(&in);
 }
 
-/* Issue 10's scenario A in small: NVLink domains of 4 nodes of 4 GPUs, the trainers on one
- * node of domain 0 and the inference replicas filling domain 1. Domain 1 receives over 16
- * NICs, but every byte leaves over the trainers' node's 4: four times the ingress bound. */
+/* Few trainer nodes feeding a whole domain, in small: NVLink domains of 4 nodes of 4 GPUs,
+ * the trainers on one node of domain 0 and the inference replicas filling domain 1. Domain 1
+ * receives over 16 NICs, but every byte leaves over the trainers' node's 4: four times the
+ * ingress bound. */
 static void few_trainer_nodes_bound_their_domain(void **state)
 {
     (void)state;
-    struct rf_cluster c = cluster(8, 4, 16, 4);
+    struct rf_cluster c = test_cluster(8, 4, 16, 4);
     struct rf_tensor ts[] = {tensor("w", RF_CLASS_COLUMN, RF_ROLE_ATTENTION, 0, 1024, 512, 0),
                              tensor("e", RF_CLASS_EXPERT_COLUMN, RF_ROLE_EXPERT, 0, 8, 64, 256)};
     struct rf_model m = {.name = "m", .layers = 1, .tensors = ts, .n_tensors = 2, .experts = 8};
@@ -113,7 +86,7 @@ static void few_trainer_nodes_bound_their_domain(void **state)
 static void replicas_in_two_domains_share_the_work(void **state)
 {
     (void)state;
-    struct rf_cluster c = cluster(4, 8, 8, 2);
+    struct rf_cluster c = test_cluster(4, 8, 8, 2);
     struct rf_tensor ts[] = {tensor("w", RF_CLASS_COLUMN, RF_ROLE_ATTENTION, 0, 1024, 512, 0)};
     struct rf_model m = {.name = "m", .layers = 1, .tensors = ts, .n_tensors = 1};
     double bytes = 1024 * 512 * 2;
@@ -136,7 +109,7 @@ static void replicas_in_two_domains_share_the_work(void **state)
 static void domain_sets_add_the_pieces_of_their_parts(void **state)
 {
     (void)state;
-    struct rf_cluster c = cluster(8, 4, 4, 1);
+    struct rf_cluster c = test_cluster(8, 4, 4, 1);
     struct rf_tensor ts[] = {tensor("w", RF_CLASS_COLUMN, RF_ROLE_ATTENTION, 0, 1024, 512, 0),
                              tensor("e", RF_CLASS_EXPERT_COLUMN, RF_ROLE_EXPERT, 0, 8, 64, 1024),
                              tensor("n", RF_CLASS_REPLICATED, RF_ROLE_NORM, 1, 64, 0, 0)};
@@ -146,113 +119,6 @@ static void domain_sets_add_the_pieces_of_their_parts(void **state)
     assert_close(bound_of(&c, &m, &tr, &in), (1024 * 512 + 8 * 64 * 1024) * 2 / (2 * 50e9));
     rf_side_release(&tr);
     rf_side_release(&in);
-}
-
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-    /* splitmix64 */
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static int64_t pick(const int64_t *v, size_t n)
-{
-    return v[rnd() % n];
-}
-
-/* A random dense (experts = 0) or MoE model with uneven sizes. */
-static void random_model(struct rf_model *m, struct rf_tensor *ts, int layers, bool moe)
-{
-    static const int64_t dims[] = {3, 8, 16, 30, 64, 130, 256};
-    static const int64_t experts[] = {2, 4, 8, 12};
-    int64_t e = pick(experts, 4);
-    int n = 0;
-    ts[n++] =
-        tensor("emb", RF_CLASS_VOCAB, RF_ROLE_EMBEDDING, -1, pick(dims, 7) + 10, pick(dims, 7), 0);
-    for (int l = 0; l < layers; l++) {
-        ts[n++] =
-            tensor("col", RF_CLASS_COLUMN, RF_ROLE_ATTENTION, l, pick(dims, 7), pick(dims, 7), 0);
-        ts[n++] =
-            tensor("row", RF_CLASS_ROW, RF_ROLE_ATTENTION, l, pick(dims, 7), pick(dims, 7), 0);
-        ts[n++] = tensor("norm", RF_CLASS_REPLICATED, RF_ROLE_NORM, l, pick(dims, 7), 0, 0);
-        if (moe) {
-            ts[n++] = tensor("ecol", RF_CLASS_EXPERT_COLUMN, RF_ROLE_EXPERT, l, e, pick(dims, 7),
-                             pick(dims, 7));
-            ts[n++] = tensor("erow", RF_CLASS_EXPERT_ROW, RF_ROLE_EXPERT, l, e, pick(dims, 7),
-                             pick(dims, 7));
-        } else {
-            ts[n++] = tensor("up", RF_CLASS_COLUMN, RF_ROLE_DENSE_FFN, l, pick(dims, 7),
-                             pick(dims, 7), 0);
-        }
-    }
-    ts[n++] = tensor("head", RF_CLASS_VOCAB, RF_ROLE_LM_HEAD, layers, pick(dims, 7) + 3,
-                     pick(dims, 7), 0);
-    *m = (struct rf_model){.name = "random",
-                           .layers = layers,
-                           .tensors = ts,
-                           .n_tensors = (size_t)n,
-                           .experts = moe ? e : 0,
-                           .experts_per_token = moe ? 1 : 0};
-}
-
-/* Random sides within gpus GPUs: disjoint in either order (with a gap) or colocated. */
-static void random_sides(struct rf_side *tr, struct rf_side *in, int layers, bool moe, int64_t gpus)
-{
-    static const int64_t small[] = {1, 1, 2, 2, 4};
-    for (;;) {
-        int64_t tp = pick(small, 5), pp = 1 + (int64_t)(rnd() % 3), dp = pick(small, 5);
-        int64_t world = tp * dp, ep = 1, etp = 1;
-        for (int64_t cand = world; moe && cand >= 1; cand--)
-            if (world % cand == 0 && rnd() % 2 == 0) {
-                ep = cand;
-                break;
-            }
-        if (moe && (world / ep) % 2 == 0 && rnd() % 2)
-            etp = 2;
-        bool fsdp = rnd() % 4 == 0;
-        int64_t itp = pick(small, 5), ipp = 1 + (int64_t)(rnd() % 2);
-        int64_t idp = 1 + (int64_t)(rnd() % 2), rep = 1 + (int64_t)(rnd() % 4);
-        int64_t iep = moe && rnd() % 2 ? itp * idp : 1;
-        int64_t tg = tp * pp * dp, ig = itp * ipp * idp * rep;
-        int kind = (int)(rnd() % 4);
-        int64_t gap = (int64_t)(rnd() % 12);
-        int64_t tfirst = kind == 1 ? ig + gap : 0, ifirst = kind == 1 ? 0 : tg + gap;
-        if (kind == 3)
-            tfirst = ifirst = 0; /* colocated */
-        if (tfirst + tg > gpus || ifirst + ig > gpus)
-            continue;
-        *tr = train_side(tp, 1, pp, dp, ep, etp, fsdp, tfirst, layers);
-        *in =
-            infer_side(itp, ipp, idp, iep, rep, ifirst, layers, rnd() % 3 ? RF_DT_BF16 : RF_DT_FP8);
-        return;
-    }
-}
-
-/* A DGX-like cluster (8-GPU nodes and domains, a NIC per GPU), an NVL72-like one (domains
- * of 4 nodes of 4), or one whose 2-GPU domains share a NIC per 4-GPU node. */
-static struct rf_cluster random_cluster(void)
-{
-    switch (rnd() % 3) {
-    case 0: return cluster(16, 8, 8, 8);
-    case 1: {
-        struct rf_cluster c = cluster(32, 4, 16, 4);
-        c.nvlink.gbps = 900;
-        return c;
-    }
-    default: return cluster(32, 4, 2, 1);
-    }
-}
-
-static uint64_t seed(void)
-{
-    const char *s = getenv("REFIT_SEED");
-    uint64_t v = s ? strtoull(s, NULL, 10) : (uint64_t)time(NULL);
-    printf("# seed %llu (REFIT_SEED to replay)\n", (unsigned long long)v);
-    return v;
 }
 
 /* A failure names the case: the iteration (replayed with the seed), the strategy, the
@@ -306,7 +172,7 @@ static void random_plans_never_beat_the_bound(void **state)
     (void)state;
     static const int64_t chunks[] = {0, 256, 1024, 4096, 1 << 14};
     int ringed = 0, deep = 0, fp8 = 0;
-    rng_state = seed();
+    seed_rng();
     for (int iter = 0; iter < 300; iter++) {
         struct rf_tensor ts[64];
         struct rf_model m;

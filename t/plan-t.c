@@ -12,6 +12,9 @@
 #include <time.h>
 
 #include <cmocka.h>
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
 
 #include "checked.h"
 #include "fixtures.h"
@@ -850,6 +853,63 @@ static void gpu_runs_and_extent(void **state)
     assert_int_equal(rf_plan_gpu_extent(&p), 0);
 }
 
+/* Checks that models/lib/policy.lua's list `field` names list[0..n) in order: the Lua
+ * schema and the C enum (RF_STRATEGIES, RF_SOURCES_LIST) are one contract. */
+static void policy_list_is(const char *field, const char *(*name)(int), int n)
+{
+    lua_State *L = luaL_newstate();
+    assert_non_null(L);
+    luaL_openlibs(L);
+    char code[512];
+    snprintf(code, sizeof(code), "package.path = '%s/lib/?.lua'; return require('policy').%s",
+             RF_SOURCE_MODELS_DIR, field);
+    if (luaL_dostring(L, code) != LUA_OK)
+        fail_msg("policy.lua: %s", lua_tostring(L, -1));
+    assert_true(lua_istable(L, -1));
+    lua_Integer len = luaL_len(L, -1);
+    for (lua_Integer i = 1; i <= len || i <= n; i++) {
+        lua_geti(L, -1, i);
+        const char *lua_name = lua_tostring(L, -1);
+        const char *c_name = i <= n ? name((int)(i - 1)) : NULL;
+        if (!lua_name || !c_name || strcmp(lua_name, c_name) != 0)
+            fail_msg("policy.%s[%lld]: Lua says %s, sim/plan.h says %s", field, (long long)i,
+                     lua_name ? lua_name : "nothing", c_name ? c_name : "nothing");
+        lua_pop(L, 1);
+    }
+    lua_close(L);
+}
+
+static const char *strategy_at(int i)
+{
+    return rf_strategy_name((enum rf_strategy)i);
+}
+
+static const char *sources_at(int i)
+{
+    return rf_sources_name((enum rf_sources)i);
+}
+
+static void strategy_names_match_policy_lua(void **state)
+{
+    (void)state;
+    policy_list_is("strategies", strategy_at, RF_STRAT_COUNT);
+    enum rf_strategy s;
+    assert_int_equal(rf_strategy_parse("hierarchical", &s), 0);
+    assert_int_equal(s, RF_STRAT_HIERARCHICAL);
+    assert_int_equal(rf_strategy_parse("magic", &s), -1);
+}
+
+static void sources_names_match_policy_lua(void **state)
+{
+    (void)state;
+    policy_list_is("sources", sources_at, RF_SOURCES_COUNT);
+    enum rf_sources s = RF_SOURCES_BALANCED;
+    assert_int_equal(rf_sources_parse("local", &s), 0);
+    assert_int_equal(s, RF_SOURCES_LOCAL);
+    /* Nothing but the listed names: "nearest" is not silently balanced. */
+    assert_int_equal(rf_sources_parse("nearest", &s), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -867,6 +927,8 @@ int main(void)
         cmocka_unit_test(overflowing_models_are_refused),
         cmocka_unit_test(byte_counts_past_int64_are_refused),
         cmocka_unit_test(wrapped_gpu_ranges_are_refused),
+        cmocka_unit_test(strategy_names_match_policy_lua),
+        cmocka_unit_test(sources_names_match_policy_lua),
     };
     return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
 }

@@ -8,6 +8,10 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+#include <string.h>
 
 #include "bound.h"
 #include "checked.h"
@@ -303,6 +307,61 @@ static void p2p_channels_follow_nccl(void **state)
     rf_topology_release(&t);
 }
 
+/* Checks the number at the top of L's stack, field table.key of a normalised cluster
+ * (table NULL: the top level), against rf_cluster_fields. */
+static void check_field(lua_State *L, const char *table, const char *key, size_t *seen)
+{
+    const struct rf_cluster_field *f = NULL;
+    for (size_t i = 0; i < rf_cluster_n_fields && !f; i++)
+        if (strcmp(rf_cluster_fields[i].key, key) == 0 &&
+            (table ? rf_cluster_fields[i].table && strcmp(rf_cluster_fields[i].table, table) == 0
+                   : !rf_cluster_fields[i].table))
+            f = &rf_cluster_fields[i];
+    if (!f)
+        fail_msg("cluster.%s%s%s: in models/lib/cluster.lua, not in rf_cluster_fields "
+                 "(sim/topology.c)",
+                 table ? table : "", table ? "." : "", key);
+    if (f->integer && !lua_isinteger(L, -1))
+        fail_msg("cluster.%s%s%s: an integer in C, %s in Lua", table ? table : "", table ? "." : "",
+                 key, lua_tostring(L, -1));
+    (*seen)++;
+}
+
+/* The one C list of the cluster's numeric fields (rf_cluster_fields) is the Lua contract's:
+ * every number of a normalised preset from models/lib/cluster.lua is in it (an integer in
+ * Lua where C reads one), and it has no other field. A field added to cluster.lua alone, or
+ * to the C list alone, fails here. */
+static void cluster_fields_match_cluster_lua(void **state)
+{
+    (void)state;
+    lua_State *L = luaL_newstate();
+    assert_non_null(L);
+    luaL_openlibs(L);
+    char code[512];
+    snprintf(code, sizeof(code),
+             "package.path = '%s/lib/?.lua'; cluster = require('cluster'); "
+             "return dofile('%s/clusters/dgx-h100.lua')",
+             RF_SOURCE_MODELS_DIR, RF_SOURCE_MODELS_DIR);
+    if (luaL_dostring(L, code) != LUA_OK)
+        fail_msg("cluster.lua: %s", lua_tostring(L, -1));
+    int top = lua_gettop(L);
+    size_t seen = 0;
+    /* The top level's numbers, then each sub-table's (the contract nests one level). */
+    for (lua_pushnil(L); lua_next(L, top) != 0; lua_pop(L, 1)) {
+        const char *key = lua_tostring(L, -2);
+        if (lua_type(L, -1) == LUA_TNUMBER) {
+            check_field(L, NULL, key, &seen);
+        } else if (lua_istable(L, -1)) {
+            int sub = lua_gettop(L);
+            for (lua_pushnil(L); lua_next(L, sub) != 0; lua_pop(L, 1))
+                if (lua_type(L, -1) == LUA_TNUMBER)
+                    check_field(L, key, lua_tostring(L, -2), &seen);
+        }
+    }
+    lua_close(L);
+    assert_int_equal(seen, rf_cluster_n_fields);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -311,6 +370,7 @@ int main(void)
         cmocka_unit_test(domains_sharing_a_nic_have_a_finite_bound),
         cmocka_unit_test(route_latencies_match_a_hand_computation),
         cmocka_unit_test(p2p_channels_follow_nccl),
+        cmocka_unit_test(cluster_fields_match_cluster_lua),
     };
     return cmocka_run_group_tests_name("topology", tests, NULL, NULL);
 }

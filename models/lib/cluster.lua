@@ -148,7 +148,8 @@ cluster.SYSTEM = { type = "record", fields = {
         -- Ring LL, 2.7 us, NVIDIA/nccl src/graph/tuning.cc) less one leaf hop of switch_latency_us.
         latency_us = latency(2.2),
     } },
-    -- GPU <-> host and GPU <-> NIC when GPUDirect is unavailable.
+    -- GPU <-> host and GPU <-> NIC when GPUDirect is unavailable; used for
+    -- checkpoint-engine's H2D copy of each owner's buckets (sim/step.c).
     pcie = { type = "record", required = true, fields = { gbps = rate(true) } },
     -- Rail-optimised leaf/spine: NIC i of every node in a group of nodes_per_leaf nodes
     -- connects to rail leaf i; cross-rail or cross-group traffic climbs to the spine. Leaf

@@ -23,6 +23,7 @@ local SCENARIOS = {
     { "replicas.lua", 6, "infer.replicas", "4 does not match gpus/(tp*pp*dp) = 64/8 = 8" },
     { "strategy.lua", 7, "strategy",
       "expected one of 'broadcast', 'reshard', 'hierarchical', 'hybrid', 'auto', got 'magic'" },
+    { "sources.lua", 7, "sources", "expected one of 'balanced', 'local', got 'nearest'" },
     { "policy.lua", 8, "policy", "returned 'teleport' for model.embed_tokens.weight; "
         .. "expected 'reshard' or 'broadcast' or 'hierarchical'" },
     { "pp-first-last.lua", 6, "train.pp_first",

@@ -1,0 +1,196 @@
+/* The plumbing every `refit` command shares: its error lines, option parsing, the models
+ * folder, the simulator's options from the environment, and cmd_open's Lua-and-store setup. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "json.h"
+#include "plan.h"
+#include "scenario.h"
+#include "simulate.h"
+
+int cmd_fail(const struct rf_error *err)
+{
+    fprintf(stderr, "refit: %s\n", err->msg);
+    return 1;
+}
+
+int cmd_sim_options(struct rf_sim_options *opts)
+{
+    const char *tol = getenv("REFIT_SIM_TOLERANCE"), *thr = getenv("REFIT_THREADS");
+    char *end;
+    memset(opts, 0, sizeof(*opts));
+    if (tol && *tol) {
+        errno = 0;
+        double v = strtod(tol, &end);
+        /* The range's top keeps every prediction above its bounds (lowered by twice it). */
+        if (*end || errno == ERANGE || !(v >= RF_SIM_TOLERANCE_MIN && v <= RF_SIM_TOLERANCE_MAX)) {
+            fprintf(stderr, "refit: REFIT_SIM_TOLERANCE=%s: must be a number from %g to %g\n", tol,
+                    RF_SIM_TOLERANCE_MIN, RF_SIM_TOLERANCE_MAX);
+            return 1;
+        }
+        opts->tolerance = v;
+    }
+    if (thr && *thr) {
+        errno = 0;
+        long v = strtol(thr, &end, 10);
+        if (*end || errno == ERANGE || v < 1 || v > RF_SIM_THREADS_MAX) {
+            fprintf(stderr, "refit: REFIT_THREADS=%s: must be an integer from 1 to %d\n", thr,
+                    RF_SIM_THREADS_MAX);
+            return 1;
+        }
+        opts->threads = (int)v;
+    }
+    return 0;
+}
+
+int cmd_usage_fail(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fputs("refit: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, " (see refit %s --help)\n", cmd);
+    return 2;
+}
+
+int cmd_getopt(int argc, char **argv, const struct option *opts)
+{
+    /* getopt's own messages would be printed before ours and call a trailing unknown flag
+     * "needs a value"; ":" makes a missing value ':' and an unknown option '?'. */
+    opterr = 0;
+    int c = getopt_long(argc, argv, ":", opts, NULL);
+    const char *cmd = argv[0];
+    if (c == -1)
+        return -1;
+    const char *arg = argv[optind - 1];
+    int len = (int)strcspn(arg, "=");
+    if (c == ':') {
+        cmd_usage_fail(cmd, "%.*s needs a value", len, arg);
+        return '?';
+    }
+    if (c == '?') {
+        if (strncmp(arg, "--", 2) == 0 && optopt != 0 && arg[len] == '=')
+            cmd_usage_fail(cmd, "%.*s takes no value", len, arg);
+        else if (strncmp(arg, "--", 2) != 0 && optopt != 0)
+            cmd_usage_fail(cmd, "unknown option -%c", optopt);
+        else
+            cmd_usage_fail(cmd, "unknown option %.*s", len, arg);
+        return '?';
+    }
+    for (const struct option *o = opts; o->name; o++) {
+        if (o->val != c || o->has_arg != required_argument)
+            continue;
+        /* "--db --json" and "--db ''" would name a database "--json" or a temporary one:
+         * a value in its own word must not look like an option, and none may be empty. */
+        bool own_word = optarg == argv[optind - 1];
+        if (*optarg == '\0' || (own_word && strncmp(optarg, "--", 2) == 0 && optarg[2])) {
+            cmd_usage_fail(cmd, "--%s needs a value", o->name);
+            return '?';
+        }
+    }
+    return c;
+}
+
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Where the Lua descriptions live; see usage_main. */
+void cmd_models_dir(char *buf, size_t size)
+{
+    const char *env = getenv("REFIT_MODELS");
+    if (env && *env) {
+        snprintf(buf, size, "%s", env);
+        return;
+    }
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            int w = snprintf(buf, size, "%s/models", exe);
+            if (w > 0 && (size_t)w < size && is_dir(buf))
+                return;
+        }
+    }
+    /* The installed copy, else the source tree this binary was built from (a build folder
+     * of its own, as CI and distcheck use, has no models/ beside the binary). */
+    snprintf(buf, size, "%s", RF_MODELS_DIR);
+#ifdef RF_SOURCE_MODELS_DIR
+    if (!is_dir(buf) && is_dir(RF_SOURCE_MODELS_DIR))
+        snprintf(buf, size, "%s", RF_SOURCE_MODELS_DIR);
+#endif
+}
+
+int lazy_store_get(struct lazy_store *ls, struct rf_error *err)
+{
+    if (ls->open)
+        return 0;
+    int rc = rf_store_open(&ls->st, ls->path, RF_STORE_CREATE, err);
+    if (rc < 0) {
+        rf_store_close(&ls->st);
+        return rc;
+    }
+    ls->open = true;
+    return 0;
+}
+
+void lazy_store_close(struct lazy_store *ls)
+{
+    if (ls->open)
+        rf_store_close(&ls->st);
+    ls->open = false;
+}
+
+int cmd_open(struct cmd_env *env, const char *db, unsigned flags)
+{
+    struct rf_error err = {0};
+    memset(env, 0, sizeof(*env));
+    env->ls.path = db;
+    if ((flags & CMD_OPEN_SIM) && cmd_sim_options(&env->sim) != 0)
+        return 1; /* before any file is looked at: nothing to clean up */
+    cmd_models_dir(env->models, sizeof(env->models));
+    if (rf_lua_open(&env->L, env->models, &err) < 0)
+        return cmd_fail(&err);
+    return 0;
+}
+
+void cmd_close(struct cmd_env *env)
+{
+    lazy_store_close(&env->ls);
+    rf_lua_close(env->L);
+    env->L = NULL;
+}
+
+int cmd_check_label(const char *what, const char *label, struct rf_error *err)
+{
+    if (label && !rf_utf8_valid(label, strlen(label)))
+        return rf_error_set(err, RF_EINVAL, "%s: not valid UTF-8 (a label is stored as text)",
+                            what);
+    return 0;
+}
+
+int cmd_check_strategy(const char *cmd, const char *strategy)
+{
+    enum rf_strategy parsed;
+    if (!strategy || rf_strategy_parse(strategy, &parsed) == 0)
+        return 0;
+    char names[128] = "";
+    for (int i = 0; i < RF_STRAT_COUNT; i++)
+        snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? ", " : "",
+                 rf_strategy_name((enum rf_strategy)i));
+    return cmd_usage_fail(cmd, "--strategy: unknown strategy '%s' (%s)", strategy, names);
+}

@@ -1,0 +1,113 @@
+/* `refit run`: runs a what-if study script, storing each of its runs in its own
+ * transaction; study_run_one is also what refit search stores its top rows with. */
+#include <getopt.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "refit_run.h"
+#include "search_lua.h"
+
+static const char usage_run[] =
+    "usage: refit run STUDY.lua [--db FILE]\n"
+    "\n"
+    "Runs a what-if study: a Lua script with the `refit` module (refit.scenario, refit.with,\n"
+    "refit.plan, refit.sim, refit.table, refit.model, refit.progress; see README.md).\n"
+    "Every plan and prediction it makes is stored in FILE (default refit.db), one\n"
+    "transaction per run, labelled as the study says. Progress goes to stderr when it is a\n"
+    "terminal.\n";
+
+static void copy_str(char *dst, size_t size, const char *src)
+{
+    snprintf(dst, size, "%s", src ? src : "");
+}
+
+/* One refit.plan / refit.sim of a study: plan (and simulate), store, report. */
+int study_run_one(void *ctx, const struct rf_scenario_src *src, const char *strategy,
+                  const char *label, bool simulate, struct rf_study_result *out,
+                  struct rf_error *err)
+{
+    struct study_ctx *c = ctx;
+    struct refit_run r = {0};
+    int rc = cmd_check_label("label", label, err);
+    if (rc == 0)
+        rc = refit_run_compute(c->L, src, strategy, simulate, c->sim, &r, err);
+    if (rc == 0)
+        rc = refit_run_store(c->ls, label, &r, err);
+    if (rc == 0) {
+        const struct rf_scenario *sc = &r.sc;
+        const struct rf_plan *plan = &r.plan;
+        out->run_id = r.id;
+        copy_str(out->model, sizeof(out->model), sc->model.name);
+        copy_str(out->cluster, sizeof(out->cluster), sc->cluster.name);
+        copy_str(out->strategy, sizeof(out->strategy), rf_strategy_name(plan->strategy));
+        copy_str(out->infer_dtype, sizeof(out->infer_dtype), rf_dtype_name(sc->infer.dtype));
+        rf_side_describe(&sc->train, out->train_layout, sizeof(out->train_layout));
+        rf_side_describe(&sc->infer, out->infer_layout, sizeof(out->infer_layout));
+        out->train_gpus = sc->train.gpus;
+        out->infer_gpus = sc->infer.gpus;
+        out->model_params = plan->model_params;
+        out->model_bytes = plan->model_bytes;
+        out->payload_bytes = plan->total.payload_bytes;
+        out->moved_bytes = plan->total.moved_bytes;
+        out->logical_bytes = plan->total.logical_bytes;
+        out->transfers = plan->total.transfers;
+        out->rounds = plan->n_rounds;
+        if (r.pred.n_links) {
+            out->predicted_s = r.pred.predicted_s;
+            out->lower_bound_s = r.pred.lower_bound_s;
+            out->fabric_bytes = r.pred.fabric_bytes;
+            out->nvlink_bytes = r.pred.nvlink_bytes;
+            if (r.pred.bottleneck >= 0)
+                rf_link_describe(r.used, (size_t)r.pred.bottleneck, out->bottleneck,
+                                 sizeof(out->bottleneck));
+        }
+        copy_str(out->auto_choice, sizeof(out->auto_choice), r.choice.description);
+        c->runs++;
+        if (c->tty)
+            fprintf(stderr, "refit run: run %lld (%d so far): %s %s on %s%s%.3f s\n",
+                    (long long)r.id, c->runs, out->model, out->strategy, out->cluster,
+                    r.pred.n_links ? ", predicted " : "",
+                    r.pred.n_links ? r.pred.predicted_s : 0.0);
+    }
+    refit_run_release(&r);
+    return rc;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"db", required_argument, NULL, 'd'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    const char *db = "refit.db";
+    int c;
+    while ((c = cmd_getopt(argc, argv, opts)) != -1) {
+        switch (c) {
+        case 'd': db = optarg; break;
+        case 'h': fputs(usage_run, stdout); return 0;
+        default: return 2;
+        }
+    }
+    if (optind + 1 != argc)
+        return cmd_usage_fail("run", "run takes one STUDY, got %d", argc - optind);
+    struct rf_error err = {0};
+    /* The database is opened by the first run the study stores: a study that fails before
+     * that leaves no file; runs stored before a later failure stay (each is one transaction). */
+    struct cmd_env env;
+    int rc = cmd_open(&env, db, CMD_OPEN_SIM);
+    if (rc != 0)
+        goto out;
+    rc = 1;
+    struct study_ctx ctx = {
+        .L = env.L, .ls = &env.ls, .sim = &env.sim, .tty = isatty(STDERR_FILENO) != 0};
+    rf_lua_set_study_search(env.L, &(struct rf_study_search){cmd_search_study, &ctx, env.sim});
+    fflush(stdout);
+    if (rf_lua_run_study(env.L, argv[optind], study_run_one, &ctx, &err) < 0) {
+        fflush(stdout);
+        rc = cmd_fail(&err);
+        goto out;
+    }
+    rc = 0;
+out:
+    cmd_close(&env);
+    return rc;
+}

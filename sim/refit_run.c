@@ -1,0 +1,174 @@
+/* One run of a scenario as the plan, sim and run commands make it: load, plan (auto's search
+ * or one strategy), schedule, predict, describe, then store in one transaction. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "describe.h"
+#include "refit_run.h"
+#include "schedule.h"
+#include "store.h"
+#include "store_prediction.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Loads SCENARIO (with an optional strategy override), builds its cluster's topology and
+ * builds and schedules its plan. For auto the search predicts every candidate, so the
+ * winner's prediction comes back in pred (pred->n_links > 0); otherwise pred is untouched. */
+static int plan_scenario(struct rf_lua *L, const struct rf_scenario_src *src, const char *strategy,
+                         const struct rf_sim_options *sim, struct rf_scenario *sc,
+                         struct rf_topology *topo, struct rf_cluster *alt_cluster,
+                         struct rf_topology *alt, struct rf_plan *plan, struct rf_prediction *pred,
+                         struct rf_auto_choice *choice, struct rf_error *err)
+{
+    int rc;
+    if ((rc = rf_lua_load_scenario(L, src, strategy, sc, err)) < 0 ||
+        (rc = rf_scenario_init_sides(sc, err)) < 0 ||
+        (rc = rf_topology_init(topo, &sc->cluster, err)) < 0)
+        return rc;
+    /* A profile says how its framework moves weights: a strategy it does not run has no
+     * step to predict (refit's own plans are the profile-free scenario). */
+    if (sc->framework.present && !(sc->framework.strategies & (1u << sc->strategy)))
+        return rf_error_set(err, RF_ENOTSUP,
+                            "%s: framework: %s does not run strategy %s (its profile %s lists "
+                            "the ones it does; drop `framework` for refit's own plan)",
+                            sc->source, sc->framework.name, rf_strategy_name(sc->strategy),
+                            sc->framework.source);
+    if (sc->strategy == RF_STRAT_AUTO) {
+        /* The scenario's hybrid split is one of auto's candidates. */
+        struct rf_scenario hy = {0};
+        if ((rc = rf_lua_load_scenario(L, src, "hybrid", &hy, err)) < 0)
+            return rc;
+        /* PXN only matters where messages can change rails: several NICs per node. The
+         * flipped copy shares the scenario cluster's strings (it owns nothing). */
+        const struct rf_topology *alt_topo = NULL;
+        *alt_cluster = sc->cluster;
+        alt_cluster->fabric.pxn = !alt_cluster->fabric.pxn;
+        if (sc->cluster.nic.per_node > 1) {
+            if ((rc = rf_topology_init(alt, alt_cluster, err)) < 0)
+                return rc;
+            alt_topo = alt;
+        }
+        struct rf_auto_input in = {.alt_topo = alt_topo,
+                                   .model = &sc->model,
+                                   .train = &sc->train,
+                                   .infer = &sc->infer,
+                                   .topo = topo,
+                                   .staging_bytes = sc->staging_bytes,
+                                   .chunk_bytes = sc->chunk_bytes,
+                                   .relay = sc->relay,
+                                   .sources = sc->sources,
+                                   .hybrid = hy.tensor_strategy,
+                                   .sim = *sim};
+        rc = rf_auto(&in, plan, pred, choice, err);
+        rf_scenario_release(&hy);
+        return rc;
+    }
+    const struct rf_framework *fw = &sc->framework;
+    struct rf_plan_opts opts = {.topo = topo,
+                                .sources = sc->sources,
+                                .relay = sc->relay,
+                                .bcast_comm = fw->present ? fw->comm : RF_FW_COMM_RECEIVERS,
+                                .bcast_root = fw->present ? fw->root : RF_FW_ROOT_FIRST,
+                                .wire_native = fw->present && fw->broadcast &&
+                                               fw->quant != RF_FW_QUANT_SENDER};
+    if ((rc = rf_plan_build(plan, &sc->model, &sc->train, &sc->infer, sc->strategy,
+                            sc->tensor_strategy, &opts, err)) < 0)
+        return rc;
+    return rf_schedule(plan,
+                       &(struct rf_schedule_opts){.staging_bytes = sc->staging_bytes,
+                                                  .chunk_bytes = sc->chunk_bytes,
+                                                  .streams = (int32_t)sc->cluster.cal.streams},
+                       err);
+}
+
+/* The run's description (sim/describe.h), with the fields the scenario overrode recorded
+ * against its cluster's preset file as that file reads now. */
+static int describe_run(struct rf_lua *L, struct refit_run *r, struct rf_error *err)
+{
+    struct rf_cluster preset;
+    int rc = rf_lua_load_cluster(L, r->sc.cluster.source, &preset, err);
+    if (rc < 0)
+        return rc;
+    struct rf_describe_input in = {.sc = &r->sc,
+                                   .plan = &r->plan,
+                                   .choice = r->plan.strategy == RF_STRAT_AUTO ? &r->choice : NULL,
+                                   .preset = &preset};
+    r->scenario_json = rf_describe_text(&in);
+    rf_cluster_release(&preset);
+    if (!r->scenario_json)
+        return rf_error_set(err, RF_ENOMEM, "%s: out of memory describing the run", r->sc.source);
+    return 0;
+}
+
+int refit_run_compute(struct rf_lua *L, const struct rf_scenario_src *src, const char *strategy,
+                      bool simulate, const struct rf_sim_options *sim, struct refit_run *r,
+                      struct rf_error *err)
+{
+    r->t0 = now();
+    int rc = plan_scenario(L, src, strategy, sim, &r->sc, &r->topo, &r->alt_cluster, &r->alt_topo,
+                           &r->plan, &r->pred, &r->choice, err);
+    r->plan_seconds = now() - r->t0;
+    r->used = r->choice.topo ? r->choice.topo : &r->topo;
+    if (rc == 0 && r->sc.overcommitted)
+        fprintf(stderr,
+                "refit: warning: %s: the layout does not fit in the GPUs' memory "
+                "(allow_overcommit: a what-if)\n",
+                r->sc.source);
+    const struct rf_framework *fw = &r->sc.framework;
+    if (rc == 0 && simulate && r->pred.n_links == 0) {
+        /* Under a profile that exports whole tensors onto the root itself, the plan's
+         * point-to-point gathers (kept so refit-exec can replay the run) are its export
+         * phase, not wire. */
+        struct rf_sim_options o = *sim;
+        o.skip_gather = fw->present && fw->gather != RF_FW_GATHER_P2P;
+        rc = rf_simulate(&r->plan, &r->sc.train, &r->sc.infer, &r->topo, &o, &r->pred, err);
+        if (rc == 0 && fw->present &&
+            (rc = rf_step_predict(&r->plan, &r->sc.train, &r->sc.infer, &r->topo, fw, &o, &r->pred,
+                                  &r->step, err)) == 0)
+            r->pred.predicted_s = r->step.total_s;
+    }
+    if (rc == 0)
+        rc = describe_run(L, r, err);
+    return rc;
+}
+
+int refit_run_store(struct lazy_store *ls, const char *label, struct refit_run *r,
+                    struct rf_error *err)
+{
+    int rc = lazy_store_get(ls, err);
+    if (rc == 0) {
+        struct rf_run_info info = {.label = label,
+                                   .scenario = r->sc.source,
+                                   .model = r->sc.model.name,
+                                   .cluster_system = r->sc.cluster_system,
+                                   .cluster_nodes = r->sc.cluster_nodes,
+                                   .train = &r->sc.train,
+                                   .infer = &r->sc.infer,
+                                   .plan_seconds = r->plan_seconds,
+                                   .scenario_json = r->scenario_json};
+        struct rf_run_sim sim = {.prediction = r->pred.n_links ? &r->pred : NULL,
+                                 .topo = r->used,
+                                 .mem_train = &r->sc.mem_train,
+                                 .mem_infer = &r->sc.mem_infer,
+                                 .step = r->step.n > 0 ? &r->step : NULL};
+        rc = rf_store_save_run(&ls->st, &info, &r->plan, &sim, &r->id, err);
+    }
+    r->seconds = now() - r->t0;
+    return rc;
+}
+
+void refit_run_release(struct refit_run *r)
+{
+    free(r->scenario_json);
+    rf_prediction_release(&r->pred);
+    rf_topology_release(&r->alt_topo);
+    rf_topology_release(&r->topo);
+    rf_plan_release(&r->plan);
+    rf_scenario_release(&r->sc);
+}
