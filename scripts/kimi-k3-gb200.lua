@@ -2,7 +2,7 @@
 -- 2048 training GPUs (Megatron TP8 PP16 EP64) to 4096 inference GPUs in 64 vLLM engines of
 -- 64 GPUs (attention TP8 x DP8, experts EP64), one per NVL72 rack (infer.placement =
 -- "domain", the default: an engine never spans two racks, the other 8 GPUs of each stay
--- idle). The issue 12 layout that fits: TP16 EP16 held 348 GB of weights per 186 GB GPU.
+-- idle). The layout this replaced did not fit: TP16 EP16 held 348 GB of weights per 186 GB GPU.
 -- Training fills racks 0-28 (2048 of their 2088 GPUs), inference starts at rack 29 (GPU
 -- 2088) and takes 64 racks: 93 racks, 6696 GPUs = 1674 compute trays.
 -- Compare with scripts/kimi-k3-bench.lua (DGX H100).

@@ -1,4 +1,4 @@
--- Issue 10, scenario B: Kimi K3 on DGX H100, 2048 training GPUs (Megatron TP8 PP16 EP64)
+-- The relay benchmark's scenario B (scripts/bench-relay): Kimi K3 on DGX H100, 2048 training GPUs (Megatron TP8 PP16 EP64)
 -- refit to 4096 inference GPUs in FP8 as engines of 64 (vLLM TP8 DP8 EP64): 64 replicas fed
 -- from the sources directly make the sources' NIC egress the floor, unless replicas relay.
 return {

@@ -1,4 +1,4 @@
--- The issue-13 headline as NeMo RL runs it: hybrid (nccl_reshard of the FFN weights, the rest
+-- The headline as NeMo RL runs it: hybrid (nccl_reshard of the FFN weights, the rest
 -- by packed broadcast) against gather-and-broadcast, with `framework = "nemo-rl"`
 -- (models/frameworks/nemo-rl.lua), on the four NeMo RL layouts. NeMo RL's published band is
 -- 2.7x to 5.7x; beside it refit's own plans (no profile), which no framework runs.

@@ -2,7 +2,7 @@
 # End to end: a scenario's framework profile (models/frameworks/*.lua) reaches the run's
 # stored description, exactly as resolved, and only there: a profile-free run's description
 # has no framework key, and the profile leaves the plan's transfers and rounds as refit plans
-# them (issue 13: only its broadcasts' communicator, roots and wire dtype follow the profile;
+# them (only its broadcasts' communicator, roots and wire dtype follow the profile;
 # the step model that uses it, sim/step.c, is checked by t/step.sh).
 . "${SRCDIR:-.}/t/lib.sh"
 data=$SRCDIR/t/data/framework

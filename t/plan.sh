@@ -194,7 +194,7 @@ REFIT_MODELS=$tmp/notmodels "$REFIT" plan "$small" --db "$tmp/nm.db" >/dev/null 
 is "$? $(cat "$tmp/err")" "1 refit: $tmp/notmodels: not refit's models folder (it has no \
 lib/refit.lua); set REFIT_MODELS to the models folder of refit's source or installation" \
     "REFIT_MODELS naming another folder is one line saying so"
-# M2N's ring (issue 10's scenario A: DeepSeek-V3 from 64 GB200 trainers in domain 0 to 18 TP8
+# M2N's ring (the relay benchmark's scenario A, DeepSeek-V3 from 64 GB200 trainers in domain 0 to 18 TP8
 # replicas in domains 1 and 2). With the ring every byte leaves the trainers once (the
 # leader of one domain forwards it to the other's); without it once per domain. Ring
 # forwards are pipelined: hop 1 leader to leader, hop 2 the NVLink fan-out after it.

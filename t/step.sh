@@ -1,5 +1,5 @@
 #!/bin/sh
-# End to end: the refit step as a framework profile runs it (sim/step.c, issue 13). Under
+# End to end: the refit step as a framework profile runs it (sim/step.c). Under
 # framework = "nemo-rl" refit sim predicts export, transfer, load and finalize; each phase
 # is checked against its mechanism by hand (tensor_overhead_us per HF tensor, memcpy_gbps
 # per byte), their composition against NeMo RL's buffering, and the stored rows against

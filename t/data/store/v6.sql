@@ -1,4 +1,4 @@
--- A refit database written by schema version 6 (refit 0.1.0 before issue 12): sqlite3 .dump of
+-- A refit database written by schema version 6 (refit 0.1.0): sqlite3 .dump of
 -- t/data/exec/llama-pair.lua simulated and replayed once by refit-exec --backend mpi on 2 ranks.
 PRAGMA application_id = 1380271700;
 PRAGMA user_version = 6;
