@@ -473,11 +473,11 @@ static void model_time_has_closed_forms(void **state)
     done(&f);
 }
 
-/* The measured nccl-tests figures of ../shared/reference/hardware-and-simulation.md 2.2: a
- * ring all-gather and a ring all-reduce share NCCL's C_g x bw, so the busbw of a large
- * all-gather on the cluster's calibrated links (NVLink 450 x 0.82, NIC 50 x 0.96) must land
- * on the all-reduce rows: HGX H100 one node ~370 GB/s (741 bidirectional), 2 x 8 nodes
- * 383.8-392.8, 8 nodes 356.0-386.6. */
+/* Measured nccl-tests figures: a ring all-gather and a ring all-reduce share NCCL's C_g x bw,
+ * so the busbw of a large all-gather on the cluster's calibrated links (NVLink 450 x 0.82,
+ * NIC 50 x 0.96) must land on the published all-reduce rows: HGX H100 one node ~370 GB/s
+ * (ASTRA-sim's HGX-H100 validation: 741 bidirectional), 2 x 8 nodes 383.8-392.8 and 8 nodes
+ * 356.0-386.6 (github.com/coreweave/nccl-tests, README). */
 static void allgather_busbw_meets_nccl_tests(void **state)
 {
     (void)state;
