@@ -148,7 +148,8 @@ static int relay_tree(struct planner *p, int32_t box, const int32_t *dsts, struc
             nk++;
         }
         qsort(kids, nk, sizeof(*kids), planner_cmp_i32); /* by leader GPU */
-        GROW(p->rem, 0, p->cap_rem, nk);
+        if ((rc = RF_GROW(p->rem, p->cap_rem, nk, p->err)) < 0)
+            return rc;
         for (size_t k = 0; k < nk; k++)
             p->rem[k] = kids[k][0];
         size_t from = p->plan->n_transfers, k = 0;
@@ -237,8 +238,10 @@ int planner_assign_hierarchical(struct planner *p, int32_t box, const int32_t *h
     int32_t ti = p->plan->boxes[box].tensor;
     size_t n_need = 0, n_dom = 0, f = (size_t)p->relay.fanout;
     int rc;
-    GROW(p->rem, 0, p->cap_rem, nd);
-    GROW(p->order, 0, p->cap_order, nh);
+    if ((rc = RF_GROW(p->rem, p->cap_rem, nd, p->err)) < 0)
+        return rc;
+    if ((rc = RF_GROW(p->order, p->cap_order, nh, p->err)) < 0)
+        return rc;
     /* need[] lists the domains without a colocated leader, in order; ring[] the same around
      * the ring, feed[] the roots of its trees; leaders[] is feed_leaders' scratch. */
     struct dom *dom = malloc(nd * sizeof(*dom));

@@ -1,0 +1,67 @@
+/* The plan's tensors: the model's, each with its strategy and wire dtype, and for an FP8
+ * inference side the FP32 scale tensors its quantised weights gain. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan_int.h"
+
+/* Copies the model's tensors into the plan and, for an FP8 inference side, adds one FP32
+ * scale tensor per quantised weight (RF_FP8_BLOCK-square blocks over the last two dims, named as
+ * Hugging Face names them: `.weight_scale_inv`). */
+int planner_tensors(struct planner *p, const struct rf_model *model, const struct rf_side *infer,
+                    enum rf_strategy strategy, const enum rf_strategy *tensor_strategy)
+{
+    struct rf_plan *plan = p->plan;
+    bool fp8 = infer->dtype == RF_DT_FP8 && !p->wire_native;
+    size_t n = model->n_tensors;
+    struct rf_tensor scale;
+    for (size_t i = 0; i < model->n_tensors; i++)
+        if (fp8 && rf_tensor_fp8_scale(&model->tensors[i], &scale))
+            n++;
+    plan->tensors = calloc(n, sizeof(*plan->tensors));
+    plan->wire_dtype = calloc(n, sizeof(*plan->wire_dtype));
+    plan->tensor_strategy = calloc(n, sizeof(*plan->tensor_strategy));
+    if (!plan->tensors || !plan->wire_dtype || !plan->tensor_strategy)
+        return rf_error_set(p->err, RF_ENOMEM, "out of memory");
+    plan->n_tensors = n; /* names start NULL, so a release on error frees what was set */
+
+    size_t k = model->n_tensors;
+    for (size_t i = 0; i < model->n_tensors; i++) {
+        const struct rf_tensor *src = &model->tensors[i];
+        struct rf_tensor *t = &plan->tensors[i];
+        *t = *src;
+        t->scale_of = -1;
+        t->name = strdup(src->name);
+        if (!t->name)
+            return rf_error_set(p->err, RF_ENOMEM, "out of memory");
+        enum rf_strategy s = tensor_strategy ? tensor_strategy[i] : strategy;
+        if ((unsigned)s >= RF_STRAT_COUNT)
+            return rf_error_set(p->err, RF_EINVAL, "%s: strategy %d is not a strategy", src->name,
+                                (int)s);
+        if (s == RF_STRAT_HYBRID || s == RF_STRAT_AUTO)
+            return rf_error_set(p->err, RF_EINVAL,
+                                "%s: %s needs a per-tensor choice (broadcast, reshard or "
+                                "hierarchical)",
+                                src->name, rf_strategy_name(s));
+        if (s == RF_STRAT_HIERARCHICAL && !p->topo)
+            return rf_error_set(p->err, RF_EINVAL,
+                                "hierarchical needs a cluster (its NVLink domains)");
+        plan->tensor_strategy[i] = s;
+        plan->wire_dtype[i] = src->quant && fp8 ? infer->dtype : src->dtype;
+        struct rf_tensor *sc = &plan->tensors[k];
+        if (!(fp8 && rf_tensor_fp8_scale(src, sc)))
+            continue;
+        sc->scale_of = (int)i;
+        size_t len = strlen(src->name);
+        const char *suffix = "_scale_inv";
+        sc->name = malloc(len + strlen(suffix) + 1);
+        if (!sc->name)
+            return rf_error_set(p->err, RF_ENOMEM, "out of memory");
+        memcpy(sc->name, src->name, len);
+        strcpy(sc->name + len, suffix);
+        plan->wire_dtype[k] = RF_DT_FP32;
+        plan->tensor_strategy[k] = s;
+        k++;
+    }
+    return 0;
+}
