@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "array.h"
 #include "flowsim.h"
 
 /* Completions and activations this close (relative to the clock) are one event. Finish
@@ -185,12 +186,6 @@ struct rf_flowsim {
     int32_t *freed;
     size_t n_freed, cap_freed;
 };
-
-/* Grows *pp (an array of elem-byte entries with *cap of them) to hold need; false when out
- * of memory. GROW is the typed form. */
-bool flowsim_grow(void *pp, size_t *cap, size_t need, size_t elem);
-#define GROW(arr, cap, need)                                                                       \
-    ((need) <= (cap) || flowsim_grow(&(arr), &(cap), (need), sizeof(*(arr))))
 
 /* Frees what a run built (members, classes, groups, heaps, the solve's tables). */
 void flowsim_free_run(struct rf_flowsim *fs);
