@@ -515,7 +515,8 @@ static int fill(struct rf_flowsim *fs)
 
     if ((rc = gather(fs)) < 0)
         return rc;
-    if (RF_GROW(fs->heap, fs->cap_heap, fs->n_sl, NULL) || RF_GROW(fs->caps, fs->cap_caps, 2 * fs->nS, NULL))
+    if (RF_GROW(fs->heap, fs->cap_heap, fs->n_sl, NULL) ||
+        RF_GROW(fs->caps, fs->cap_caps, 2 * fs->nS, NULL))
         return RF_ENOMEM;
     fs->n_heap = 0;
     for (size_t i = 0; i < fs->n_sl; i++) {

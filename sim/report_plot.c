@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "report_int.h"
 
 extern char **environ;
@@ -149,15 +150,9 @@ static int draw(struct report *rp, FILE *script, const char *id, const char *cap
     }
     size_t len = 0, cap = 0, got;
     do {
-        if (len + 4096 + 1 > cap) {
-            cap = cap ? cap * 2 : 65536;
-            char *ns = realloc(svg, cap);
-            if (!ns) {
-                rc = rf_error_set(err, RF_ENOMEM, "out of memory");
-                goto out;
-            }
-            svg = ns;
-        }
+        /* Room for a 4 KiB read and the terminating NUL; reads fill what is free. */
+        if ((rc = RF_GROW(svg, cap, len + 4096 + 1, err)) < 0)
+            goto out;
         got = fread(svg + len, 1, cap - len - 1, f);
         len += got;
     } while (got > 0);
