@@ -28,7 +28,6 @@ struct flow {
 struct memb {
     double bytes, lat;
     double tail;   /* added to the finish once the bytes have moved (rf_flow_spec.tail_s) */
-    double thr;    /* while active: its class's service (svc) at which its bytes have moved */
     double finish; /* NAN until finished */
     int32_t cls;   /* its rate class */
     int32_t group;
