@@ -1,6 +1,5 @@
 /* `refit models`: the model descriptions refit knows, with their parameter counts. */
 #include <dirent.h>
-#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
@@ -8,8 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "array.h"
 #include "cmd.h"

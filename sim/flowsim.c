@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "flowsim_int.h"
 
 /* ---- Heaps ---- */

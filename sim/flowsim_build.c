@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "flowsim_int.h"
 
 int rf_flowsim_new(struct rf_flowsim **out, size_t n_links, const double *capacity,

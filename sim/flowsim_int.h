@@ -8,7 +8,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "array.h"
 #include "flowsim.h"
 
 /* Completions and activations this close (relative to the clock) are one event. Finish

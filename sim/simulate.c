@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "array.h"
 #include "flowsim.h"
 #include "simulate_int.h"
 

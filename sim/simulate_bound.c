@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "array.h"
 #include "simulate_int.h"
 
 int sim_bound_init(struct sim *s)

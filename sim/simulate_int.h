@@ -8,7 +8,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "array.h"
 #include "flowsim.h"
 #include "ring.h"
 #include "simulate.h"

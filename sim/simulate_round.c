@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "simulate_int.h"
 
 static int cmp_msg(const void *a, const void *b)
