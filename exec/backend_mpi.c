@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "pattern.h"
 
 /* MPI counts are int: messages travel in chunks of at most this many bytes (in order, and
@@ -94,21 +95,6 @@ static int m_memory(struct rf_backend *b, int64_t *bytes, char *pool, size_t poo
     return 0;
 }
 
-static int reserve(struct mpi_impl *m, size_t n, struct rf_error *err)
-{
-    if (n <= m->cap_reqs)
-        return 0;
-    size_t cap = m->cap_reqs ? m->cap_reqs : 64;
-    while (cap < n)
-        cap *= 2;
-    MPI_Request *r = realloc(m->reqs, cap * sizeof(*r));
-    if (!r)
-        return rf_error_set(err, RF_ENOMEM, "out of memory");
-    m->reqs = r;
-    m->cap_reqs = cap;
-    return 0;
-}
-
 static size_t chunks(size_t bytes)
 {
     return bytes == 0 ? 1 : (bytes + CHUNK - 1) / CHUNK;
@@ -124,7 +110,7 @@ static int m_exchange(struct rf_backend *b, const struct rf_xfer *sends, size_t 
         need += chunks(sends[i].bytes);
     for (size_t i = 0; i < n_recvs; i++)
         need += chunks(recvs[i].bytes);
-    if ((rc = reserve(m, need, err)) < 0)
+    if ((rc = RF_GROW(m->reqs, m->cap_reqs, need, err)) < 0)
         return rc;
     /* Receives first, so most sends find their receive posted. */
     for (int dir = 0; dir < 2; dir++) {

@@ -277,9 +277,11 @@ static int load(struct exec *x, struct rf_error *err)
         snprintf(msg, sizeof(msg), "%s", err->msg);
         rf_error_set(err, rc, "run %lld: %s", (long long)x->o.run, msg);
     } else if ((rc = rf_part_derive(&x->part, &run, err)) == 0) {
-        x->model = strdup(run.model);
-        rc = rf_fault_check(&x->o.fault, x->o.fault_text, x->ctl.size, gpus, x->part.n_rounds,
-                            x->o.run, err);
+        if (!(x->model = strdup(run.model)))
+            rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+        else
+            rc = rf_fault_check(&x->o.fault, x->o.fault_text, x->ctl.size, gpus, x->part.n_rounds,
+                                x->o.run, err);
     }
     rf_stored_run_release(&run);
     if (rc == 0 && gpus < x->ctl.size)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "describe.h"
 #include "fileio.h"
 #include "simulate.h"
@@ -281,20 +282,15 @@ static int load_points(struct rf_store *st, struct cal_ctx *x, const char *name,
         goto out;
     }
     sqlite3_bind_text(q, 1, name, -1, SQLITE_TRANSIENT);
+    /* The arrays hold at least their counts: a capacity that low only makes them grow. */
+    size_t cap_points = x->n_points, cap_meas = x->n_points, cap_runs = x->n_runs;
     int s;
     while ((s = sqlite3_step(q)) == SQLITE_ROW) {
         int64_t run_id = sqlite3_column_int64(q, 0);
         size_t n = x->n_points;
-        void *p1 = realloc(x->points, (n + 1) * sizeof(*x->points));
-        if (p1)
-            x->points = p1;
-        void *p2 = realloc(x->meas, (n + 1) * sizeof(*x->meas));
-        if (p2)
-            x->meas = p2;
-        if (!p1 || !p2) {
-            rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+        if ((rc = RF_GROW(x->points, cap_points, n + 1, err)) < 0 ||
+            (rc = RF_GROW(x->meas, cap_meas, n + 1, err)) < 0)
             goto out;
-        }
         memset(&x->points[n], 0, sizeof(x->points[n]));
         memset(&x->meas[n], 0, sizeof(x->meas[n]));
         x->n_points++;
@@ -303,12 +299,8 @@ static int load_points(struct rf_store *st, struct cal_ctx *x, const char *name,
         x->points[n].measured_s = sqlite3_column_double(q, 2);
         /* Rows come ordered by run: a new run id starts a new run. */
         if (x->n_runs == 0 || x->runs[x->n_runs - 1].run.id != run_id) {
-            void *p3 = realloc(x->runs, (x->n_runs + 1) * sizeof(*x->runs));
-            if (!p3) {
-                rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+            if ((rc = RF_GROW(x->runs, cap_runs, x->n_runs + 1, err)) < 0)
                 goto out;
-            }
-            x->runs = p3;
             struct cal_run *r = &x->runs[x->n_runs];
             memset(r, 0, sizeof(*r));
             r->nodes = sqlite3_column_int64(q, 3);

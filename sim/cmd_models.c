@@ -1,6 +1,5 @@
 /* `refit models`: the model descriptions refit knows, with their parameter counts. */
 #include <dirent.h>
-#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
@@ -8,9 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
+#include "array.h"
 #include "cmd.h"
 #include "json.h"
 #include "model.h"
@@ -69,13 +67,8 @@ int cmd_models(int argc, char **argv)
         size_t len = strlen(e->d_name);
         if (len < 5 || strcmp(e->d_name + len - 4, ".lua") != 0)
             continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 16;
-            char **nn = realloc(names, cap * sizeof(*names));
-            if (!nn)
-                break;
-            names = nn;
-        }
+        if (RF_GROW(names, cap, n + 1, NULL) < 0)
+            break;
         if (!(names[n] = strndup(e->d_name, len - 4)))
             break;
         n++;

@@ -1,14 +1,9 @@
 /* `refit report`: one self-contained HTML page of the stored runs. */
 #include <errno.h>
 #include <getopt.h>
-#include <jansson.h>
-#include <limits.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "cmd.h"
 #include "report.h"

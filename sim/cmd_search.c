@@ -2,7 +2,6 @@
  * estimates, the best simulated in full and stored (sim/search.c); its table and JSON. */
 #include <errno.h>
 #include <jansson.h>
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

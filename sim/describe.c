@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "json.h"
 
 static json_t *field_value(const struct rf_cluster *c, const struct rf_cluster_field *f)
@@ -317,14 +318,8 @@ struct leaves {
 
 static bool add_leaf(struct leaves *l, const char *path, const json_t *value)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 64;
-        void *p = realloc(l->v, cap * sizeof(*l->v));
-        if (!p)
-            return false;
-        l->v = p;
-        l->cap = cap;
-    }
+    if (RF_GROW(l->v, l->cap, l->n + 1, NULL) < 0)
+        return false;
     struct rf_json_leaf *e = &l->v[l->n];
     e->path = strdup(path);
     e->value = rf_json_canonical(value, 0);

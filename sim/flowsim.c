@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "flowsim_int.h"
 
 /* ---- Heaps ---- */
@@ -137,7 +138,7 @@ static int cheap_push(struct rf_flowsim *fs, int32_t c)
         for (size_t i = n > 1 ? (n - 2) / 4 + 1 : 0; i-- > 0;)
             heap4_down(fs->cheap, n, i);
     }
-    if (!GROW(fs->cheap, fs->cap_cheap, fs->n_cheap + 1))
+    if (RF_GROW(fs->cheap, fs->cap_cheap, fs->n_cheap + 1, NULL))
         return RF_ENOMEM;
     fs->cls[c].hkey = fs->cls[c].key;
     fs->cheap[fs->n_cheap] = (struct hent){fs->cls[c].key, c};
@@ -257,7 +258,7 @@ static int solve_add(struct rf_flowsim *fs, int32_t c)
     struct cls *k = &fs->cls[c];
     if (k->stamp == fs->sstamp)
         return 0;
-    if (!GROW(fs->mem, fs->capS, fs->nS + 1))
+    if (RF_GROW(fs->mem, fs->capS, fs->nS + 1, NULL))
         return RF_ENOMEM;
     k->stamp = fs->sstamp;
     fs->mem[fs->nS++].c = c;
@@ -299,7 +300,7 @@ static int complete(struct rf_flowsim *fs, int32_t c, double t, double t_end)
         }
         if (L->fstamp != fs->fstamp) {
             L->fstamp = fs->fstamp;
-            if (!GROW(fs->freed, fs->cap_freed, fs->n_freed + 1))
+            if (RF_GROW(fs->freed, fs->cap_freed, fs->n_freed + 1, NULL))
                 return RF_ENOMEM;
             fs->freed[fs->n_freed++] = l;
         }
@@ -381,11 +382,11 @@ static int activate(struct rf_flowsim *fs, int32_t g, double t, double t_end)
                 if (L->len == L->size && 2 * L->n <= L->len)
                     link_compact(fs, L);
                 if (L->len == L->size) {
-                    size_t nc = L->size ? 2 * (size_t)L->size : 8;
-                    struct lent *ne = nc <= INT32_MAX ? realloc(L->list, nc * sizeof(*ne)) : NULL;
-                    if (!ne)
+                    /* The size is int32_t to keep struct link small; capacities are powers
+                     * of two, so the largest it can hold is 2^30. */
+                    size_t nc = (size_t)L->size;
+                    if (L->size > INT32_MAX / 2 || RF_GROW(L->list, nc, nc + 1, NULL))
                         return RF_ENOMEM;
-                    L->list = ne;
                     L->size = (int32_t)nc;
                 }
                 L->list[L->len++] = (struct lent){c, k->serial};
@@ -455,13 +456,13 @@ static int gather(struct rf_flowsim *fs)
         const struct cls *k = &fs->cls[m->c];
         *m = (struct smem){
             .cap = k->cap, .c = m->c, .w = k->w, .off = (int32_t)hops, .len = k->path_len, .b = -1};
-        if (!GROW(fs->s_loc, fs->cap_loc, hops + (size_t)k->path_len))
+        if (RF_GROW(fs->s_loc, fs->cap_loc, hops + (size_t)k->path_len, NULL))
             return RF_ENOMEM;
         for (int32_t h = 0; h < k->path_len; h++) {
             int32_t l = fs->cpath[k->path + h];
             struct lslot *ls = &fs->lslot[l];
             if (ls->stamp != fs->lstamp) {
-                if (!GROW(fs->sl, fs->cap_sl, fs->n_sl + 1))
+                if (RF_GROW(fs->sl, fs->cap_sl, fs->n_sl + 1, NULL))
                     return RF_ENOMEM;
                 ls->stamp = fs->lstamp;
                 ls->loc = (int32_t)fs->n_sl;
@@ -477,7 +478,7 @@ static int gather(struct rf_flowsim *fs)
         }
         hops += (size_t)k->path_len;
     }
-    if (!GROW(fs->csr, fs->cap_csr, hops))
+    if (RF_GROW(fs->csr, fs->cap_csr, hops, NULL))
         return RF_ENOMEM;
     int32_t off = 0;
     for (size_t i = 0; i < fs->n_sl; i++) {
@@ -515,7 +516,8 @@ static int fill(struct rf_flowsim *fs)
 
     if ((rc = gather(fs)) < 0)
         return rc;
-    if (!GROW(fs->heap, fs->cap_heap, fs->n_sl) || !GROW(fs->caps, fs->cap_caps, 2 * fs->nS))
+    if (RF_GROW(fs->heap, fs->cap_heap, fs->n_sl, NULL) ||
+        RF_GROW(fs->caps, fs->cap_caps, 2 * fs->nS, NULL))
         return RF_ENOMEM;
     fs->n_heap = 0;
     for (size_t i = 0; i < fs->n_sl; i++) {

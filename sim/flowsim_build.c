@@ -5,27 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "flowsim_int.h"
-
-/* Grows the array *pp (of elem-sized elements) to hold `need`; false when out of memory, the
- * array then unchanged. The pointer is passed by address through memcpy so that one helper
- * serves arrays of every type. */
-bool flowsim_grow(void *pp, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return true;
-    size_t nc = *cap ? *cap : 16;
-    while (nc < need)
-        nc *= 2;
-    void *p;
-    memcpy(&p, pp, sizeof(p));
-    p = realloc(p, nc * elem);
-    if (!p)
-        return false;
-    memcpy(pp, &p, sizeof(p));
-    *cap = nc;
-    return true;
-}
 
 int rf_flowsim_new(struct rf_flowsim **out, size_t n_links, const double *capacity,
                    struct rf_error *err)
@@ -143,8 +124,8 @@ int rf_flowsim_add(struct rf_flowsim *fs, const struct rf_flow_spec *f, struct r
         if (f->path[k] < 0 || (size_t)f->path[k] >= fs->n_links)
             return rf_error_set(err, RF_EINVAL, "flowsim: path link %d out of range (%zu links)",
                                 (int)f->path[k], fs->n_links);
-    if (!GROW(fs->flows, fs->cap_flows, fs->n_flows + 1) ||
-        !GROW(fs->paths, fs->cap_paths, fs->n_paths + (size_t)f->path_len))
+    if (RF_GROW(fs->flows, fs->cap_flows, fs->n_flows + 1, NULL) ||
+        RF_GROW(fs->paths, fs->cap_paths, fs->n_paths + (size_t)f->path_len, NULL))
         return rf_error_set(err, RF_ENOMEM, "flowsim: out of memory");
 
     /* Sorted paths make a repeated link adjacent and identical flows byte-equal. */
@@ -181,7 +162,7 @@ int rf_flowsim_after(struct rf_flowsim *fs, int32_t group, int32_t prerequisite,
     if (group < 0 || prerequisite < 0 || group == INT32_MAX || prerequisite == INT32_MAX)
         return rf_error_set(err, RF_EINVAL, "flowsim: bad group %d after %d", (int)group,
                             (int)prerequisite);
-    if (!GROW(fs->edges, fs->cap_edges, fs->n_edges + 1))
+    if (RF_GROW(fs->edges, fs->cap_edges, fs->n_edges + 1, NULL))
         return rf_error_set(err, RF_ENOMEM, "flowsim: out of memory");
     fs->edges[fs->n_edges++] = (struct edge){group, prerequisite};
     if (group >= fs->n_groups)

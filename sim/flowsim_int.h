@@ -27,7 +27,6 @@ struct flow {
 struct memb {
     double bytes, lat;
     double tail;   /* added to the finish once the bytes have moved (rf_flow_spec.tail_s) */
-    double thr;    /* while active: its class's service (svc) at which its bytes have moved */
     double finish; /* NAN until finished */
     int32_t cls;   /* its rate class */
     int32_t group;
@@ -185,12 +184,6 @@ struct rf_flowsim {
     int32_t *freed;
     size_t n_freed, cap_freed;
 };
-
-/* Grows *pp (an array of elem-byte entries with *cap of them) to hold need; false when out
- * of memory. GROW is the typed form. */
-bool flowsim_grow(void *pp, size_t *cap, size_t need, size_t elem);
-#define GROW(arr, cap, need)                                                                       \
-    ((need) <= (cap) || flowsim_grow(&(arr), &(cap), (need), sizeof(*(arr))))
 
 /* Frees what a run built (members, classes, groups, heaps, the solve's tables). */
 void flowsim_free_run(struct rf_flowsim *fs);

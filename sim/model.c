@@ -8,8 +8,8 @@
 
 #include "checked.h"
 
-static const char *const dtype_names[RF_DT_COUNT] = {"bf16", "fp16", "fp32", "fp8"};
-static const size_t dtype_sizes[RF_DT_COUNT] = {2, 2, 4, 1};
+static const char *const dtype_names[RF_DT_COUNT] = {"bf16", "fp32", "fp8"};
+static const size_t dtype_sizes[RF_DT_COUNT] = {2, 4, 1};
 static const char *const role_names[RF_ROLE_COUNT] = {
     "embedding", "attention", "dense_ffn", "expert", "shared_expert", "router", "norm", "lm_head"};
 static const char *const class_names[RF_CLASS_COUNT] = {

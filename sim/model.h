@@ -11,7 +11,7 @@
 
 #define RF_MAX_DIMS 4
 
-enum rf_dtype { RF_DT_BF16, RF_DT_FP16, RF_DT_FP32, RF_DT_FP8, RF_DT_COUNT };
+enum rf_dtype { RF_DT_BF16, RF_DT_FP32, RF_DT_FP8, RF_DT_COUNT };
 
 /* What a tensor is for; summaries are given per role. */
 enum rf_role {

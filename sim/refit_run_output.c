@@ -1,6 +1,5 @@
 /* What the plan and sim commands both print of a run: the memory lines, the memory and
  * placement JSON, and the process's peak memory. */
-#include <stdlib.h>
 #include <sys/resource.h>
 
 #include "describe.h"

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "fileio.h"
 #include "json.h"
 #include "report.h"
@@ -98,14 +99,9 @@ static const char run_sql[] =
 
 static int add_run(struct report *rp, sqlite3_stmt *s, size_t *cap, struct rf_error *err)
 {
-    if (rp->n_runs == *cap) {
-        size_t nc = *cap ? *cap * 2 : 16;
-        struct run *nr = realloc(rp->runs, nc * sizeof(*nr));
-        if (!nr)
-            return rf_error_set(err, RF_ENOMEM, "out of memory");
-        rp->runs = nr;
-        *cap = nc;
-    }
+    int rc = RF_GROW(rp->runs, *cap, rp->n_runs + 1, err);
+    if (rc < 0)
+        return rc;
     struct run *r = &rp->runs[rp->n_runs++];
     memset(r, 0, sizeof(*r));
     r->id = sqlite3_column_int64(s, 0);

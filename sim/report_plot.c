@@ -3,14 +3,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <math.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
+#include "array.h"
 #include "report_int.h"
 
 extern char **environ;
@@ -149,15 +148,9 @@ static int draw(struct report *rp, FILE *script, const char *id, const char *cap
     }
     size_t len = 0, cap = 0, got;
     do {
-        if (len + 4096 + 1 > cap) {
-            cap = cap ? cap * 2 : 65536;
-            char *ns = realloc(svg, cap);
-            if (!ns) {
-                rc = rf_error_set(err, RF_ENOMEM, "out of memory");
-                goto out;
-            }
-            svg = ns;
-        }
+        /* Room for a 4 KiB read and the terminating NUL; reads fill what is free. */
+        if ((rc = RF_GROW(svg, cap, len + 4096 + 1, err)) < 0)
+            goto out;
         got = fread(svg + len, 1, cap - len - 1, f);
         len += got;
     } while (got > 0);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
+
 /* The Hopper inter-node speed ladder (GB/s per ring, search.cc 976-989), highest first: the
  * search starts at the first speed within the GPU-to-NIC path, whose PCIe Gen5 x16 NCCL
  * counts as 48 GB/s (1.2). */
@@ -519,21 +521,9 @@ int rf_ring_set_get(struct rf_ring_set *set, const struct rf_topology *topo, int
             hi = mid;
     }
     size_t need = (size_t)(gpu_count > 0 ? gpu_count : 0) + 1;
-    if (need > set->cap_gpus) {
-        int32_t *g = realloc(set->gpus, need * sizeof(*g));
-        if (!g)
-            return rf_error_set(err, RF_ENOMEM, "out of memory");
-        set->gpus = g;
-        set->cap_gpus = need;
-    }
-    if (set->n == set->cap) {
-        size_t cap = set->cap ? 2 * set->cap : 8;
-        struct rf_ring_entry *e = realloc(set->entries, cap * sizeof(*e));
-        if (!e)
-            return rf_error_set(err, RF_ENOMEM, "out of memory");
-        set->entries = e;
-        set->cap = cap;
-    }
+    if ((rc = RF_GROW(set->gpus, set->cap_gpus, need, err)) < 0 ||
+        (rc = RF_GROW(set->entries, set->cap, set->n + 1, err)) < 0)
+        return rc;
     size_t n = 0;
     bool has_root = false;
     for (int32_t i = 0; i < gpu_count; i++) {

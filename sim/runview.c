@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "describe.h"
 
 static int db_fail(struct rf_store *st, const char *what, struct rf_error *err)
@@ -193,13 +194,11 @@ static int load_measurements(struct rf_store *st, int64_t id, struct rf_run_view
                            -1, &q, NULL) != SQLITE_OK)
         return db_fail(st, "measurement", err);
     sqlite3_bind_int64(q, 1, id);
+    /* The array holds at least its count: a capacity that low only makes it grow. */
+    size_t cap = v->n_meas;
     while ((s = sqlite3_step(q)) == SQLITE_ROW) {
-        void *p = realloc(v->meas, (v->n_meas + 1) * sizeof(*v->meas));
-        if (!p) {
-            rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+        if ((rc = RF_GROW(v->meas, cap, v->n_meas + 1, err)) < 0)
             goto out;
-        }
-        v->meas = p;
         struct rf_run_measurement *m = &v->meas[v->n_meas];
         memset(m, 0, sizeof(*m));
         v->n_meas++;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "checked.h"
 
 struct usage {
@@ -80,17 +81,15 @@ static int64_t recv_bytes(const struct sched *s, const struct rf_transfer *t)
 static int add_use(struct sched *s, struct usage *u, int32_t r, int64_t bytes)
 {
     if (r >= u->cap) {
-        /* Rounds are int32 and r < INT32_MAX, so doubling in int64 ends at most at 2^31. */
-        int64_t cap = u->cap ? u->cap : 16;
-        while (cap <= r)
-            cap *= 2;
+        /* Rounds are int32 and r < INT32_MAX, so the doubled capacity is at most 2^31; the
+         * count kept is int32, so past INT32_MAX the rest goes unused. */
+        size_t cap = (size_t)u->cap;
+        int rc = RF_GROW(u->by_round, cap, (size_t)r + 1, s->err);
+        if (rc < 0)
+            return rc;
         if (cap > INT32_MAX)
             cap = INT32_MAX;
-        int64_t *nb = realloc(u->by_round, (size_t)cap * sizeof(*nb));
-        if (!nb)
-            return rf_error_set(s->err, RF_ENOMEM, "out of memory");
-        memset(nb + u->cap, 0, (size_t)(cap - u->cap) * sizeof(*nb));
-        u->by_round = nb;
+        memset(u->by_round + u->cap, 0, (cap - (size_t)u->cap) * sizeof(*u->by_round));
         u->cap = (int32_t)cap;
     }
     u->by_round[r] += bytes;
@@ -399,6 +398,10 @@ int rf_schedule(struct rf_plan *plan, const struct rf_schedule_opts *opts, struc
         goto out;
     for (size_t i = 0; i < plan->n_transfers; i++)
         n_new[i] = SIZE_MAX; /* not placed yet */
+    /* Every run yields at least one piece: room for that many before the first. */
+    if ((rc = RF_GROW(s.out, s.cap_out, plan->n_transfers, err)) < 0 ||
+        (rc = RF_GROW(lane_of, cap_lane, plan->n_transfers, err)) < 0)
+        goto out;
     for (size_t oi = 0; oi < plan->n_transfers; oi++) {
         size_t i = order[oi];
         const struct rf_transfer *t = &plan->transfers[i];
@@ -436,26 +439,9 @@ int rf_schedule(struct rf_plan *plan, const struct rf_schedule_opts *opts, struc
                 rc = rf_error_set(err, RF_EINVAL, "the schedule exceeds 2^31 transfer runs");
                 goto out;
             }
-            if (s.n_out == s.cap_out) {
-                size_t cap = s.cap_out ? s.cap_out * 2 : plan->n_transfers + 64;
-                struct rf_transfer *nt = realloc(s.out, cap * sizeof(*nt));
-                if (!nt) {
-                    rc = rf_error_set(err, RF_ENOMEM, "out of memory");
-                    goto out;
-                }
-                s.out = nt;
-                s.cap_out = cap;
-            }
-            if (s.n_out >= cap_lane) {
-                size_t cap = s.cap_out > cap_lane ? s.cap_out : cap_lane * 2 + 64;
-                uint8_t *nl = realloc(lane_of, cap);
-                if (!nl) {
-                    rc = rf_error_set(err, RF_ENOMEM, "out of memory");
-                    goto out;
-                }
-                lane_of = nl;
-                cap_lane = cap;
-            }
+            if ((rc = RF_GROW(s.out, s.cap_out, s.n_out + 1, err)) < 0 ||
+                (rc = RF_GROW(lane_of, cap_lane, s.n_out + 1, err)) < 0)
+                goto out;
             lane_of[s.n_out] = s.ln->pipelined;
             struct rf_transfer *piece = &s.out[s.n_out];
             *piece = *t;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "array.h"
 #include "flowsim.h"
 #include "simulate_int.h"
 
@@ -73,24 +74,9 @@ static int cmp_edge(const void *a, const void *b)
     return (x[1] > y[1]) - (x[1] < y[1]);
 }
 
-int sim_grow(void **p, size_t *cap, size_t need, size_t size, struct rf_error *err)
-{
-    if (need <= *cap)
-        return 0;
-    size_t nc = *cap ? *cap * 2 : 1024;
-    while (nc < need)
-        nc *= 2;
-    void *np = realloc(*p, nc * size);
-    if (!np)
-        return rf_error_set(err, RF_ENOMEM, "out of memory");
-    *p = np;
-    *cap = nc;
-    return 0;
-}
-
 int sim_add_edge(struct sim *s, int32_t group, int32_t prerequisite)
 {
-    int rc = sim_grow((void **)&s->edges, &s->cap_edges, s->n_edges + 1, sizeof(*s->edges), s->err);
+    int rc = RF_GROW(s->edges, s->cap_edges, s->n_edges + 1, s->err);
     if (rc < 0)
         return rc;
     s->edges[s->n_edges][0] = group;

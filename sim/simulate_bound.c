@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "array.h"
 #include "simulate_int.h"
 
 int sim_bound_init(struct sim *s)
@@ -66,8 +67,7 @@ int sim_bound_round(struct sim *s, int32_t r)
     for (int i = 0; i < s->n_acc; i++) {
         struct acc *a = &s->acc[i];
         double d = a->round_flow;
-        if ((rc = sim_grow((void **)&a->lloads, &a->cap_lloads, a->n_lloads + a->n_touched,
-                           sizeof(*a->lloads), s->err)) < 0)
+        if ((rc = RF_GROW(a->lloads, a->cap_lloads, a->n_lloads + a->n_touched, s->err)) < 0)
             return rc;
         a->lstart[r] = a->n_lloads;
         for (size_t k = 0; k < a->n_touched; k++) {

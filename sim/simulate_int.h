@@ -102,8 +102,6 @@ struct sim {
     size_t cap_path, cap_chain_path;
 };
 
-/* Grows *p (of `size`-byte entries, *cap of them) to hold need; RF_ENOMEM into err. */
-int sim_grow(void **p, size_t *cap, size_t need, size_t size, struct rf_error *err);
 /* Group `group` (a round) waits for round `prerequisite`. */
 int sim_add_edge(struct sim *s, int32_t group, int32_t prerequisite);
 

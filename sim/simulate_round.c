@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "simulate_int.h"
 
 static int cmp_msg(const void *a, const void *b)
@@ -44,8 +45,7 @@ static int add_flow(struct sim *s, const int32_t *full, int n_full, double bytes
     int rc;
     /* A broadcast channel's chain is longer than any route: it goes on the heap. */
     if (n_full > RF_ROUTE_MAX + 3) {
-        if ((rc = sim_grow((void **)&s->path, &s->cap_path, (size_t)n_full, sizeof(int32_t),
-                           s->err)) < 0)
+        if ((rc = RF_GROW(s->path, s->cap_path, (size_t)n_full, s->err)) < 0)
             return rc;
         path = s->path;
     }
@@ -59,8 +59,8 @@ static int add_flow(struct sim *s, const int32_t *full, int n_full, double bytes
         sim_bound_add(s, path, n, bytes, latency, tail, cap);
         return 0;
     }
-    if ((rc = sim_grow((void **)&s->flow_phase, &c1, s->n_flows + 1, 1, s->err)) < 0 ||
-        (rc = sim_grow((void **)&s->flow_group, &c2, s->n_flows + 1, sizeof(int32_t), s->err)) < 0)
+    if ((rc = RF_GROW(s->flow_phase, c1, s->n_flows + 1, s->err)) < 0 ||
+        (rc = RF_GROW(s->flow_group, c2, s->n_flows + 1, s->err)) < 0)
         return rc;
     s->cap_flows = c1 < c2 ? c1 : c2;
     struct rf_flow_spec f = {.bytes = bytes,
@@ -104,7 +104,7 @@ static int sort_msgs(struct sim *s, struct msg *m, size_t n)
             qsort(m, n, sizeof(*m), cmp_msg);
         return 0;
     }
-    if ((rc = sim_grow((void **)&s->msg_tmp, &s->cap_tmp, n, sizeof(*m), s->err)) < 0)
+    if ((rc = RF_GROW(s->msg_tmp, s->cap_tmp, n, s->err)) < 0)
         return rc;
     if (!s->count && !(s->count = malloc((gpus + 1) * sizeof(*s->count))))
         return rf_error_set(s->err, RF_ENOMEM, "out of memory");
@@ -235,8 +235,7 @@ static int round_chain(struct sim *s, int32_t r, const struct chain *ch)
     double bytes = (double)ch->bytes / ps->n;
     for (int k = 0; k < ps->n; k++) {
         size_t n = ps->start[k + 1] - ps->start[k];
-        if ((rc = sim_grow((void **)&s->chain_path, &s->cap_chain_path, n + 1, sizeof(int32_t),
-                           s->err)) < 0)
+        if ((rc = RF_GROW(s->chain_path, s->cap_chain_path, n + 1, s->err)) < 0)
             return rc;
         memcpy(s->chain_path, ps->links + ps->start[k], n * sizeof(int32_t));
         /* Appended, the quantiser (the last block of links) keeps the path sorted. */
@@ -304,8 +303,7 @@ int sim_round_transfers(struct sim *s, int32_t r)
                                                     : RF_SIM_DELIVER;
         bool quant = phase == RF_SIM_DELIVER && plan->wire_dtype[tensor] == RF_DT_FP8 &&
                      plan->tensors[tensor].dtype != RF_DT_FP8;
-        if ((rc = sim_grow((void **)&s->m, &s->cap_m, n + (size_t)t->dst_count, sizeof(*s->m),
-                           s->err)) < 0)
+        if ((rc = RF_GROW(s->m, s->cap_m, n + (size_t)t->dst_count, s->err)) < 0)
             return rc;
         struct msg *m = s->m;
         struct msg one = {.quant = quant, .runs = 1, .bytes = t->bytes};

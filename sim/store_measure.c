@@ -4,7 +4,6 @@
 
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* Binds the columns every measurement statement shares, from parameter 1 on, in the order

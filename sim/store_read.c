@@ -123,7 +123,8 @@ static int load_description(struct rf_store *st, int64_t id, char **out, struct 
     return rc;
 }
 
-/* Runs one query and hands each row to `row`; counts rows first to size arrays. */
+/* Runs one query and hands each row to `row`; counts rows first to size arrays. A row that
+ * returns RF_ENOMEM ran out of memory; any other negative code means a malformed row. */
 static int load_rows(struct rf_store *st, const char *sql, int64_t id, void *ctx,
                      int (*row)(sqlite3_stmt *, void *, size_t), size_t *n, const char *what,
                      struct rf_error *err)
@@ -141,8 +142,9 @@ static int load_rows(struct rf_store *st, const char *sql, int64_t id, void *ctx
             goto out;
         }
         if ((rc = row(q, ctx, i++)) < 0) {
-            rc = rf_error_set(err, RF_EINVAL, "run %lld: malformed %s %zu", (long long)id, what,
-                              i - 1);
+            rc = rc == RF_ENOMEM ? rf_error_set(err, RF_ENOMEM, "out of memory")
+                                 : rf_error_set(err, RF_EINVAL, "run %lld: malformed %s %zu",
+                                                (long long)id, what, i - 1);
             goto out;
         }
     }
@@ -159,11 +161,12 @@ static int row_tensor(sqlite3_stmt *q, void *ctx, size_t i)
     struct rf_plan *p = ctx;
     struct rf_tensor *t = &p->tensors[i];
     const char *name = (const char *)sqlite3_column_text(q, 1);
-    t->name = strdup(name ? name : "");
+    if (!(t->name = strdup(name ? name : "")))
+        return RF_ENOMEM;
     t->layer = sqlite3_column_int(q, 3);
     t->ndim = parse_shape((const char *)sqlite3_column_text(q, 5), t->shape);
     t->scale_of = sqlite3_column_type(q, 9) == SQLITE_NULL ? -1 : sqlite3_column_int(q, 9);
-    if (!t->name || t->ndim < 1 || enum_col(q, 2, p_role, &t->role) < 0 ||
+    if (t->ndim < 1 || enum_col(q, 2, p_role, &t->role) < 0 ||
         enum_col(q, 4, p_class, &t->cls) < 0 || enum_col(q, 6, p_dtype, &t->dtype) < 0 ||
         enum_col(q, 7, p_dtype, &p->wire_dtype[i]) < 0 ||
         enum_col(q, 8, p_strategy, &p->tensor_strategy[i]) < 0)
@@ -270,9 +273,13 @@ int rf_store_load_run(struct rf_store *st, int64_t id, struct rf_stored_run *run
                           (long long)id);
         goto out;
     }
-    run->model = strdup((const char *)sqlite3_column_text(q, 0));
-    if (!run->model || enum_col(q, 1, p_strategy, &p->strategy) < 0) {
+    const char *model = (const char *)sqlite3_column_text(q, 0);
+    if (!model || enum_col(q, 1, p_strategy, &p->strategy) < 0) {
         rc = rf_error_set(err, RF_EINVAL, "run %lld: malformed run row", (long long)id);
+        goto out;
+    }
+    if (!(run->model = strdup(model))) {
+        rc = rf_error_set(err, RF_ENOMEM, "out of memory");
         goto out;
     }
     p->staging_bytes = sqlite3_column_int64(q, 2);

@@ -295,10 +295,6 @@ int64_t rf_topology_nic(const struct rf_topology *t, int64_t gpu)
 {
     return t->place[gpu].nic;
 }
-int64_t rf_topology_leaf(const struct rf_topology *t, int64_t nic)
-{
-    return leaf_of(t, nic);
-}
 
 static void hop(struct rf_route *r, const struct rf_topology *t, enum rf_link_kind k, int64_t i)
 {

@@ -139,9 +139,8 @@ void rf_topology_route(const struct rf_topology *topo, int64_t src, int64_t dst,
 void rf_topology_route_direct(const struct rf_topology *topo, int64_t src, int64_t dst,
                               struct rf_route *route);
 int32_t rf_topology_link(const struct rf_topology *topo, enum rf_link_kind kind, int64_t index);
-/* The NIC serving a GPU (-1 without NICs), and the rail leaf a NIC hangs off. */
+/* The NIC serving a GPU (-1 without NICs). */
 int64_t rf_topology_nic(const struct rf_topology *topo, int64_t gpu);
-int64_t rf_topology_leaf(const struct rf_topology *topo, int64_t nic);
 /* The p2p channels of a communicator of the first `ranks` GPUs of the topology. */
 /* configured > 0: the communicator was given nChannelsPerNetPeer = configured (refit-exec
  * gives it rf_topology_net_ask, plan->net_channels_per_peer), which stops NCCL's halving;
