@@ -48,9 +48,10 @@ static void raise_to(double *bound, int64_t bytes, double capacity)
  * leaves a domain only over a NIC of the node of the GPU that sends it (rf_topology_route:
  * PXN hops to a GPU of the same node), and refit plans send only from GPUs of the two
  * sides (holders, inference GPUs as relays, the broadcast's root, which is a training
- * GPU). So in issue 10's scenario A the 64 trainers' 16 trays give 64 NICs, not domain 0's
- * 72 (a GB200 tray has one compute NIC per GPU, shared/reference/hardware-and-simulation.md
- * §2.1; 50 GB/s at the default 0.96 NIC efficiency is 48): 1342 GB / (64 x 48 GB/s) = 0.44 s.
+ * GPU). So in scripts/dsv3-gb200-relay.lua the 64 trainers' 16 trays give 64 NICs, not
+ * domain 0's 72 (a GB200 tray has one compute NIC per GPU, NVIDIA's GB200 NVL72 reference
+ * architecture; 50 GB/s at the default 0.96 NIC efficiency is 48): 1342 GB / (64 x 48 GB/s)
+ * = 0.44 s.
  * NICs a node shares between domains count for each, which only lowers the bound. */
 static int source_bound(const struct rf_need *need, const struct rf_side *train,
                         const struct rf_side *infer, const struct rf_topology *topo,

@@ -525,8 +525,9 @@ static void version_5_file_is_migrated(void **state)
 }
 
 /* A file written by schema version 6 (t/data/store/v6.sql: a simulated run and a
- * measurement of it, before issue 12) is migrated in place: its run has no description and
- * no memory rows (run_memory shows NULLs and loads NULL), and a new run stores both. */
+ * measurement of it, before runs described themselves) is migrated in place: its run has no
+ * description and no memory rows (run_memory shows NULLs and loads NULL), and a new run stores
+ * both. */
 static void version_6_file_is_migrated(void **state)
 {
     (void)state;
@@ -1095,8 +1096,8 @@ static void bad_step_leaves_nothing(void **state)
 }
 
 /* A file written by schema version 7 (t/data/store/v7.sql: a simulated, described and
- * measured run, before issue 13) is migrated in place: its run keeps its prediction, memory,
- * description and measurement and has no step; a new run stores one. */
+ * measured run, before the step's phases) is migrated in place: its run keeps its prediction,
+ * memory, description and measurement and has no step; a new run stores one. */
 static void version_7_file_is_migrated(void **state)
 {
     (void)state;
