@@ -24,6 +24,8 @@ static const struct cmd_entry {
     {"show", "RUN", cmd_show,
      "a stored run on one screen: scenario, memory, prediction, measurements"},
     {"diff", "RUN RUN", cmd_diff, "what differs between two stored runs' scenarios and figures"},
+    {"export", "TABLE", cmd_export,
+     "a table or view of the database as CSV (--csv), optionally per run"},
 };
 
 static void usage(FILE *f)
