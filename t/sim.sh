@@ -62,11 +62,19 @@ is "$(sql "$db" "SELECT name FROM link_load WHERE run_id = 2 ORDER BY bytes / ca
 "$REFIT" sim "$scen" --db "$db" --strategy reshard >"$tmp/table" 2>&1
 ok $? "the table form works"
 is "$(sed -n 2p "$tmp/table" | tr -s ' ')" \
-    "$(q "printf('reshard %.3f %.3f %.1f %.1f %.1f %d %s', value->>'predicted_s',
+    "$(q "printf('6 reshard %.3f %.3f %.1f %.1f %.1f %d %s', value->>'predicted_s',
           value->>'lower_bound_s', value->>'payload_bytes' / 1e9, value->>'fabric_bytes' / 1e9,
           value->>'nvlink_bytes' / 1e9, value->>'rounds', value->>'bottleneck')" \
          "WHERE value->>'strategy' = 'reshard'")" \
-    "and its row holds the figures of the JSON"
+    "and its row holds the run id and the figures of the JSON"
+is "$(tail -n 1 "$tmp/table")" "stored in $db as run 6" "the table names the run a replay needs"
+"$REFIT" sim "$scen" --db "$db" --compare >"$tmp/table"
+is "$(awk 'NR > 1 && $2 ~ /^(broadcast|reshard|hierarchical|hybrid|auto)$/ { print $1 $2 }' \
+    "$tmp/table" | tr '\n' ' ')|$(tail -n 1 "$tmp/table")" \
+    "7broadcast 8reshard 9hierarchical 10hybrid 11auto |stored in $db as runs 7..11" \
+    "--compare: each strategy's row names its run, and the last line all of them"
+is "$(sql "$db" "SELECT group_concat(id || strategy, ' ') FROM run WHERE id >= 7")" \
+    "7broadcast 8reshard 9hierarchical 10hybrid 11auto" "as the database holds them"
 
 # A prediction computed by hand: tiny-llama (t/data/exec/tiny-llama.lua) from one "GPU" to
 # another on the localhost preset, in one round (64 MB of staging). Its 39 tensors (4 layers
