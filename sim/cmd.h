@@ -20,11 +20,16 @@
 int cmd_fail(const struct rf_error *err);
 /* Prints "refit: MESSAGE (see refit CMD --help)" on stderr; returns the exit status 2. */
 int cmd_usage_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* getopt_long over a command's argv (argv[0] is the command; long options only) that says
- * itself what is wrong, in one line: "unknown option --jsn", "--db needs a value" (also for
- * an empty value or one that is the next option), "--json takes no value". Returns the
+/* getopt_long over a command's argv (argv[0] is the command; long options, and -h for the
+ * command's --help) that says itself what is wrong, in one line: "unknown option --jsn, did
+ * you mean --json?" (the nearest long option, when one is near), "--db needs a value" (also
+ * for an empty value or one that is the next option), "--json takes no value". Returns the
  * option's val, -1 after the last option, or '?' when it printed an error (exit 2). */
 int cmd_getopt(int argc, char **argv, const struct option *opts);
+/* The name of names[0..n) nearest to the first len bytes of word (one edit for a name
+ * shorter than six letters, else two; a swap of neighbours counts one), or NULL: what "did
+ * you mean" suggests for an unknown command or option. */
+const char *cmd_nearest(const char *word, size_t len, const char *const *names, size_t n);
 /* The folder of Lua descriptions: $REFIT_MODELS, else next to the binary, else installed. */
 void cmd_models_dir(char *buf, size_t size);
 
