@@ -174,10 +174,16 @@ int cmd_sim(int argc, char **argv)
     }
     if (optind + 1 != argc)
         return cmd_usage_fail("sim", "sim takes one SCENARIO, got %d", argc - optind);
-    if (compare && strategy)
-        return cmd_usage_fail("sim", "--compare runs every strategy; drop --strategy");
     if (cmd_check_strategy("sim", strategy) != 0)
         return 2;
+    /* Both at once is ambiguous (one run or five?): say what each does, so the user keeps
+     * the one meant, rather than refit guessing. */
+    if (compare && strategy)
+        return cmd_usage_fail("sim",
+                              "--compare with --strategy %s: --compare already runs every "
+                              "strategy, %s among them, each as its own run; drop --strategy "
+                              "for all of them, or --compare for %s alone",
+                              strategy, strategy, strategy);
 
     struct rf_error err = {0};
     struct cmd_env env = {0};

@@ -68,4 +68,13 @@ t_opt "refit: unknown option -x (see refit models --help)" models -x
 t_opt "refit: unknown option --clustr, did you mean --cluster? (see refit calibrate --help)" \
     calibrate --db x.db --clustr h100
 
+# ---- refusals that say why ----
+t_opt "refit: --compare with --strategy reshard: --compare already runs every strategy, \
+reshard among them, each as its own run; drop --strategy for all of them, or --compare for \
+reshard alone (see refit sim --help)" sim "$SRCDIR/t/data/sim/qwen3-30b.lua" --db "$tmp/c.db" \
+    --compare --strategy reshard
+is "$(test -e "$tmp/c.db"; echo $?)" 1 "and no database is created"
+t_opt "refit: --strategy: unknown strategy 'fast' (broadcast, reshard, hierarchical, hybrid, \
+auto) (see refit sim --help)" sim x.lua --compare --strategy fast
+
 done_testing
