@@ -1,5 +1,6 @@
 /* The plumbing every `refit` command shares: its error lines, option parsing, the models
  * folder, the simulator's options from the environment, and cmd_open's Lua-and-store setup. */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -11,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "cmd.h"
 #include "json.h"
 #include "plan.h"
@@ -164,6 +166,51 @@ int cmd_getopt(int argc, char **argv, const struct option *opts)
         }
     }
     return c;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int cmd_lua_names(const char *dir, const char *what, char ***names, size_t *n)
+{
+    size_t cap = 0;
+    *names = NULL;
+    *n = 0;
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "refit: %s: cannot open the %s folder\n", dir, what);
+        return 1;
+    }
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".lua") != 0)
+            continue;
+        if (RF_GROW(*names, cap, *n + 1, NULL) < 0)
+            break;
+        if (!((*names)[*n] = strndup(e->d_name, len - 4)))
+            break;
+        (*n)++;
+    }
+    /* A list cut short by memory would look complete: fail instead. */
+    bool short_list = e != NULL;
+    closedir(d);
+    if (short_list) {
+        fputs("refit: out of memory\n", stderr);
+        return 1;
+    }
+    if (*n > 0)
+        qsort(*names, *n, sizeof(**names), cmp_str);
+    return 0;
+}
+
+void cmd_names_free(char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
 }
 
 static bool is_dir(const char *path)

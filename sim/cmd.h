@@ -33,6 +33,12 @@ const char *cmd_nearest(const char *word, size_t len, const char *const *names, 
 /* The folder of Lua descriptions: $REFIT_MODELS, else next to the binary, else installed. */
 void cmd_models_dir(char *buf, size_t size);
 
+/* The names of DIR's *.lua files without ".lua", sorted (what: the folder's kind in the error,
+ * "models"): 0, or 1 after printing why (a folder that cannot be opened, or out of memory:
+ * a list cut short would look complete). Free with cmd_names_free, also after a failure. */
+int cmd_lua_names(const char *dir, const char *what, char ***names, size_t *n);
+void cmd_names_free(char **names, size_t n);
+
 /* The simulator's options from the environment (REFIT_SIM_TOLERANCE, REFIT_THREADS; unset
  * or empty: the defaults), range-checked: 0, or 1 after printing why on stderr. */
 int cmd_sim_options(struct rf_sim_options *opts);
@@ -102,6 +108,7 @@ int cmd_run(int argc, char **argv);       /* sim/cmd_run.c */
 int cmd_calibrate(int argc, char **argv); /* sim/cmd_calibrate.c */
 int cmd_report(int argc, char **argv);    /* sim/cmd_report.c */
 int cmd_models(int argc, char **argv);    /* sim/cmd_models.c */
+int cmd_clusters(int argc, char **argv);  /* sim/cmd_clusters.c */
 int cmd_show(int argc, char **argv);      /* sim/cmd_show.c */
 int cmd_diff(int argc, char **argv);      /* sim/cmd_show.c */
 int cmd_search(int argc, char **argv);    /* sim/cmd_search.c */

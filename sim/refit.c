@@ -22,6 +22,7 @@ static const struct cmd_entry {
     {"calibrate", "", cmd_calibrate, "fit a cluster's calibration to the measured replays"},
     {"report", "", cmd_report, "write an HTML page of stored runs (tables, gnuplot plots)"},
     {"models", "", cmd_models, "list the known model architectures"},
+    {"clusters", "", cmd_clusters, "list the cluster presets with their GPUs, links and HBM"},
     {"show", "RUN", cmd_show,
      "a stored run on one screen: scenario, memory, prediction, measurements"},
     {"diff", "RUN RUN", cmd_diff, "what differs between two stored runs' scenarios and figures"},

@@ -77,4 +77,38 @@ is "$(test -e "$tmp/c.db"; echo $?)" 1 "and no database is created"
 t_opt "refit: --strategy: unknown strategy 'fast' (broadcast, reshard, hierarchical, hybrid, \
 auto) (see refit sim --help)" sim x.lua --compare --strategy fast
 
+# ---- refit clusters ----
+"$REFIT" clusters >"$tmp/cl" 2>"$tmp/err"
+is "$?|$(cat "$tmp/err")|$(head -n 1 "$tmp/cl" | tr -s ' ')" \
+    "0||cluster gpus/node nvl_gpus nvlink(GB/s) nics/node nic(GB/s) hbm(GB) pcie(GB/s) nodes/leaf" \
+    "refit clusters prints its table"
+is "$(awk 'NR > 1 { print $1 }' "$tmp/cl" | tr '\n' ' ')" \
+    "$(cd "$REFIT_MODELS/clusters" && ls ./*.lua | sed 's|^\./||; s/\.lua$//' | tr '\n' ' ')" \
+    "one row per preset file, sorted"
+# The figures as models/clusters/dgx-h100.lua and gb200-nvl72.lua write them: 8 GPUs in one
+# 8-GPU NVLink domain at 450 GB/s, 8 NICs of 400 Gb/s (50 GB/s), 80 GB HBM, PCIe 5.0 x16
+# (64 GB/s), 32 nodes a leaf; 4 GPUs a tray in a 72-GPU domain at 900 GB/s, 186 GB HBM.
+is "$(grep '^dgx-h100 ' "$tmp/cl" | tr -s ' ')" "dgx-h100 8 8 450 8 50 80 64 32" \
+    "dgx-h100: the preset's figures"
+is "$(grep '^gb200-nvl72 ' "$tmp/cl" | tr -s ' ')" "gb200-nvl72 4 72 900 4 50 186 64 32" \
+    "gb200-nvl72: the preset's figures"
+"$REFIT" clusters --json >"$tmp/cl.json"
+is "$("$SQLITE3" :memory: "SELECT group_concat(printf('%s %d %d %g %d %g %g %g %d',
+      value->>'name', value->>'gpus_per_node', value->>'nvlink_domain_gpus',
+      value->>'nvlink_gbps', value->>'nics_per_node', value->>'nic_gbps', value->>'hbm_gb',
+      value->>'pcie_gbps', value->>'nodes_per_leaf'), '|') FROM json_each(readfile('$tmp/cl.json'))")" \
+    "$(awk 'NR > 1 { $1 = $1; print }' "$tmp/cl" | tr '\n' '|' | sed 's/|$//')" \
+    "--json holds the table's figures"
+# A bad preset fails naming its file and field, and prints no part of the table.
+mkdir -p "$tmp/models"
+cp -r "$REFIT_MODELS/lib" "$REFIT_MODELS/clusters" "$tmp/models/"
+sed 's/hbm_gb = 80,/hbm_gb = "lots",/' "$REFIT_MODELS/clusters/dgx-h100.lua" \
+    >"$tmp/models/clusters/dgx-h100.lua"
+REFIT_MODELS=$tmp/models "$REFIT" clusters >"$tmp/out" 2>"$tmp/err"
+is "$?|$(cat "$tmp/out")|$(cat "$tmp/err")" "1||refit: $tmp/models/clusters/dgx-h100.lua:$(grep -n \
+    'hbm_gb = "lots"' "$tmp/models/clusters/dgx-h100.lua" | cut -d: -f1): hbm_gb: expected a \
+number > 0 and <= 1000000, got 'lots'" \
+    "a bad preset: exit 1, its file:line and field, nothing on stdout"
+t_opt "refit: clusters takes no argument 'dgx-h100' (see refit clusters --help)" clusters dgx-h100
+
 done_testing
