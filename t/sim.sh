@@ -212,4 +212,33 @@ ok "$(test $? -eq 1 && grep -q '^refit: .*zz-broken.lua:2:' "$tmp/err"; echo $?)
 is "$(cat "$tmp/out")" "" "and prints no part of its table"
 "$REFIT" sim "$scen" --db "$tmp/full.db" >/dev/full 2>/dev/null
 ok "$(test $? -ne 0; echo $?)" "a table that cannot be written is an error"
+# auto's candidate names are never cut mid-word: the longest form (PXN off, a relay with fanout
+# and depth, tiny DeepSeek-V3's eight roles) names every role whole (182 to 245 bytes here;
+# they were cut at 159 before, "... shared_e").
+cat >"$tmp/long.lua" <<EOS
+return {
+    model = "$SRCDIR/t/data/exec/tiny-dsv3.lua",
+    cluster = { system = "dgx-h100", nodes = 8, gpus_per_node = 1, nvlink = { domain_gpus = 1 },
+                nic = { per_node = 1 }, fabric = { pxn = false } },
+    train = { gpus = 1 },
+    infer = { gpus = 7, first_gpu = 1, tp = 1, dp = 7 },
+    staging_mb = 1,
+    strategy = "auto",
+    relay = { fanout = 2, depth = 2 },
+}
+EOS
+"$REFIT" sim "$tmp/long.lua" --db "$tmp/long.db" --json >"$tmp/long.json"
+ok $? "auto on tiny DeepSeek-V3 with PXN off and a relay tree"
+"$SQLITE3" :memory: "SELECT value->>'candidate' FROM json_each(readfile('$tmp/long.json'),
+    '\$.auto_candidates') UNION ALL SELECT readfile('$tmp/long.json')->>'auto_choice'" \
+    >"$tmp/names"
+s='=(broadcast|reshard|hierarchical|hybrid|mixed)'
+is "$(grep -c -v -E "^pxn off \(NCCL_PXN_DISABLE=1\), [a-z_]+ sources(, no ring|, ring( fanout \
+[0-9]+)?( depth [0-9]+)?)?: embedding$s attention$s dense_ffn$s expert$s shared_expert$s \
+router$s norm$s lm_head$s$" "$tmp/names")|$(awk 'length > 160' "$tmp/names" | wc -l | tr -d ' ')" \
+    "0|$(wc -l <"$tmp/names" | tr -d ' ')" \
+    "every candidate's name and auto's choice name all eight roles whole (each over the 160 bytes they were cut at)"
+"$REFIT" sim "$tmp/long.lua" --db "$tmp/long.db" >"$tmp/long.txt"
+is "$(sed -n 3p "$tmp/long.txt" | sed 's/^ *//; s/ ([0-9]* candidates predicted, .*//')" "$(json "$tmp/long.json" '$.auto_choice')" \
+    "the table's line under auto is its choice, whole"
 done_testing
