@@ -84,8 +84,11 @@ int main(int argc, char **argv)
 {
     bool help = argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
                               strcmp(argv[1], "help") == 0);
-    /* `refit help CMD` is `refit CMD --help`, so each command's help lives in one place. */
-    if (help && argc >= 3 && strcmp(argv[1], "help") == 0) {
+    /* `refit help CMD` is `refit CMD --help`, so each command's help lives in one place;
+     * `refit help help` and `refit help -h` ask about refit itself. */
+    bool about_refit = argc >= 3 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0 ||
+                                     strcmp(argv[2], "help") == 0);
+    if (help && argc >= 3 && strcmp(argv[1], "help") == 0 && !about_refit) {
         const struct cmd_entry *c = find_command(argv[2]);
         if (!c)
             return unknown_command(argv[2]);

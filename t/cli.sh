@@ -22,6 +22,10 @@ is "$?|$(head -n 1 "$tmp/out")|$(test -e "$tmp/never.db"; echo $?)" \
 "$REFIT" help >"$tmp/help"
 is "$(cmp -s "$tmp/long" "$tmp/short"; echo $?)$(cmp -s "$tmp/long" "$tmp/help"; echo $?)|$(head -n 1 "$tmp/help")" \
     "00|usage: refit <command> [options]" "refit -h and refit help are refit --help"
+"$REFIT" help help >"$tmp/help2"
+"$REFIT" help -h >"$tmp/help3"
+is "$?|$(cmp -s "$tmp/long" "$tmp/help2"; echo $?)$(cmp -s "$tmp/long" "$tmp/help3"; echo $?)" \
+    "0|00" "refit help help and refit help -h are refit --help"
 "$REFIT" help simm >"$tmp/out" 2>"$tmp/err"
 is "$?|$(cat "$tmp/out")|$(cat "$tmp/err")" \
     "2||refit: unknown command 'simm' (did you mean 'sim'?)" "refit help of a typo suggests"
