@@ -481,21 +481,46 @@ static int predict(struct search *s, const int (*pairs)[2], int n)
 }
 
 /* Strategy per role, sources and PXN of a candidate, for the record and the run's label. */
+/* Appends word to buf (len bytes used of size) whole, or, when it does not fit with room
+ * left for the mark, " ..." once: a name is never cut mid-word. False once it is full. */
+static bool append_word(char *buf, size_t size, size_t *len, const char *word)
+{
+    static const char mark[] = " ...";
+    size_t n = strlen(word);
+    if (*len + n + sizeof(mark) <= size) {
+        memcpy(buf + *len, word, n + 1);
+        *len += n;
+        return true;
+    }
+    if (*len + sizeof(mark) <= size) {
+        memcpy(buf + *len, mark, sizeof(mark));
+        *len += sizeof(mark) - 1;
+    }
+    return false;
+}
+
 static void describe(const struct search *s, const struct cand *c, int t, char *buf, size_t size)
 {
     const struct rf_model *m = s->in->model;
-    char relay[48] = "";
+    char word[64];
+    size_t len = 0;
+    buf[0] = '\0';
+    snprintf(word, sizeof(word), "pxn %s, %s sources",
+             s->topo[t]->cluster->fabric.pxn ? "on" : "off (NCCL_PXN_DISABLE=1)",
+             rf_sources_name(c->sources));
+    if (!append_word(buf, size, &len, word))
+        return;
     if (relayed(s, c) && !c->relay.ring)
-        snprintf(relay, sizeof(relay), ", no ring");
+        snprintf(word, sizeof(word), ", no ring:");
     else if (relayed(s, c))
-        snprintf(relay, sizeof(relay), ", ring%s%.0d%s%.0d", c->relay.fanout > 1 ? " fanout " : "",
+        snprintf(word, sizeof(word), ", ring%s%.0d%s%.0d:", c->relay.fanout > 1 ? " fanout " : "",
                  c->relay.fanout > 1 ? c->relay.fanout : 0, c->relay.depth ? " depth " : "",
                  c->relay.depth);
-    size_t len =
-        (size_t)snprintf(buf, size, "pxn %s, %s sources%s:",
-                         s->topo[t]->cluster->fabric.pxn ? "on" : "off (NCCL_PXN_DISABLE=1)",
-                         rf_sources_name(c->sources), relay);
-    for (int r = 0; r < RF_ROLE_COUNT && len < size; r++) {
+    else
+        snprintf(word, sizeof(word), ":");
+    if (!append_word(buf, size, &len, word))
+        return;
+    for (int r = 0; r < RF_ROLE_COUNT; r++) {
         int first = -1;
         bool mixed = false;
         for (size_t i = 0; i < m->n_tensors; i++)
@@ -505,9 +530,12 @@ static void describe(const struct search *s, const struct cand *c, int t, char *
                 else if ((int)c->ts[i] != first)
                     mixed = true;
             }
-        if (first >= 0)
-            len += (size_t)snprintf(buf + len, size - len, " %s=%s", rf_role_name((enum rf_role)r),
-                                    mixed ? "mixed" : rf_strategy_name((enum rf_strategy)first));
+        if (first < 0)
+            continue;
+        snprintf(word, sizeof(word), " %s=%s", rf_role_name((enum rf_role)r),
+                 mixed ? "mixed" : rf_strategy_name((enum rf_strategy)first));
+        if (!append_word(buf, size, &len, word))
+            return;
     }
 }
 

@@ -29,13 +29,18 @@ struct rf_auto_input {
     struct rf_sim_options sim;
 };
 
+/* A candidate's name holds every word of its longest form whole: PXN off (30 bytes), the
+ * sources and a relay of fanout and depth of ten digits each (62), every one of the eight
+ * roles named hierarchical (175): 268 bytes with its NUL. */
+#define RF_AUTO_NAME_SIZE 320
+
 /* One candidate as the search saw it, for the run's record. */
 struct rf_auto_candidate {
-    char description[160]; /* strategy per role, sources, PXN */
-    double bound_s;        /* rf_simulate_bound on its cluster */
-    double estimate_s;     /* its estimate, which ranks the candidates */
-    double predicted_s;    /* NAN when the bound ruled it out or ranked it too low */
-    int same_as;           /* index of an earlier candidate with the very same plan, or -1 */
+    char description[RF_AUTO_NAME_SIZE]; /* strategy per role, sources, PXN */
+    double bound_s;                      /* rf_simulate_bound on its cluster */
+    double estimate_s;                   /* its estimate, which ranks the candidates */
+    double predicted_s;                  /* NAN when the bound ruled it out or ranked it too low */
+    int same_as; /* index of an earlier candidate with the very same plan, or -1 */
 };
 
 #define RF_AUTO_MAX_CANDIDATES 48
@@ -61,10 +66,10 @@ int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_pred
  * after the other (one plan held at a time: the caller runs layouts in parallel). The
  * lowest estimate wins; in->hybrid is not used. */
 struct rf_auto_screen {
-    double estimate_s;     /* the winner's estimate (rf_simulate_bound) */
-    double bound_s;        /* and its plan's bound */
-    double lower_bound_s;  /* rf_lower_bound, strategy-independent, with the simulator's margin */
-    char description[160]; /* the winner: strategy, sources, PXN */
+    double estimate_s;    /* the winner's estimate (rf_simulate_bound) */
+    double bound_s;       /* and its plan's bound */
+    double lower_bound_s; /* rf_lower_bound, strategy-independent, with the simulator's margin */
+    char description[RF_AUTO_NAME_SIZE]; /* the winner: strategy, sources, PXN */
 };
 int rf_auto_screen(const struct rf_auto_input *in, struct rf_auto_screen *out,
                    struct rf_error *err);

@@ -1,15 +1,18 @@
 /* The plumbing every `refit` command shares: its error lines, option parsing, the models
  * folder, the simulator's options from the environment, and cmd_open's Lua-and-store setup. */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "cmd.h"
 #include "json.h"
 #include "plan.h"
@@ -62,15 +65,76 @@ int cmd_usage_fail(const char *cmd, const char *fmt, ...)
     return 2;
 }
 
+/* The optimal string alignment distance (Levenshtein plus adjacent transpositions, "smi" for
+ * "sim" costs 1) of a and the first bn bytes of b, capped: names are short, typos are near. */
+static size_t edit_distance(const char *a, const char *b, size_t bn)
+{
+    enum { MAX = 64 };
+    size_t an = strlen(a);
+    if (an >= MAX || bn >= MAX)
+        return SIZE_MAX;
+    size_t d[MAX + 1][MAX + 1];
+    for (size_t i = 0; i <= an; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= bn; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= an; i++)
+        for (size_t j = 1; j <= bn; j++) {
+            size_t cost = a[i - 1] != b[j - 1];
+            size_t v = d[i - 1][j - 1] + cost;
+            if (d[i - 1][j] + 1 < v)
+                v = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < v)
+                v = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    return d[an][bn];
+}
+
+const char *cmd_nearest(const char *word, size_t len, const char *const *names, size_t n)
+{
+    const char *best = NULL;
+    size_t best_d = SIZE_MAX;
+    for (size_t i = 0; i < n; i++) {
+        size_t d = edit_distance(names[i], word, len);
+        /* One edit for a short name, two from six letters on: "jsn" is --json's typo, not
+         * --run's (two edits of a three-letter name), and "x" no typo of "db". */
+        size_t most = strlen(names[i]) < 6 ? 1 : 2;
+        if (d <= most && d < strlen(names[i]) && d < best_d) {
+            best = names[i];
+            best_d = d;
+        }
+    }
+    return best;
+}
+
+/* The long option nearest to the unknown "--NAME" (len bytes of it after the dashes). */
+static const char *nearest_option(const char *name, size_t len, const struct option *opts)
+{
+    const char *names[64];
+    size_t n = 0;
+    for (const struct option *o = opts; o->name && n < 64; o++)
+        names[n++] = o->name;
+    return cmd_nearest(name, len, names, n);
+}
+
 int cmd_getopt(int argc, char **argv, const struct option *opts)
 {
     /* getopt's own messages would be printed before ours and call a trailing unknown flag
-     * "needs a value"; ":" makes a missing value ':' and an unknown option '?'. */
+     * "needs a value"; ":" makes a missing value ':' and an unknown option '?'. The one
+     * short option is -h, the --help every command has. */
     opterr = 0;
-    int c = getopt_long(argc, argv, ":", opts, NULL);
+    int c = getopt_long(argc, argv, ":h", opts, NULL);
     const char *cmd = argv[0];
     if (c == -1)
         return -1;
+    if (c == 'h')
+        for (const struct option *o = opts; o->name; o++)
+            if (strcmp(o->name, "help") == 0)
+                return o->val;
     const char *arg = argv[optind - 1];
     int len = (int)strcspn(arg, "=");
     if (c == ':') {
@@ -78,10 +142,14 @@ int cmd_getopt(int argc, char **argv, const struct option *opts)
         return '?';
     }
     if (c == '?') {
+        const char *near;
         if (strncmp(arg, "--", 2) == 0 && optopt != 0 && arg[len] == '=')
             cmd_usage_fail(cmd, "%.*s takes no value", len, arg);
         else if (strncmp(arg, "--", 2) != 0 && optopt != 0)
             cmd_usage_fail(cmd, "unknown option -%c", optopt);
+        else if (strncmp(arg, "--", 2) == 0 &&
+                 (near = nearest_option(arg + 2, (size_t)len - 2, opts)) != NULL)
+            cmd_usage_fail(cmd, "unknown option %.*s, did you mean --%s?", len, arg, near);
         else
             cmd_usage_fail(cmd, "unknown option %.*s", len, arg);
         return '?';
@@ -98,6 +166,51 @@ int cmd_getopt(int argc, char **argv, const struct option *opts)
         }
     }
     return c;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int cmd_lua_names(const char *dir, const char *what, char ***names, size_t *n)
+{
+    size_t cap = 0;
+    *names = NULL;
+    *n = 0;
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "refit: %s: cannot open the %s folder\n", dir, what);
+        return 1;
+    }
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".lua") != 0)
+            continue;
+        if (RF_GROW(*names, cap, *n + 1, NULL) < 0)
+            break;
+        if (!((*names)[*n] = strndup(e->d_name, len - 4)))
+            break;
+        (*n)++;
+    }
+    /* A list cut short by memory would look complete: fail instead. */
+    bool short_list = e != NULL;
+    closedir(d);
+    if (short_list) {
+        fputs("refit: out of memory\n", stderr);
+        return 1;
+    }
+    if (*n > 0)
+        qsort(*names, *n, sizeof(**names), cmp_str);
+    return 0;
+}
+
+void cmd_names_free(char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
 }
 
 static bool is_dir(const char *path)

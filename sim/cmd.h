@@ -20,13 +20,24 @@
 int cmd_fail(const struct rf_error *err);
 /* Prints "refit: MESSAGE (see refit CMD --help)" on stderr; returns the exit status 2. */
 int cmd_usage_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* getopt_long over a command's argv (argv[0] is the command; long options only) that says
- * itself what is wrong, in one line: "unknown option --jsn", "--db needs a value" (also for
- * an empty value or one that is the next option), "--json takes no value". Returns the
+/* getopt_long over a command's argv (argv[0] is the command; long options, and -h for the
+ * command's --help) that says itself what is wrong, in one line: "unknown option --jsn, did
+ * you mean --json?" (the nearest long option, when one is near), "--db needs a value" (also
+ * for an empty value or one that is the next option), "--json takes no value". Returns the
  * option's val, -1 after the last option, or '?' when it printed an error (exit 2). */
 int cmd_getopt(int argc, char **argv, const struct option *opts);
+/* The name of names[0..n) nearest to the first len bytes of word (one edit for a name
+ * shorter than six letters, else two; a swap of neighbours counts one), or NULL: what "did
+ * you mean" suggests for an unknown command or option. */
+const char *cmd_nearest(const char *word, size_t len, const char *const *names, size_t n);
 /* The folder of Lua descriptions: $REFIT_MODELS, else next to the binary, else installed. */
 void cmd_models_dir(char *buf, size_t size);
+
+/* The names of DIR's *.lua files without ".lua", sorted (what: the folder's kind in the error,
+ * "models"): 0, or 1 after printing why (a folder that cannot be opened, or out of memory:
+ * a list cut short would look complete). Free with cmd_names_free, also after a failure. */
+int cmd_lua_names(const char *dir, const char *what, char ***names, size_t *n);
+void cmd_names_free(char **names, size_t n);
 
 /* The simulator's options from the environment (REFIT_SIM_TOLERANCE, REFIT_THREADS; unset
  * or empty: the defaults), range-checked: 0, or 1 after printing why on stderr. */
@@ -97,6 +108,7 @@ int cmd_run(int argc, char **argv);       /* sim/cmd_run.c */
 int cmd_calibrate(int argc, char **argv); /* sim/cmd_calibrate.c */
 int cmd_report(int argc, char **argv);    /* sim/cmd_report.c */
 int cmd_models(int argc, char **argv);    /* sim/cmd_models.c */
+int cmd_clusters(int argc, char **argv);  /* sim/cmd_clusters.c */
 int cmd_show(int argc, char **argv);      /* sim/cmd_show.c */
 int cmd_diff(int argc, char **argv);      /* sim/cmd_show.c */
 int cmd_search(int argc, char **argv);    /* sim/cmd_search.c */

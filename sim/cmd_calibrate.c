@@ -101,14 +101,14 @@ int cmd_calibrate(int argc, char **argv)
     const char *db = NULL, *spec = NULL, *outp = NULL;
     bool json = false;
     int c;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((c = cmd_getopt(argc, argv, opts)) != -1) {
         switch (c) {
         case 'd': db = optarg; break;
         case 'c': spec = optarg; break;
         case 'o': outp = optarg; break;
         case 'j': json = true; break;
         case 'h': fputs(usage_calibrate, stdout); return 0;
-        default: fputs(usage_calibrate, stderr); return 2;
+        default: return 2; /* cmd_getopt said what is wrong */
         }
     }
     if (optind != argc || !db || !spec) {

@@ -1,5 +1,4 @@
 /* `refit models`: the model descriptions refit knows, with their parameter counts. */
-#include <dirent.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
@@ -8,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
 #include "cmd.h"
 #include "json.h"
 #include "model.h"
@@ -18,11 +16,6 @@ static const char usage_models[] =
     "usage: refit models [--json]\n"
     "\n"
     "Lists the model architectures of the models folder with their parameter counts.\n";
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
 
 int cmd_models(int argc, char **argv)
 {
@@ -44,7 +37,7 @@ int cmd_models(int argc, char **argv)
     struct rf_error err = {0};
     struct cmd_env env = {0};
     char **names = NULL;
-    size_t n = 0, cap = 0;
+    size_t n = 0;
     json_t *list = json_array();
     /* The table is printed once every model loaded, so a bad model file prints no part. */
     char *table = NULL;
@@ -57,31 +50,8 @@ int cmd_models(int argc, char **argv)
         goto out;
     }
     cmd_models_dir(dir, sizeof(dir));
-    DIR *d = opendir(dir);
-    if (!d) {
-        fprintf(stderr, "refit: %s: cannot open the models folder\n", dir);
+    if (cmd_lua_names(dir, "models", &names, &n) != 0)
         goto out;
-    }
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        size_t len = strlen(e->d_name);
-        if (len < 5 || strcmp(e->d_name + len - 4, ".lua") != 0)
-            continue;
-        if (RF_GROW(names, cap, n + 1, NULL) < 0)
-            break;
-        if (!(names[n] = strndup(e->d_name, len - 4)))
-            break;
-        n++;
-    }
-    /* A list cut short by memory would look complete: fail instead. */
-    bool short_list = e != NULL;
-    closedir(d);
-    if (short_list) {
-        fputs("refit: out of memory\n", stderr);
-        goto out;
-    }
-    if (n > 0)
-        qsort(names, n, sizeof(*names), cmp_str);
     /* Lua is opened once the folder is listed: a folder that cannot be read says so. */
     if (cmd_open(&env, NULL, 0) != 0)
         goto out;
@@ -133,9 +103,7 @@ out:
         fclose(tf);
     free(table);
     json_decref(list);
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
+    cmd_names_free(names, n);
     cmd_close(&env);
     return rc;
 }

@@ -49,20 +49,38 @@ static json_t *sim_json(const struct rf_scenario *sc, const struct rf_plan *plan
 
 static void sim_header(FILE *f)
 {
-    fprintf(f, "%-12s %11s %10s %12s %12s %11s %7s  %s\n", "strategy", "predicted_s", "bound_s",
-            "payload(GB)", "fabric(GB)", "nvlink(GB)", "rounds", "bottleneck");
+    fprintf(f, "%-6s %-12s %11s %10s %12s %12s %11s %7s  %s\n", "run", "strategy", "predicted_s",
+            "bound_s", "payload(GB)", "fabric(GB)", "nvlink(GB)", "rounds", "bottleneck");
 }
 
-static void sim_row(FILE *f, const struct rf_plan *plan, const struct rf_topology *topo,
-                    const struct rf_prediction *p)
+/* The run id comes first: it is what `refit show`, `refit report --run` and refit-exec's
+ * replay need, and a --compare table maps each strategy to its own run. */
+static void sim_row(FILE *f, int64_t run, const struct rf_plan *plan,
+                    const struct rf_topology *topo, const struct rf_prediction *p)
 {
     char bottleneck[96] = "-";
     if (p->bottleneck >= 0)
         rf_link_describe(topo, (size_t)p->bottleneck, bottleneck, sizeof(bottleneck));
-    fprintf(f, "%-12s %11.3f %10.3f %12.1f %12.1f %11.1f %7d  %s\n",
+    fprintf(f, "%-6lld %-12s %11.3f %10.3f %12.1f %12.1f %11.1f %7d  %s\n", (long long)run,
             rf_strategy_name(plan->strategy), p->predicted_s, p->lower_bound_s,
             gb(plan->total.payload_bytes), gb(p->fabric_bytes), gb(p->nvlink_bytes), plan->n_rounds,
             bottleneck);
+}
+
+/* "run 7", "runs 7..11" when the ids follow each other (one process stored them all), else
+ * "runs 7, 9, 12" (another process stored runs in between). */
+static void print_ids(FILE *f, const int64_t *ids, int n)
+{
+    bool consecutive = true;
+    for (int i = 1; i < n; i++)
+        consecutive = consecutive && ids[i] == ids[i - 1] + 1;
+    if (n == 1)
+        fprintf(f, "run %lld\n", (long long)ids[0]);
+    else if (consecutive)
+        fprintf(f, "runs %lld..%lld\n", (long long)ids[0], (long long)ids[n - 1]);
+    else
+        for (int i = 0; i < n; i++)
+            fprintf(f, "%s%lld%s", i ? ", " : "runs ", (long long)ids[i], i + 1 < n ? "" : "\n");
 }
 
 /* The step's phases under a framework profile, below the strategy's row. */
@@ -156,10 +174,16 @@ int cmd_sim(int argc, char **argv)
     }
     if (optind + 1 != argc)
         return cmd_usage_fail("sim", "sim takes one SCENARIO, got %d", argc - optind);
-    if (compare && strategy)
-        return cmd_usage_fail("sim", "--compare runs every strategy; drop --strategy");
     if (cmd_check_strategy("sim", strategy) != 0)
         return 2;
+    /* Both at once is ambiguous (one run or five?): say what each does, so the user keeps
+     * the one meant, rather than refit guessing. */
+    if (compare && strategy)
+        return cmd_usage_fail("sim",
+                              "--compare with --strategy %s: --compare already runs every "
+                              "strategy, %s among them, each as its own run; drop --strategy "
+                              "for all of them, or --compare for %s alone",
+                              strategy, strategy, strategy);
 
     struct rf_error err = {0};
     struct cmd_env env = {0};
@@ -170,7 +194,7 @@ int cmd_sim(int argc, char **argv)
     size_t table_len = 0;
     FILE *tf = open_memstream(&table, &table_len);
     int rc = 1, stored = 0;
-    int64_t first_id = 0;
+    int64_t first_id = 0, ids[RF_STRAT_COUNT];
     const char *all[RF_STRAT_COUNT];
     int n = 0;
     if (compare)
@@ -210,14 +234,16 @@ int cmd_sim(int argc, char **argv)
         } else if (x == 0) {
             if (i == 0)
                 memory_text = refit_memory_lines(&r.sc);
-            sim_row(tf, &r.plan, r.used, &r.pred);
+            sim_row(tf, r.id, &r.plan, r.used, &r.pred);
             print_step(tf, &r.sc.framework, &r.step);
             if (r.plan.strategy == RF_STRAT_AUTO)
-                fprintf(tf, "%-12s %s (%d candidates predicted, %d only bounded)\n", "",
+                fprintf(tf, "%-6s %-12s %s (%d candidates predicted, %d only bounded)\n", "", "",
                         r.choice.description, r.choice.evaluated, r.choice.pruned);
         }
-        if (x == 0 && stored++ == 0)
+        if (x == 0 && stored == 0)
             first_id = r.id;
+        if (x == 0)
+            ids[stored++] = r.id;
         refit_run_release(&r);
         if (x < 0) {
             /* Each strategy is its own transaction: the ones before stay, and the error
@@ -239,7 +265,8 @@ int cmd_sim(int argc, char **argv)
             goto out;
         }
     } else {
-        fprintf(tf, "\n%sstored in %s\n", memory_text ? memory_text : "", db);
+        fprintf(tf, "\n%sstored in %s as ", memory_text ? memory_text : "", db);
+        print_ids(tf, ids, stored);
         if (fclose(tf) != 0) {
             tf = NULL;
             rf_error_set(&err, RF_ENOMEM, "out of memory");

@@ -1,6 +1,7 @@
 /* The `refit` command: git-style subcommands over the library. This file holds main and the
  * one table of commands; each command lives in sim/cmd_<name>.c. Only the commands print. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,6 +22,7 @@ static const struct cmd_entry {
     {"calibrate", "", cmd_calibrate, "fit a cluster's calibration to the measured replays"},
     {"report", "", cmd_report, "write an HTML page of stored runs (tables, gnuplot plots)"},
     {"models", "", cmd_models, "list the known model architectures"},
+    {"clusters", "", cmd_clusters, "list the cluster presets with their GPUs, links and HBM"},
     {"show", "RUN", cmd_show,
      "a stored run on one screen: scenario, memory, prediction, measurements"},
     {"diff", "RUN RUN", cmd_diff, "what differs between two stored runs' scenarios and figures"},
@@ -38,9 +40,9 @@ static void usage(FILE *f)
         fprintf(f, "  %-15s %s\n", synopsis, commands[i].help);
     }
     fputs("\n"
-          "`refit <command> --help` describes each command. Models and layouts are read from\n"
-          "$REFIT_MODELS, else the models/ folder next to the binary, else " RF_MODELS_DIR ",\n"
-          "else the source tree's models/ folder.\n",
+          "`refit help <command>` (or `refit <command> --help`, or -h) describes each command.\n"
+          "Models and layouts are read from $REFIT_MODELS, else the models/ folder next to the\n"
+          "binary, else " RF_MODELS_DIR ", else the source tree's models/ folder.\n",
           f);
 }
 
@@ -56,19 +58,59 @@ static int finish(int rc)
     return rc;
 }
 
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const struct cmd_entry *find_command(const char *name)
+{
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (strcmp(name, commands[i].name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+/* An unknown command, with the nearest name when one is near: exit 2. */
+static int unknown_command(const char *name)
+{
+    const char *names[N_COMMANDS];
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        names[i] = commands[i].name;
+    const char *near = cmd_nearest(name, strlen(name), names, N_COMMANDS);
+    if (near)
+        fprintf(stderr, "refit: unknown command '%s' (did you mean '%s'?)\n", name, near);
+    else
+        fprintf(stderr, "refit: unknown command '%s'; see refit --help\n", name);
+    return 2;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
+    bool help = argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+                              strcmp(argv[1], "help") == 0);
+    /* `refit help CMD` is `refit CMD --help`, so each command's help lives in one place;
+     * `refit help help` and `refit help -h` ask about refit itself. */
+    bool about_refit = argc >= 3 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0 ||
+                                     strcmp(argv[2], "help") == 0);
+    if (help && argc >= 3 && strcmp(argv[1], "help") == 0 && !about_refit) {
+        const struct cmd_entry *c = find_command(argv[2]);
+        if (!c)
+            return unknown_command(argv[2]);
+        if (argc > 3) {
+            fprintf(stderr, "refit: help takes one command, got %d; see refit --help\n", argc - 2);
+            return 2;
+        }
+        char *args[] = {argv[2], "--help", NULL};
+        return finish(c->fn(2, args));
+    }
+    if (argc < 2 || help) {
         usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
+        return argc < 2 ? 2 : finish(0);
     }
     if (strcmp(argv[1], "--version") == 0) {
         printf("refit %s\n", PACKAGE_VERSION);
-        return 0;
+        return finish(0);
     }
-    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return finish(commands[i].fn(argc - 1, argv + 1));
-    fprintf(stderr, "refit: '%s' is not a command; see refit --help\n", argv[1]);
-    return 2;
+    const struct cmd_entry *c = find_command(argv[1]);
+    if (!c)
+        return unknown_command(argv[1]);
+    return finish(c->fn(argc - 1, argv + 1));
 }

@@ -3,6 +3,7 @@
 #ifndef RF_SEARCH_H
 #define RF_SEARCH_H
 
+#include "auto.h"
 #include "scenario.h"
 #include "simulate.h"
 
@@ -38,7 +39,7 @@ struct rf_search_row {
      * simulator, and the estimate that ranks the rows (rf_simulate_bound's, for auto its
      * screen's best: rf_auto_screen, whose winner `how` names). */
     double bound_s, estimate_s;
-    char how[160];
+    char how[RF_AUTO_NAME_SIZE];
     bool simulated;             /* one of the top: predicted in full and stored */
     struct rf_study_result run; /* then: the stored run and its prediction */
 };
@@ -86,9 +87,9 @@ void rf_search_result_release(struct rf_lua *L, struct rf_search_result *r);
  * bounded and estimated on the scenario's cluster, or for auto rf_auto_screen; nothing is
  * stored. A study's refit.estimate. */
 struct rf_estimate {
-    double bound_s;    /* strategy-independent lower bound, as a prediction's */
-    double estimate_s; /* the estimate */
-    char how[160];     /* what was estimated: the strategy, or auto's screen winner */
+    double bound_s;              /* strategy-independent lower bound, as a prediction's */
+    double estimate_s;           /* the estimate */
+    char how[RF_AUTO_NAME_SIZE]; /* what was estimated: the strategy, or auto's screen winner */
 };
 int rf_estimate(struct rf_scenario *sc, const struct rf_sim_options *sim, struct rf_estimate *out,
                 struct rf_error *err);

@@ -313,10 +313,21 @@ static int collect(struct sim *s)
             out->nvlink_bytes += (int64_t)llround(out->link_bytes[l]);
         if (k == RF_LINK_NIC_OUT)
             out->fabric_bytes += (int64_t)llround(out->link_bytes[l]);
-        /* The bottleneck: the link kept busiest, judged by its load at full rate. */
+        if ((out->link_bytes[l] > 0 || out->link_busy[l] > 0) && out->link_busy[l] > worst)
+            worst = out->link_busy[l];
+    }
+    /* The bottleneck: the link kept busy longest (link_load.busy_seconds). Its bytes at full
+     * rate alone understate a link whose flows a slower one throttles: on
+     * t/data/sim/qwen3-30b.lua's reshard the NIC with the most bytes per GB/s is busy 0.636 s,
+     * another NIC 0.649 s. The links of one chain of flows end together, so of those busy as
+     * long (to 1e-9), the one that carried the most at full rate is the one saturated: an NVLink
+     * port 13% used waits on its NIC, it does not limit it. The lowest link id of a tie. */
+    double most = -1;
+    for (size_t l = 0; worst >= 0 && l < topo->n_links; l++) {
         double load = out->link_bytes[l] / topo->links[l].capacity;
-        if (out->link_bytes[l] > 0 && load > worst) {
-            worst = load;
+        bool used = out->link_bytes[l] > 0 || out->link_busy[l] > 0;
+        if (used && out->link_busy[l] >= worst * (1 - 1e-9) && load > most) {
+            most = load;
             out->bottleneck = (int32_t)l;
         }
     }

@@ -147,7 +147,8 @@ ok "$(test $? -ne 0 && test "$(sql "$race" 'SELECT count(*) FROM run')" = 1; ech
 for cmd in plan sim run report models; do
     "$REFIT" $cmd "$small" --jsn >"$tmp/opt.out" 2>"$tmp/opt.err"
     rc=$?
-    is "$rc $(cat "$tmp/opt.err")" "2 refit: unknown option --jsn (see refit $cmd --help)" \
+    case $cmd in plan | sim | models) near=", did you mean --json?" ;; *) near= ;; esac
+    is "$rc $(cat "$tmp/opt.err")" "2 refit: unknown option --jsn$near (see refit $cmd --help)" \
         "refit $cmd: an unknown trailing option is unknown, exit 2"
     is "$(cat "$tmp/opt.out")" "" "refit $cmd: and nothing on stdout"
 done

@@ -56,17 +56,37 @@ is "$(sql "$db" "SELECT count(*) FROM predicted_round r JOIN prediction p ON p.r
                  WHERE r.finish_seconds > p.seconds * (1 + 1e-9)")" 0 \
     "no round ends after the predicted time"
 b=$(sql "$db" "SELECT bottleneck FROM prediction WHERE run_id = 2")
-is "$(sql "$db" "SELECT name FROM link_load WHERE run_id = 2 ORDER BY bytes / capacity_gbps DESC
-                 LIMIT 1")" "$b" "the bottleneck is the link with the most work"
+# The bottleneck is the link busy longest; of those busy as long (to 1e-9), the most used
+# (utilization: bytes per GB/s over the run), the lowest link id of a tie. On reshard (run 2)
+# it is not the link with the most bytes per GB/s (a NIC busy 0.636 s, named before).
+busiest="SELECT link_id FROM link_load l WHERE l.run_id = p.run_id AND l.busy_seconds >=
+         (SELECT max(busy_seconds) FROM link_load m WHERE m.run_id = p.run_id) * (1 - 1e-9)
+         ORDER BY utilization DESC, link_id LIMIT 1"
+is "$(sql "$db" "SELECT name FROM link_load WHERE run_id = 2 ORDER BY busy_seconds DESC, link_id
+                 LIMIT 1")" "$b" "the bottleneck is the link busy longest ($b)"
+is "$(sql "$db" "SELECT count(*) FROM prediction p WHERE bottleneck_link_id IS NOT ($busiest)")" \
+    0 "so in each of the 5 runs"
+is "$(sql "$db" "SELECT count(*) FROM link_load l JOIN prediction p ON p.run_id = l.run_id
+                 AND l.link_id = p.bottleneck_link_id WHERE l.busy_seconds < (SELECT
+                 max(busy_seconds) FROM link_load m WHERE m.run_id = p.run_id) * (1 - 1e-9)")" \
+    0 "no run names a bottleneck busy for less than the busiest link"
 
 "$REFIT" sim "$scen" --db "$db" --strategy reshard >"$tmp/table" 2>&1
 ok $? "the table form works"
 is "$(sed -n 2p "$tmp/table" | tr -s ' ')" \
-    "$(q "printf('reshard %.3f %.3f %.1f %.1f %.1f %d %s', value->>'predicted_s',
+    "$(q "printf('6 reshard %.3f %.3f %.1f %.1f %.1f %d %s', value->>'predicted_s',
           value->>'lower_bound_s', value->>'payload_bytes' / 1e9, value->>'fabric_bytes' / 1e9,
           value->>'nvlink_bytes' / 1e9, value->>'rounds', value->>'bottleneck')" \
          "WHERE value->>'strategy' = 'reshard'")" \
-    "and its row holds the figures of the JSON"
+    "and its row holds the run id and the figures of the JSON"
+is "$(tail -n 1 "$tmp/table")" "stored in $db as run 6" "the table names the run a replay needs"
+"$REFIT" sim "$scen" --db "$db" --compare >"$tmp/table"
+is "$(awk 'NR > 1 && $2 ~ /^(broadcast|reshard|hierarchical|hybrid|auto)$/ { print $1 $2 }' \
+    "$tmp/table" | tr '\n' ' ')|$(tail -n 1 "$tmp/table")" \
+    "7broadcast 8reshard 9hierarchical 10hybrid 11auto |stored in $db as runs 7..11" \
+    "--compare: each strategy's row names its run, and the last line all of them"
+is "$(sql "$db" "SELECT group_concat(id || strategy, ' ') FROM run WHERE id >= 7")" \
+    "7broadcast 8reshard 9hierarchical 10hybrid 11auto" "as the database holds them"
 
 # A prediction computed by hand: tiny-llama (t/data/exec/tiny-llama.lua) from one "GPU" to
 # another on the localhost preset, in one round (64 MB of staging). Its 39 tensors (4 layers
@@ -192,4 +212,33 @@ ok "$(test $? -eq 1 && grep -q '^refit: .*zz-broken.lua:2:' "$tmp/err"; echo $?)
 is "$(cat "$tmp/out")" "" "and prints no part of its table"
 "$REFIT" sim "$scen" --db "$tmp/full.db" >/dev/full 2>/dev/null
 ok "$(test $? -ne 0; echo $?)" "a table that cannot be written is an error"
+# auto's candidate names are never cut mid-word: the longest form (PXN off, a relay with fanout
+# and depth, tiny DeepSeek-V3's eight roles) names every role whole (182 to 245 bytes here;
+# they were cut at 159 before, "... shared_e").
+cat >"$tmp/long.lua" <<EOS
+return {
+    model = "$SRCDIR/t/data/exec/tiny-dsv3.lua",
+    cluster = { system = "dgx-h100", nodes = 8, gpus_per_node = 1, nvlink = { domain_gpus = 1 },
+                nic = { per_node = 1 }, fabric = { pxn = false } },
+    train = { gpus = 1 },
+    infer = { gpus = 7, first_gpu = 1, tp = 1, dp = 7 },
+    staging_mb = 1,
+    strategy = "auto",
+    relay = { fanout = 2, depth = 2 },
+}
+EOS
+"$REFIT" sim "$tmp/long.lua" --db "$tmp/long.db" --json >"$tmp/long.json"
+ok $? "auto on tiny DeepSeek-V3 with PXN off and a relay tree"
+"$SQLITE3" :memory: "SELECT value->>'candidate' FROM json_each(readfile('$tmp/long.json'),
+    '\$.auto_candidates') UNION ALL SELECT readfile('$tmp/long.json')->>'auto_choice'" \
+    >"$tmp/names"
+s='=(broadcast|reshard|hierarchical|hybrid|mixed)'
+is "$(grep -c -v -E "^pxn off \(NCCL_PXN_DISABLE=1\), [a-z_]+ sources(, no ring|, ring( fanout \
+[0-9]+)?( depth [0-9]+)?)?: embedding$s attention$s dense_ffn$s expert$s shared_expert$s \
+router$s norm$s lm_head$s$" "$tmp/names")|$(awk 'length > 160' "$tmp/names" | wc -l | tr -d ' ')" \
+    "0|$(wc -l <"$tmp/names" | tr -d ' ')" \
+    "every candidate's name and auto's choice name all eight roles whole (each over the 160 bytes they were cut at)"
+"$REFIT" sim "$tmp/long.lua" --db "$tmp/long.db" >"$tmp/long.txt"
+is "$(sed -n 3p "$tmp/long.txt" | sed 's/^ *//; s/ ([0-9]* candidates predicted, .*//')" "$(json "$tmp/long.json" '$.auto_choice')" \
+    "the table's line under auto is its choice, whole"
 done_testing

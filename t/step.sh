@@ -102,7 +102,7 @@ reshard (its profile $REFIT_MODELS/frameworks/nemo-rl.lua lists the ones it does
 is "$(sql "$db" "SELECT count(*) FROM run")" 3 "and no run is stored for it"
 "$REFIT" sim "$data/nemo-rl.lua" --db "$db" --compare >"$tmp/cmp"
 ok $? "refit sim --compare under nemo-rl"
-is "$(awk '$1 ~ /^(broadcast|reshard|hierarchical|hybrid|auto)$/ { print $1 }' "$tmp/cmp" |
+is "$(awk '$2 ~ /^(broadcast|reshard|hierarchical|hybrid|auto)$/ { print $2 }' "$tmp/cmp" |
     tr '\n' ' ')" "broadcast hybrid " \
     "--compare runs the framework's strategies only"
 

@@ -1,0 +1,118 @@
+#!/bin/sh
+# End to end: the command line's guidance: `refit help CMD` and -h as --help, the nearest
+# command or option suggested for a typo, and refusals that say why.
+. "${SRCDIR:-.}/t/lib.sh"
+
+# ---- help ----
+for cmd in plan sim run search calibrate report models show diff; do
+    "$REFIT" "$cmd" --help >"$tmp/long" 2>&1
+    "$REFIT" "$cmd" -h >"$tmp/short" 2>&1
+    r=$?
+    "$REFIT" help "$cmd" >"$tmp/help" 2>&1
+    is "$r$?|$(cmp -s "$tmp/long" "$tmp/short"; echo $?)$(cmp -s "$tmp/long" "$tmp/help"
+    echo $?)|$(head -n 1 "$tmp/help" | cut -d ' ' -f 1-3)" "00|00|usage: refit $cmd" \
+        "refit $cmd -h and refit help $cmd print refit $cmd --help, exit 0"
+done
+"$REFIT" sim "$SRCDIR/t/data/sim/qwen3-30b.lua" --db "$tmp/never.db" -h >"$tmp/out"
+is "$?|$(head -n 1 "$tmp/out")|$(test -e "$tmp/never.db"; echo $?)" \
+    "0|usage: refit sim SCENARIO [--strategy S | --compare] [--db FILE] [--label TEXT] [--json]|1" \
+    "-h after the arguments is help too, and nothing is run or created"
+"$REFIT" -h >"$tmp/short"
+"$REFIT" --help >"$tmp/long"
+"$REFIT" help >"$tmp/help"
+is "$(cmp -s "$tmp/long" "$tmp/short"; echo $?)$(cmp -s "$tmp/long" "$tmp/help"; echo $?)|$(head -n 1 "$tmp/help")" \
+    "00|usage: refit <command> [options]" "refit -h and refit help are refit --help"
+"$REFIT" help help >"$tmp/help2"
+"$REFIT" help -h >"$tmp/help3"
+is "$?|$(cmp -s "$tmp/long" "$tmp/help2"; echo $?)$(cmp -s "$tmp/long" "$tmp/help3"; echo $?)" \
+    "0|00" "refit help help and refit help -h are refit --help"
+"$REFIT" help simm >"$tmp/out" 2>"$tmp/err"
+is "$?|$(cat "$tmp/out")|$(cat "$tmp/err")" \
+    "2||refit: unknown command 'simm' (did you mean 'sim'?)" "refit help of a typo suggests"
+"$REFIT" help sim plan 2>"$tmp/err"
+is "$?|$(cat "$tmp/err")" "2|refit: help takes one command, got 2; see refit --help" \
+    "refit help takes one command"
+
+# ---- unknown commands: the nearest name (one edit; two from six letters; a swap is one) ----
+t_cmd() { # t_cmd TYPED WANTED-STDERR
+    "$REFIT" "$1" >"$tmp/out" 2>"$tmp/err"
+    is "$?|$(cat "$tmp/out")|$(cat "$tmp/err")" "2||$2" "refit $1: $2"
+}
+t_cmd simm "refit: unknown command 'simm' (did you mean 'sim'?)"
+t_cmd smi "refit: unknown command 'smi' (did you mean 'sim'?)"
+t_cmd sho "refit: unknown command 'sho' (did you mean 'show'?)"
+t_cmd modles "refit: unknown command 'modles' (did you mean 'models'?)"
+t_cmd calibarte "refit: unknown command 'calibarte' (did you mean 'calibrate'?)"
+t_cmd serach "refit: unknown command 'serach' (did you mean 'search'?)"
+t_cmd xyz "refit: unknown command 'xyz'; see refit --help"
+t_cmd rnu "refit: unknown command 'rnu' (did you mean 'run'?)"
+t_cmd ruin "refit: unknown command 'ruin' (did you mean 'run'?)"
+t_cmd pl "refit: unknown command 'pl'; see refit --help"
+
+# ---- unknown options: the nearest of the command's long options ----
+t_opt() { # t_opt WANTED-STDERR ARGS...
+    want=$1
+    shift
+    "$REFIT" "$@" >"$tmp/out" 2>"$tmp/err"
+    is "$?|$(cat "$tmp/out")|$(cat "$tmp/err")" "2||$want" "refit $*: $want"
+}
+t_opt "refit: unknown option --jsn, did you mean --json? (see refit sim --help)" sim x.lua --jsn
+t_opt "refit: unknown option --comapre, did you mean --compare? (see refit sim --help)" \
+    sim x.lua --comapre
+t_opt "refit: unknown option --stratgey, did you mean --strategy? (see refit sim --help)" \
+    sim x.lua --stratgey=auto
+t_opt "refit: unknown option --dbb, did you mean --db? (see refit show --help)" show 1 --dbb f
+t_opt "refit: unknown option --lable, did you mean --label? (see refit plan --help)" \
+    plan x.lua --lable a
+# "jsn" is two edits from report's --run: too far for a three-letter name.
+t_opt "refit: unknown option --jsn (see refit report --help)" report --jsn
+t_opt "refit: unknown option --zzzzz (see refit models --help)" models --zzzzz
+t_opt "refit: unknown option -x (see refit models --help)" models -x
+
+t_opt "refit: unknown option --clustr, did you mean --cluster? (see refit calibrate --help)" \
+    calibrate --db x.db --clustr h100
+
+# ---- refusals that say why ----
+t_opt "refit: --compare with --strategy reshard: --compare already runs every strategy, \
+reshard among them, each as its own run; drop --strategy for all of them, or --compare for \
+reshard alone (see refit sim --help)" sim "$SRCDIR/t/data/sim/qwen3-30b.lua" --db "$tmp/c.db" \
+    --compare --strategy reshard
+is "$(test -e "$tmp/c.db"; echo $?)" 1 "and no database is created"
+t_opt "refit: --strategy: unknown strategy 'fast' (broadcast, reshard, hierarchical, hybrid, \
+auto) (see refit sim --help)" sim x.lua --compare --strategy fast
+
+# ---- refit clusters ----
+"$REFIT" clusters >"$tmp/cl" 2>"$tmp/err"
+is "$?|$(cat "$tmp/err")|$(head -n 1 "$tmp/cl" | tr -s ' ')" \
+    "0||cluster gpus/node nvl_gpus nvlink(GB/s) nics/node nic(GB/s) hbm(GB) pcie(GB/s) nodes/leaf" \
+    "refit clusters prints its table"
+is "$(awk 'NR > 1 { print $1 }' "$tmp/cl" | tr '\n' ' ')" \
+    "$(cd "$REFIT_MODELS/clusters" && ls ./*.lua | sed 's|^\./||; s/\.lua$//' | tr '\n' ' ')" \
+    "one row per preset file, sorted"
+# The figures as models/clusters/dgx-h100.lua and gb200-nvl72.lua write them: 8 GPUs in one
+# 8-GPU NVLink domain at 450 GB/s, 8 NICs of 400 Gb/s (50 GB/s), 80 GB HBM, PCIe 5.0 x16
+# (64 GB/s), 32 nodes a leaf; 4 GPUs a tray in a 72-GPU domain at 900 GB/s, 186 GB HBM.
+is "$(grep '^dgx-h100 ' "$tmp/cl" | tr -s ' ')" "dgx-h100 8 8 450 8 50 80 64 32" \
+    "dgx-h100: the preset's figures"
+is "$(grep '^gb200-nvl72 ' "$tmp/cl" | tr -s ' ')" "gb200-nvl72 4 72 900 4 50 186 64 32" \
+    "gb200-nvl72: the preset's figures"
+"$REFIT" clusters --json >"$tmp/cl.json"
+is "$("$SQLITE3" :memory: "SELECT group_concat(printf('%s %d %d %g %d %g %g %g %d',
+      value->>'name', value->>'gpus_per_node', value->>'nvlink_domain_gpus',
+      value->>'nvlink_gbps', value->>'nics_per_node', value->>'nic_gbps', value->>'hbm_gb',
+      value->>'pcie_gbps', value->>'nodes_per_leaf'), '|') FROM json_each(readfile('$tmp/cl.json'))")" \
+    "$(awk 'NR > 1 { $1 = $1; print }' "$tmp/cl" | tr '\n' '|' | sed 's/|$//')" \
+    "--json holds the table's figures"
+# A bad preset fails naming its file and field, and prints no part of the table.
+mkdir -p "$tmp/models"
+cp -r "$REFIT_MODELS/lib" "$REFIT_MODELS/clusters" "$tmp/models/"
+sed 's/hbm_gb = 80,/hbm_gb = "lots",/' "$REFIT_MODELS/clusters/dgx-h100.lua" \
+    >"$tmp/models/clusters/dgx-h100.lua"
+REFIT_MODELS=$tmp/models "$REFIT" clusters >"$tmp/out" 2>"$tmp/err"
+is "$?|$(cat "$tmp/out")|$(cat "$tmp/err")" "1||refit: $tmp/models/clusters/dgx-h100.lua:$(grep -n \
+    'hbm_gb = "lots"' "$tmp/models/clusters/dgx-h100.lua" | cut -d: -f1): hbm_gb: expected a \
+number > 0 and <= 1000000, got 'lots'" \
+    "a bad preset: exit 1, its file:line and field, nothing on stdout"
+t_opt "refit: clusters takes no argument 'dgx-h100' (see refit clusters --help)" clusters dgx-h100
+
+done_testing
