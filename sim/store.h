@@ -1,4 +1,4 @@
-/* The SQLite store: schema (version 8), and one transaction per run. The schema is the
+/* The SQLite store: schema (version 9), and one transaction per run. The schema is the
  * user-facing API of the results; README.md documents every table. */
 #ifndef RF_STORE_H
 #define RF_STORE_H
@@ -8,7 +8,7 @@
 #include "plan.h"
 
 #define RF_STORE_APPLICATION_ID 0x52454654 /* "REFT" */
-#define RF_STORE_SCHEMA_VERSION 8
+#define RF_STORE_SCHEMA_VERSION 9
 
 struct sqlite3;
 

@@ -7,7 +7,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { S_RUN, S_TENSOR, S_BOX, S_TRANSFER, S_COLL, S_ROLE, S_SIDE, S_ROUND, S_DESCRIBE, S_COUNT };
+enum {
+    S_RUN,
+    S_TENSOR,
+    S_BOX,
+    S_TRANSFER,
+    S_COLL,
+    S_ROLE,
+    S_SIDE,
+    S_ROUND,
+    S_DESCRIBE,
+    S_ORDINAL,
+    S_COUNT
+};
 
 static const char *const insert_sql[S_COUNT] = {
     "INSERT INTO run (label, scenario, model, strategy, cluster_system, cluster_nodes,"
@@ -28,6 +40,9 @@ static const char *const insert_sql[S_COUNT] = {
     " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO round VALUES (?,?,?,?,?,?)",
     "UPDATE run SET scenario_json = ? WHERE id = ?",
+    /* transfer_each's integers (schema version 9): 0 .. the run's largest dst_count - 1. */
+    "WITH RECURSIVE k(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM k WHERE i + 1 < ?1)"
+    " INSERT OR IGNORE INTO ordinal SELECT i FROM k WHERE ?1 > 0",
 };
 
 static void shape_text(const struct rf_tensor *t, char *buf, size_t size)
@@ -244,6 +259,18 @@ static int insert_rows(struct rf_store *st, sqlite3_stmt **s, int64_t run,
     return 0;
 }
 
+/* The integers transfer_each expands this plan's transfers with (sim/store_schema.c). */
+static int insert_ordinals(struct rf_store *st, sqlite3_stmt *q, const struct rf_plan *plan,
+                           struct rf_error *err)
+{
+    int64_t most = 0;
+    for (size_t k = 0; k < plan->n_transfers; k++)
+        if (plan->transfers[k].dst_count > most)
+            most = plan->transfers[k].dst_count;
+    sqlite3_bind_int64(q, 1, most);
+    return rf_store_step(st, q, err, "ordinal");
+}
+
 /* The run's description (sim/describe.h), when given. */
 static int insert_description(struct rf_store *st, sqlite3_stmt *q, int64_t run,
                               const struct rf_run_info *info, struct rf_error *err)
@@ -312,7 +339,8 @@ int rf_store_save_plan(struct rf_store *st, const struct rf_run_info *info,
     if ((rc = insert_rows(st, s, *run_id, plan, err)) < 0 ||
         (rc = insert_side(st, s[S_SIDE], *run_id, "train", info->train, err)) < 0 ||
         (rc = insert_side(st, s[S_SIDE], *run_id, "infer", info->infer, err)) < 0 ||
-        (rc = insert_rounds(st, s[S_ROUND], *run_id, plan, err)) < 0)
+        (rc = insert_rounds(st, s[S_ROUND], *run_id, plan, err)) < 0 ||
+        (rc = insert_ordinals(st, s[S_ORDINAL], plan, err)) < 0)
         goto out;
     if ((rc = insert_description(st, s[S_DESCRIBE], *run_id, info, err)) < 0)
         goto out;
