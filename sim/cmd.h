@@ -100,5 +100,6 @@ int cmd_models(int argc, char **argv);    /* sim/cmd_models.c */
 int cmd_show(int argc, char **argv);      /* sim/cmd_show.c */
 int cmd_diff(int argc, char **argv);      /* sim/cmd_show.c */
 int cmd_search(int argc, char **argv);    /* sim/cmd_search.c */
+int cmd_rm(int argc, char **argv);        /* sim/cmd_rm.c */
 
 #endif

@@ -24,6 +24,7 @@ static const struct cmd_entry {
     {"show", "RUN", cmd_show,
      "a stored run on one screen: scenario, memory, prediction, measurements"},
     {"diff", "RUN RUN", cmd_diff, "what differs between two stored runs' scenarios and figures"},
+    {"rm", "RUN...", cmd_rm, "remove stored runs (or --label L) and every row of theirs"},
 };
 
 static void usage(FILE *f)

@@ -85,6 +85,29 @@ int rf_store_load_run(struct rf_store *st, int64_t id, struct rf_stored_run *run
                       struct rf_error *err);
 void rf_stored_run_release(struct rf_stored_run *run);
 
+/* The tables rf_store_remove_runs empties of a run's rows. */
+#define RF_STORE_RUN_TABLES 16
+
+/* What rf_store_remove_runs removed: the runs' ids (rf_store_removed_release frees them), the
+ * rows it deleted from each table, and the file's free pages after it (SQLite's freelist,
+ * which the next runs stored reuse; the file itself keeps its size). */
+struct rf_store_removed {
+    int64_t *ids;
+    size_t n_ids;
+    struct {
+        const char *table;
+        int64_t rows;
+    } tables[RF_STORE_RUN_TABLES];
+    int64_t free_pages, page_size;
+};
+
+/* Removes runs ids[0..n) (or, when label is not NULL, every run with that label, and ids is
+ * ignored) and every row that references them, in one transaction: a run that does not
+ * exist, or a label no run has, is an error naming it and nothing is removed. */
+int rf_store_remove_runs(struct rf_store *st, const int64_t *ids, size_t n, const char *label,
+                         struct rf_store_removed *out, struct rf_error *err);
+void rf_store_removed_release(struct rf_store_removed *r);
+
 /* What refit-exec measured when it replayed a run (README: table measurement). */
 struct rf_measurement {
     int64_t run_id;
