@@ -3,6 +3,8 @@
 #ifndef RF_STORE_H
 #define RF_STORE_H
 
+#include <stdbool.h>
+
 #include "error.h"
 #include "layout.h"
 #include "plan.h"
@@ -54,6 +56,11 @@ struct rf_run_info {
     const char *scenario_json;
     /* Optional: more rows of this run, in the same transaction. */
     const struct rf_store_rows *more;
+    /* Store the run as a summary (run.stored 'summary'): its row, sides, tallies per role,
+     * description and more's rows (prediction, memory), but no tensor, box, transfer,
+     * collective or round rows, so it cannot be replayed. A tenth of a full Kimi K3 run's
+     * rows and less: what studies and searches compare. */
+    bool summary;
 };
 
 /* Opens a refit database as flags say (one of RF_STORE_CREATE, _EXISTING, _READONLY); a
