@@ -153,9 +153,8 @@ int cmd_sim(int argc, char **argv)
         case 'j': json = true; break;
         case 'c': compare = true; break;
         case 'S':
-            if (strcmp(optarg, "full") != 0 && strcmp(optarg, "summary") != 0)
-                return cmd_usage_fail("sim", "--store %s: expected full or summary", optarg);
-            summary = strcmp(optarg, "summary") == 0;
+            if (cmd_store_mode("sim", optarg, &summary) != 0)
+                return 2;
             break;
         case 'h': fputs(usage_sim, stdout); return 0;
         default: return 2;

@@ -162,4 +162,21 @@ is "$(json "$tmp/out.json" '$.stored')" summary "show --json: stored"
 "$REFIT" sim "$plain" --db "$sdb" --store some 2>"$tmp/err"
 is "$? $(cat "$tmp/err")" "2 refit: --store some: expected full or summary (see refit sim --help)" \
     "a bad --store"
+# A study and a search store every run as a summary with --store summary: same runs and
+# predictions as a full store, no plan rows.
+"$REFIT" run "$SRCDIR/t/data/study/sweep.lua" --db "$tmp/study-full.db" >/dev/null 2>&1
+"$REFIT" run "$SRCDIR/t/data/study/sweep.lua" --db "$tmp/study-sum.db" --store summary \
+    >/dev/null 2>&1
+ok $? "refit run sweep.lua --store summary"
+q="SELECT count(*), sum(stored = 'summary'), (SELECT count(*) FROM prediction),
+          (SELECT count(*) FROM link_load), (SELECT count(*) FROM transfer) FROM run"
+full=$(sql "$tmp/study-full.db" "$q")
+is "$(sql "$tmp/study-sum.db" "$q")" "$(echo "$full" | awk -F'|' '{ print $1 "|" $1 "|" $3 "|" $4 "|0" }')" \
+    "every run a summary, with the full store's predictions and link loads ($full)"
+"$REFIT" search "$SRCDIR/t/data/search/qwen3-30b.lua" --top 2 --store summary \
+    --db "$tmp/search-sum.db" >/dev/null
+ok $? "refit search --top 2 --store summary"
+is "$(sql "$tmp/search-sum.db" "SELECT count(*), sum(stored = 'summary'),
+                                (SELECT count(*) FROM prediction), (SELECT count(*) FROM tensor)
+                                FROM run")" "2|2|2|0" "stores its 2 runs as summaries"
 done_testing
