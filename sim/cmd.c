@@ -307,3 +307,11 @@ int cmd_check_strategy(const char *cmd, const char *strategy)
                  rf_strategy_name((enum rf_strategy)i));
     return cmd_usage_fail(cmd, "--strategy: unknown strategy '%s' (%s)", strategy, names);
 }
+
+int cmd_store_mode(const char *cmd, const char *arg, bool *summary)
+{
+    if (strcmp(arg, "full") != 0 && strcmp(arg, "summary") != 0)
+        return cmd_usage_fail(cmd, "--store %s: expected full or summary", arg);
+    *summary = strcmp(arg, "summary") == 0;
+    return 0;
+}

@@ -62,6 +62,10 @@ int cmd_check_label(const char *what, const char *label, struct rf_error *err);
  * status 2 after saying which names exist. */
 int cmd_check_strategy(const char *cmd, const char *strategy);
 
+/* A --store value (full or summary) into *summary: 0, or the exit status 2 after saying
+ * what is accepted. */
+int cmd_store_mode(const char *cmd, const char *arg, bool *summary);
+
 /* What the commands that read Lua share: the models folder, the Lua state over it, the
  * simulator's options and the database opened by the first run stored. */
 struct rf_lua;
@@ -83,7 +87,8 @@ struct study_ctx {
     struct rf_lua *L;
     struct lazy_store *ls;
     const struct rf_sim_options *sim;
-    bool tty; /* progress on stderr */
+    bool tty;     /* progress on stderr */
+    bool summary; /* --store summary: every run stored without its plan rows (sim/store.h) */
     int runs;
 };
 struct rf_scenario_src;
@@ -113,5 +118,6 @@ int cmd_show(int argc, char **argv);      /* sim/cmd_show.c */
 int cmd_diff(int argc, char **argv);      /* sim/cmd_show.c */
 int cmd_search(int argc, char **argv);    /* sim/cmd_search.c */
 int cmd_export(int argc, char **argv);    /* sim/cmd_export.c */
+int cmd_rm(int argc, char **argv);        /* sim/cmd_rm.c */
 
 #endif

@@ -9,13 +9,15 @@
 #include "search_lua.h"
 
 static const char usage_run[] =
-    "usage: refit run STUDY.lua [--db FILE]\n"
+    "usage: refit run STUDY.lua [--db FILE] [--store full|summary]\n"
     "\n"
     "Runs a what-if study: a Lua script with the `refit` module (refit.scenario, refit.with,\n"
     "refit.plan, refit.sim, refit.table, refit.model, refit.progress; see README.md).\n"
     "Every plan and prediction it makes is stored in FILE (default refit.db), one\n"
     "transaction per run, labelled as the study says. Progress goes to stderr when it is a\n"
-    "terminal.\n";
+    "terminal.\n"
+    "  --store summary  every run without its plan's tensors, boxes and transfers (run,\n"
+    "                 scenario, sides, memory, prediction, link loads, rounds, phases)\n";
 
 static void copy_str(char *dst, size_t size, const char *src)
 {
@@ -32,6 +34,7 @@ int study_run_one(void *ctx, const struct rf_scenario_src *src, const char *stra
     int rc = cmd_check_label("label", label, err);
     if (rc == 0)
         rc = refit_run_compute(c->L, src, strategy, simulate, c->sim, &r, err);
+    r.summary = c->summary;
     if (rc == 0)
         rc = refit_run_store(c->ls, label, &r, err);
     if (rc == 0) {
@@ -76,13 +79,20 @@ int study_run_one(void *ctx, const struct rf_scenario_src *src, const char *stra
 
 int cmd_run(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"db", required_argument, NULL, 'd'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
+                                         {"store", required_argument, NULL, 'S'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
     const char *db = "refit.db";
+    bool summary = false;
     int c;
     while ((c = cmd_getopt(argc, argv, opts)) != -1) {
         switch (c) {
         case 'd': db = optarg; break;
+        case 'S':
+            if (cmd_store_mode("run", optarg, &summary) != 0)
+                return 2;
+            break;
         case 'h': fputs(usage_run, stdout); return 0;
         default: return 2;
         }
@@ -97,8 +107,11 @@ int cmd_run(int argc, char **argv)
     if (rc != 0)
         goto out;
     rc = 1;
-    struct study_ctx ctx = {
-        .L = env.L, .ls = &env.ls, .sim = &env.sim, .tty = isatty(STDERR_FILENO) != 0};
+    struct study_ctx ctx = {.L = env.L,
+                            .ls = &env.ls,
+                            .sim = &env.sim,
+                            .tty = isatty(STDERR_FILENO) != 0,
+                            .summary = summary};
     rf_lua_set_study_search(env.L, &(struct rf_study_search){cmd_search_study, &ctx, env.sim});
     fflush(stdout);
     if (rf_lua_run_study(env.L, argv[optind], study_run_one, &ctx, &err) < 0) {

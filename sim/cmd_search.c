@@ -19,6 +19,7 @@
 static const char usage_search[] =
     "usage: refit search SCENARIO [--gpus N,...] [--dtype bf16,fp8] [--pp N,...] [--top K]\n"
     "                    [--strategy S] [--spanning] [--db FILE] [--label TEXT] [--json]\n"
+    "                    [--store full|summary]\n"
     "\n"
     "Lists the inference layouts of SCENARIO that fit in the GPUs' memory (TP x DP x PP x EP\n"
     "as vLLM accepts them, experts whole per EP rank, engines aligned to the NVLink domains),\n"
@@ -35,6 +36,7 @@ static const char usage_search[] =
     "  --spanning      also engines that cross NVLink domains (packed), marked 'spans'\n"
     "  --label TEXT    label of the stored runs (default search)\n"
     "  --json          one JSON object instead of the table\n"
+    "  --store summary store the top rows without their plans (refit sim --help)\n"
     "Progress (k/N and an ETA) goes to stderr when it is a terminal. REFIT_THREADS sets the\n"
     "layouts estimated at once (default 2).\n";
 
@@ -291,23 +293,23 @@ static int nothing(const struct rf_search_result *r, const char *path, bool span
 
 int cmd_search(int argc, char **argv)
 {
-    static const struct option opts[] = {{"gpus", required_argument, NULL, 'g'},
-                                         {"dtype", required_argument, NULL, 't'},
-                                         {"pp", required_argument, NULL, 'P'},
-                                         {"top", required_argument, NULL, 'k'},
-                                         {"strategy", required_argument, NULL, 's'},
-                                         {"spanning", no_argument, NULL, 'p'},
-                                         {"db", required_argument, NULL, 'd'},
-                                         {"label", required_argument, NULL, 'l'},
-                                         {"json", no_argument, NULL, 'j'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        {"gpus", required_argument, NULL, 'g'},     {"dtype", required_argument, NULL, 't'},
+        {"pp", required_argument, NULL, 'P'},       {"top", required_argument, NULL, 'k'},
+        {"strategy", required_argument, NULL, 's'}, {"spanning", no_argument, NULL, 'p'},
+        {"db", required_argument, NULL, 'd'},       {"label", required_argument, NULL, 'l'},
+        {"json", no_argument, NULL, 'j'},           {"store", required_argument, NULL, 'S'},
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
     struct rf_search_request req = {.top = RF_SEARCH_TOP_DEFAULT};
     const char *db = "refit.db";
-    bool json = false;
+    bool json = false, summary = false;
     int c;
     while ((c = cmd_getopt(argc, argv, opts)) != -1) {
         switch (c) {
+        case 'S':
+            if (cmd_store_mode("search", optarg, &summary) != 0)
+                return 2;
+            break;
         case 'g':
             if (parse_sizes("--gpus", "a GPU count", optarg, req.gpus, &req.n_gpus) != 0)
                 return 2;
@@ -353,7 +355,8 @@ int cmd_search(int argc, char **argv)
     rc = 1;
     /* The study context's runs are the top rows; its own progress line stays off, the
      * search prints one. */
-    struct study_ctx ctx = {.L = env.L, .ls = &env.ls, .sim = &env.sim, .tty = false};
+    struct study_ctx ctx = {
+        .L = env.L, .ls = &env.ls, .sim = &env.sim, .tty = false, .summary = summary};
     struct progress p = {.prefix = "refit search", .phase = -1};
     struct rf_search_hooks hooks = {.run = study_run_one,
                                     .run_ctx = &ctx,

@@ -258,6 +258,11 @@ static void show_text(const struct rf_run_view *v, struct rf_error *err)
             printf("  %-10s %s (%lld candidates predicted, %lld only bounded)\n", "auto",
                    str(au, "choice"), num(au, "evaluated"), num(au, "pruned"));
     }
+    /* A summary (refit sim --store summary) says so where a replay would be tried. */
+    if (v->summary)
+        printf("  %-10s summary: no tensors, boxes or transfers; refit-exec cannot replay it "
+               "(refit sim %s --store full stores them)\n",
+               "stored", *v->scenario ? v->scenario : "SCENARIO");
     show_memory(v);
     fmt_bytes(v->payload_bytes, a, sizeof(a));
     if (v->has_prediction) {
@@ -347,6 +352,7 @@ static json_t *show_json(const struct rf_run_view *v)
         (json_int_t)v->model_bytes, "measurements", meas);
     if (!o)
         return NULL;
+    json_object_set_new(o, "stored", json_string(v->summary ? "summary" : "full"));
     if (!v->doc)
         json_object_set_new(
             o, "run_row",

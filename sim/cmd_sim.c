@@ -14,6 +14,7 @@
 
 static const char usage_sim[] =
     "usage: refit sim SCENARIO [--strategy S | --compare] [--db FILE] [--label TEXT] [--json]\n"
+    "                 [--store full|summary]\n"
     "\n"
     "Plans the refit of SCENARIO, simulates it on the scenario's cluster (max-min fair flows\n"
     "over the modelled links, the schedule's rounds, fixed costs), and stores plan and\n"
@@ -21,6 +22,9 @@ static const char usage_sim[] =
     "  --strategy S   broadcast | reshard | hierarchical | hybrid | auto\n"
     "  --compare      every strategy, side by side\n"
     "  --label TEXT   label stored with the run(s)\n"
+    "  --store summary  store the run, its scenario, sides, memory and prediction (link\n"
+    "                 loads, rounds, phases) but not the plan's tensors, boxes and transfers:\n"
+    "                 a fraction of the space; refit-exec cannot replay it (default full)\n"
     "  --json         one JSON object (an array with --compare)\n";
 
 static double gb(int64_t bytes)
@@ -151,15 +155,13 @@ static json_t *sim_run_json(const struct refit_run *r)
 
 int cmd_sim(int argc, char **argv)
 {
-    static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
-                                         {"strategy", required_argument, NULL, 's'},
-                                         {"label", required_argument, NULL, 'l'},
-                                         {"json", no_argument, NULL, 'j'},
-                                         {"compare", no_argument, NULL, 'c'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        {"db", required_argument, NULL, 'd'},    {"strategy", required_argument, NULL, 's'},
+        {"label", required_argument, NULL, 'l'}, {"json", no_argument, NULL, 'j'},
+        {"compare", no_argument, NULL, 'c'},     {"store", required_argument, NULL, 'S'},
+        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
     const char *db = "refit.db", *strategy = NULL, *label = NULL;
-    bool json = false, compare = false;
+    bool json = false, compare = false, summary = false;
     int c;
     while ((c = cmd_getopt(argc, argv, opts)) != -1) {
         switch (c) {
@@ -168,6 +170,10 @@ int cmd_sim(int argc, char **argv)
         case 'l': label = optarg; break;
         case 'j': json = true; break;
         case 'c': compare = true; break;
+        case 'S':
+            if (cmd_store_mode("sim", optarg, &summary) != 0)
+                return 2;
+            break;
         case 'h': fputs(usage_sim, stdout); return 0;
         default: return 2;
         }
@@ -224,6 +230,7 @@ int cmd_sim(int argc, char **argv)
             refit_run_release(&r);
             continue;
         }
+        r.summary = summary;
         if (x == 0)
             x = refit_run_store(&env.ls, label, &r, &err);
         if (x == 0 && json) {

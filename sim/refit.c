@@ -28,6 +28,7 @@ static const struct cmd_entry {
     {"diff", "RUN RUN", cmd_diff, "what differs between two stored runs' scenarios and figures"},
     {"export", "TABLE", cmd_export,
      "a table or view of the database as CSV (--csv), optionally per run"},
+    {"rm", "RUN...", cmd_rm, "remove stored runs (or --label L) and every row of theirs"},
 };
 
 static void usage(FILE *f)

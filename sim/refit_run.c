@@ -151,7 +151,8 @@ int refit_run_store(struct lazy_store *ls, const char *label, struct refit_run *
                                    .train = &r->sc.train,
                                    .infer = &r->sc.infer,
                                    .plan_seconds = r->plan_seconds,
-                                   .scenario_json = r->scenario_json};
+                                   .scenario_json = r->scenario_json,
+                                   .summary = r->summary};
         struct rf_run_sim sim = {.prediction = r->pred.n_links ? &r->pred : NULL,
                                  .topo = r->used,
                                  .mem_train = &r->sc.mem_train,

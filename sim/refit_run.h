@@ -29,6 +29,7 @@ struct refit_run {
     const struct rf_topology *used; /* the topology the prediction was made on */
     char *scenario_json;            /* the run's description (sim/describe.h) */
     int64_t id;
+    bool summary; /* refit_run_store stores it as a summary (--store summary: no plan rows) */
     double t0, plan_seconds, seconds; /* t0: start; seconds: until stored */
 };
 

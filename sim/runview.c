@@ -38,7 +38,7 @@ static int load_row(struct rf_store *st, int64_t id, struct rf_run_view *v, stru
                            " train_layout, train_dtype, infer_layout, infer_dtype, cluster_nodes,"
                            " train_gpus, train_first_gpu, infer_gpus, infer_first_gpu,"
                            " model_params, model_bytes, payload_bytes, moved_bytes, transfers,"
-                           " rounds, scenario_json FROM run WHERE id = ?",
+                           " rounds, scenario_json, stored FROM run WHERE id = ?",
                            -1, &q, NULL) != SQLITE_OK)
         return db_fail(st, "run", err);
     sqlite3_bind_int64(q, 1, id);
@@ -65,6 +65,8 @@ static int load_row(struct rf_store *st, int64_t id, struct rf_run_view *v, stru
     for (int i = 0; i < 10; i++)
         *ints[i] = sqlite3_column_int64(q, 10 + i);
     v->rounds = sqlite3_column_type(q, 20) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 20);
+    v->summary = sqlite3_column_text(q, 22) &&
+                 strcmp((const char *)sqlite3_column_text(q, 22), "summary") == 0;
     if (sqlite3_column_type(q, 21) != SQLITE_NULL) {
         struct rf_error perr;
         if (rf_describe_parse((const char *)sqlite3_column_text(q, 21), &v->doc, &perr) < 0)

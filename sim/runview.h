@@ -29,6 +29,7 @@ struct rf_run_view {
     int64_t cluster_nodes, train_gpus, train_first_gpu, infer_gpus, infer_first_gpu;
     int64_t model_params, model_bytes, payload_bytes, moved_bytes, transfers;
     int64_t rounds; /* -1: planned before schema 2 */
+    bool summary;   /* run.stored 'summary' (schema 9): no plan rows, no replay */
     /* The description; NULL when the run was stored before schema 7. */
     json_t *doc;
     /* Table memory (schema 7): false when the run has no rows. */

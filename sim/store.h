@@ -1,14 +1,16 @@
-/* The SQLite store: schema (version 8), and one transaction per run. The schema is the
+/* The SQLite store: schema (version 9), and one transaction per run. The schema is the
  * user-facing API of the results; README.md documents every table. */
 #ifndef RF_STORE_H
 #define RF_STORE_H
+
+#include <stdbool.h>
 
 #include "error.h"
 #include "layout.h"
 #include "plan.h"
 
 #define RF_STORE_APPLICATION_ID 0x52454654 /* "REFT" */
-#define RF_STORE_SCHEMA_VERSION 8
+#define RF_STORE_SCHEMA_VERSION 9
 
 struct sqlite3;
 
@@ -54,6 +56,11 @@ struct rf_run_info {
     const char *scenario_json;
     /* Optional: more rows of this run, in the same transaction. */
     const struct rf_store_rows *more;
+    /* Store the run as a summary (run.stored 'summary'): its row, sides, tallies per role,
+     * description and more's rows (prediction, memory), but no tensor, box, transfer,
+     * collective or round rows, so it cannot be replayed. A tenth of a full Kimi K3 run's
+     * rows and less: what studies and searches compare. */
+    bool summary;
 };
 
 /* Opens a refit database as flags say (one of RF_STORE_CREATE, _EXISTING, _READONLY); a
@@ -84,6 +91,29 @@ struct rf_stored_run {
 int rf_store_load_run(struct rf_store *st, int64_t id, struct rf_stored_run *run,
                       struct rf_error *err);
 void rf_stored_run_release(struct rf_stored_run *run);
+
+/* The tables rf_store_remove_runs empties of a run's rows. */
+#define RF_STORE_RUN_TABLES 16
+
+/* What rf_store_remove_runs removed: the runs' ids (rf_store_removed_release frees them), the
+ * rows it deleted from each table, and the file's free pages after it (SQLite's freelist,
+ * which the next runs stored reuse; the file itself keeps its size). */
+struct rf_store_removed {
+    int64_t *ids;
+    size_t n_ids;
+    struct {
+        const char *table;
+        int64_t rows;
+    } tables[RF_STORE_RUN_TABLES];
+    int64_t free_pages, page_size;
+};
+
+/* Removes runs ids[0..n) (or, when label is not NULL, every run with that label, and ids is
+ * ignored) and every row that references them, in one transaction: a run that does not
+ * exist, or a label no run has, is an error naming it and nothing is removed. */
+int rf_store_remove_runs(struct rf_store *st, const int64_t *ids, size_t n, const char *label,
+                         struct rf_store_removed *out, struct rf_error *err);
+void rf_store_removed_release(struct rf_store_removed *r);
 
 /* What refit-exec measured when it replayed a run (README: table measurement). */
 struct rf_measurement {

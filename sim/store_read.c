@@ -257,7 +257,7 @@ int rf_store_load_run(struct rf_store *st, int64_t id, struct rf_stored_run *run
     if (sqlite3_prepare_v2(st->db,
                            "SELECT model, strategy, staging_bytes, rounds, model_params,"
                            " model_bytes, chunk_bytes, relay_ring, relay_fanout, relay_depth,"
-                           " net_channels_per_peer FROM run WHERE id = ?",
+                           " net_channels_per_peer, stored, scenario FROM run WHERE id = ?",
                            -1, &q, NULL) != SQLITE_OK) {
         rc = rf_store_db_error(st, err, "run");
         goto out;
@@ -265,6 +265,15 @@ int rf_store_load_run(struct rf_store *st, int64_t id, struct rf_stored_run *run
     sqlite3_bind_int64(q, 1, id);
     if (sqlite3_step(q) != SQLITE_ROW) {
         rc = rf_error_set(err, RF_EINVAL, "no run %lld in this database", (long long)id);
+        goto out;
+    }
+    if (sqlite3_column_text(q, 11) &&
+        strcmp((const char *)sqlite3_column_text(q, 11), "summary") == 0) {
+        const char *scenario = (const char *)sqlite3_column_text(q, 12);
+        rc = rf_error_set(err, RF_EINVAL,
+                          "run %lld was stored as a summary (no plan): plan it again with refit "
+                          "sim %s --store full",
+                          (long long)id, scenario ? scenario : "SCENARIO");
         goto out;
     }
     if (sqlite3_column_type(q, 3) == SQLITE_NULL) {

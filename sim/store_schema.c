@@ -331,7 +331,43 @@ static const char migration_v8[] =
     "FROM predicted_step_phase s JOIN run r ON r.id = s.run_id\n"
     "LEFT JOIN prediction p ON p.run_id = s.run_id;\n";
 
+/* Version 9: a database that stays fast with many large runs. Every foreign key of a child
+ * table leads its primary key (run_id, ...), so deleting a run finds its rows there; the three
+ * that reference a tensor or a box by (run_id, tensor_id | box_id) had no index, and a
+ * cascading DELETE scanned every box and transfer of the file once per deleted tensor (over
+ * ten minutes on a 172 MB file). transfer_each expanded the runs of every transfer of every
+ * run before its WHERE run_id = N could apply (a recursive CTE is never filtered from
+ * outside): it now joins each transfer to `ordinal`, the integers 0 .. the largest dst_count
+ * stored (the writer adds what a new run needs), so a run's rows are found by the primary
+ * key and each transfer reads only its own destinations' range. `stored` says whether a run kept
+ * its plan ('full') or only its description and prediction ('summary': refit sim --store summary);
+ * runs stored before are 'full'. */
+static const char migration_v9[] =
+    "CREATE INDEX box_tensor ON box(run_id, tensor_id);\n"
+    "CREATE INDEX transfer_box ON transfer(run_id, box_id);\n"
+    "CREATE INDEX collective_tensor ON collective(run_id, tensor_id);\n"
+    "ALTER TABLE run ADD COLUMN stored TEXT NOT NULL DEFAULT 'full'\n"
+    "  CHECK (stored IN ('full', 'summary'));\n"
+    "CREATE INDEX run_label ON run(label);\n"
+    "CREATE TABLE ordinal (i INTEGER PRIMARY KEY);\n"
+    "WITH RECURSIVE k(i) AS (\n"
+    "  SELECT 0 UNION ALL SELECT i + 1 FROM k\n"
+    "  WHERE i + 1 < (SELECT max(dst_count) FROM transfer))\n"
+    "INSERT INTO ordinal SELECT i FROM k WHERE EXISTS (SELECT 1 FROM transfer);\n"
+    "DROP VIEW transfer_each;\n"
+    "CREATE VIEW transfer_each AS\n"
+    "SELECT t.run_id, t.id AS transfer_id, t.round, tn.id AS tensor_id, tn.name AS tensor,\n"
+    "  t.phase,\n"
+    "  CASE WHEN t.chain AND k.i > 0 THEN t.dst_gpu + (k.i - 1) * t.dst_stride\n"
+    "       ELSE t.src_gpu END AS src_gpu,\n"
+    "  t.dst_gpu + k.i * t.dst_stride AS dst_gpu,\n"
+    "  b.off0, b.off1, b.off2, b.off3, b.len0, b.len1, b.len2, b.len3, t.bytes,\n"
+    "  coalesce(t.hop, 0) + CASE WHEN t.chain THEN k.i ELSE 0 END AS hop\n"
+    "FROM transfer t JOIN ordinal k ON k.i < t.dst_count\n"
+    "JOIN box b ON b.run_id = t.run_id AND b.id = t.box_id\n"
+    "JOIN tensor tn ON tn.run_id = b.run_id AND tn.id = b.tensor_id;\n";
+
 /* rf_store_migrations[v] takes a file from version v to v + 1; a new file runs them all. */
 const char *const rf_store_migrations[RF_STORE_SCHEMA_VERSION] = {
-    schema_v1,    migration_v2, migration_v3, migration_v4,
-    migration_v5, migration_v6, migration_v7, migration_v8};
+    schema_v1,    migration_v2, migration_v3, migration_v4, migration_v5,
+    migration_v6, migration_v7, migration_v8, migration_v9};

@@ -7,15 +7,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { S_RUN, S_TENSOR, S_BOX, S_TRANSFER, S_COLL, S_ROLE, S_SIDE, S_ROUND, S_DESCRIBE, S_COUNT };
+enum {
+    S_RUN,
+    S_TENSOR,
+    S_BOX,
+    S_TRANSFER,
+    S_COLL,
+    S_ROLE,
+    S_SIDE,
+    S_ROUND,
+    S_DESCRIBE,
+    S_ORDINAL,
+    S_COUNT
+};
 
 static const char *const insert_sql[S_COUNT] = {
     "INSERT INTO run (label, scenario, model, strategy, cluster_system, cluster_nodes,"
     " train_gpus, train_first_gpu, train_layout, train_dtype, infer_gpus, infer_first_gpu,"
     " infer_layout, infer_dtype, model_params, model_bytes, payload_bytes, moved_bytes,"
     " logical_bytes, local_bytes, transfers, collectives, plan_seconds, staging_bytes, rounds,"
-    " chunk_bytes, relay_ring, relay_fanout, relay_depth, net_channels_per_peer)"
-    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    " chunk_bytes, relay_ring, relay_fanout, relay_depth, net_channels_per_peer, stored)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO tensor VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO box VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO transfer (run_id, id, box_id, src_gpu, dst_gpu, dst_count, dst_stride, phase,"
@@ -28,6 +40,9 @@ static const char *const insert_sql[S_COUNT] = {
     " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO round VALUES (?,?,?,?,?,?)",
     "UPDATE run SET scenario_json = ? WHERE id = ?",
+    /* transfer_each's integers (schema version 9): 0 .. the run's largest dst_count - 1. */
+    "WITH RECURSIVE k(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM k WHERE i + 1 < ?1)"
+    " INSERT OR IGNORE INTO ordinal SELECT i FROM k WHERE ?1 > 0",
 };
 
 static void shape_text(const struct rf_tensor *t, char *buf, size_t size)
@@ -80,6 +95,7 @@ static int insert_run(struct rf_store *st, sqlite3_stmt *s, const struct rf_run_
     sqlite3_bind_int(s, i++, plan->relay.fanout);
     sqlite3_bind_int(s, i++, plan->relay.depth);
     sqlite3_bind_int(s, i++, plan->net_channels_per_peer);
+    sqlite3_bind_text(s, i++, info->summary ? "summary" : "full", -1, SQLITE_STATIC);
     return rf_store_step(st, s, err, "run");
 }
 
@@ -142,8 +158,9 @@ static int insert_rounds(struct rf_store *st, sqlite3_stmt *q, int64_t run,
     return rc;
 }
 
-static int insert_rows(struct rf_store *st, sqlite3_stmt **s, int64_t run,
-                       const struct rf_plan *plan, struct rf_error *err)
+/* The plan's own rows: tensors, boxes, transfers, collectives (none for a summary). */
+static int insert_plan_rows(struct rf_store *st, sqlite3_stmt **s, int64_t run,
+                            const struct rf_plan *plan, struct rf_error *err)
 {
     int rc;
     for (size_t k = 0; k < plan->n_tensors; k++) {
@@ -223,6 +240,14 @@ static int insert_rows(struct rf_store *st, sqlite3_stmt **s, int64_t run,
         if ((rc = rf_store_step(st, q, err, "collective")) < 0)
             return rc;
     }
+    return 0;
+}
+
+/* The tallies per role, kept by a summary too. */
+static int insert_roles(struct rf_store *st, sqlite3_stmt **s, int64_t run,
+                        const struct rf_plan *plan, struct rf_error *err)
+{
+    int rc;
     for (int r = 0; r < RF_ROLE_COUNT; r++) {
         const struct rf_tally *t = &plan->role[r];
         sqlite3_stmt *q = s[S_ROLE];
@@ -242,6 +267,18 @@ static int insert_rows(struct rf_store *st, sqlite3_stmt **s, int64_t run,
             return rc;
     }
     return 0;
+}
+
+/* The integers transfer_each expands this plan's transfers with (sim/store_schema.c). */
+static int insert_ordinals(struct rf_store *st, sqlite3_stmt *q, const struct rf_plan *plan,
+                           struct rf_error *err)
+{
+    int64_t most = 0;
+    for (size_t k = 0; k < plan->n_transfers; k++)
+        if (plan->transfers[k].dst_count > most)
+            most = plan->transfers[k].dst_count;
+    sqlite3_bind_int64(q, 1, most);
+    return rf_store_step(st, q, err, "ordinal");
 }
 
 /* The run's description (sim/describe.h), when given. */
@@ -309,10 +346,13 @@ int rf_store_save_plan(struct rf_store *st, const struct rf_run_info *info,
     if ((rc = insert_run(st, s[S_RUN], info, plan, err)) < 0)
         goto out;
     *run_id = sqlite3_last_insert_rowid(st->db);
-    if ((rc = insert_rows(st, s, *run_id, plan, err)) < 0 ||
+    if ((rc = insert_roles(st, s, *run_id, plan, err)) < 0 ||
         (rc = insert_side(st, s[S_SIDE], *run_id, "train", info->train, err)) < 0 ||
-        (rc = insert_side(st, s[S_SIDE], *run_id, "infer", info->infer, err)) < 0 ||
-        (rc = insert_rounds(st, s[S_ROUND], *run_id, plan, err)) < 0)
+        (rc = insert_side(st, s[S_SIDE], *run_id, "infer", info->infer, err)) < 0)
+        goto out;
+    if (!info->summary && ((rc = insert_plan_rows(st, s, *run_id, plan, err)) < 0 ||
+                           (rc = insert_rounds(st, s[S_ROUND], *run_id, plan, err)) < 0 ||
+                           (rc = insert_ordinals(st, s[S_ORDINAL], plan, err)) < 0))
         goto out;
     if ((rc = insert_description(st, s[S_DESCRIBE], *run_id, info, err)) < 0)
         goto out;

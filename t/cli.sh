@@ -87,7 +87,8 @@ is "$?|$(cat "$tmp/err")|$(head -n 1 "$tmp/cl" | tr -s ' ')" \
     "0||cluster gpus/node nvl_gpus nvlink(GB/s) nics/node nic(GB/s) hbm(GB) pcie(GB/s) nodes/leaf" \
     "refit clusters prints its table"
 is "$(awk 'NR > 1 { print $1 }' "$tmp/cl" | tr '\n' ' ')" \
-    "$(cd "$REFIT_MODELS/clusters" && ls ./*.lua | sed 's|^\./||; s/\.lua$//' | tr '\n' ' ')" \
+    "$(find "$REFIT_MODELS/clusters" -maxdepth 1 -name '*.lua' | sed 's|.*/||; s/\.lua$//' |
+        LC_ALL=C sort | tr '\n' ' ')" \
     "one row per preset file, sorted"
 # The figures as models/clusters/dgx-h100.lua and gb200-nvl72.lua write them: 8 GPUs in one
 # 8-GPU NVLink domain at 450 GB/s, 8 NICs of 400 Gb/s (50 GB/s), 80 GB HBM, PCIe 5.0 x16

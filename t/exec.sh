@@ -214,6 +214,15 @@ scaled-down scenario; the simulator predicts the large one" "with one line sayin
 is "$(sql "$db" "SELECT count(*) FROM measurement")" "$before" "and stores nothing"
 run 2 --run 999 --backend mpi
 is "$rc $(grep "^refit-exec" "$tmp/err")" "1 refit-exec: no run 999 in this database" "an unknown run is refused"
+# A run stored as a summary has no plan to replay: refused, saying how to get one.
+"$REFIT" sim "$SRCDIR/t/data/describe/plain.lua" --db "$db" --store summary >/dev/null
+summary=$(sql "$db" "SELECT max(id) FROM run WHERE stored = 'summary'")
+before=$(sql "$db" "SELECT count(*) FROM measurement")
+run 2 --run "$summary" --backend mpi
+is "$rc $(grep "^refit-exec" "$tmp/err")" "1 refit-exec: run $summary was stored as a summary (no \
+plan): plan it again with refit sim $SRCDIR/t/data/describe/plain.lua --store full" \
+    "a summary run is refused, saying how to plan it again"
+is "$(sql "$db" "SELECT count(*) FROM measurement")" "$before" "and stores nothing"
 # A mistyped --db is refused, naming it, and no empty database is left in its place.
 "$MPIRUN" $over -np 2 "$REFIT_EXEC" --db "$tmp/typo.db" --run 1 --backend mpi >"$tmp/out" \
     2>"$tmp/err"

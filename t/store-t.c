@@ -121,9 +121,9 @@ static void fixture_release(struct fixture *f)
     free(f->in.layer_stage);
 }
 
-/* A new file is schema 8 as a user queries it: every table and view, by name and by column in
+/* A new file is schema 9 as a user queries it: every table and view, by name and by column in
  * order. A table, view or column added, renamed or dropped without a migration fails here. */
-static void new_file_gets_schema_8_with_every_table_and_view(void **state)
+static void new_file_gets_schema_9_with_every_table_and_view(void **state)
 {
     (void)state;
     static const char want[] =
@@ -138,6 +138,7 @@ static void new_file_gets_schema_8_with_every_table_and_view(void **state)
         "nccl_version,mpi_version,exec_config\n"
         "table memory: run_id,side,gpu,stage,weights_bytes,grads_bytes,optimizer_bytes,"
         "staging_bytes,total_bytes,hbm_bytes,budget_bytes,headroom_bytes,fits\n"
+        "table ordinal: i\n"
         "table predicted_phase: run_id,phase,start_seconds,finish_seconds,bytes\n"
         "table predicted_round: run_id,round,start_seconds,finish_seconds\n"
         "table predicted_step_phase: run_id,seq,part,phase,seconds,bytes,calls,mechanism\n"
@@ -152,7 +153,7 @@ static void new_file_gets_schema_8_with_every_table_and_view(void **state)
         "infer_layout,infer_dtype,model_params,model_bytes,payload_bytes,moved_bytes,"
         "logical_bytes,local_bytes,transfers,collectives,plan_seconds,staging_bytes,rounds,"
         "chunk_bytes,relay_ring,relay_fanout,relay_depth,net_channels_per_peer,"
-        "scenario_json\n"
+        "scenario_json,stored\n"
         "table side: run_id,side,kind,gpus,first_gpu,tp,cp,pp,dp,ep,etp,edp,replicas,fsdp,"
         "dtype,stage_layers,placement,domain_gpus,span\n"
         "table tensor: run_id,id,name,role,layer,class,shape,numel,dtype,wire_dtype,"
@@ -184,7 +185,7 @@ static void new_file_gets_schema_8_with_every_table_and_view(void **state)
     rf_store_close(&st);
     assert_int_equal(query("PRAGMA application_id"), RF_STORE_APPLICATION_ID);
     assert_int_equal(query("PRAGMA user_version"), RF_STORE_SCHEMA_VERSION);
-    assert_int_equal(RF_STORE_SCHEMA_VERSION, 8);
+    assert_int_equal(RF_STORE_SCHEMA_VERSION, 9);
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     assert_int_equal(sqlite3_prepare_v2(db,
                                         "SELECT type || ' ' || name || ': ' || (SELECT "
@@ -1142,10 +1143,34 @@ static void version_7_file_is_migrated(void **state)
     fixture_release(&f);
 }
 
+/* Schema version 9 (reached here from a version 7 file, through 8): every foreign key that
+ * does not lead its table's primary key has an index, so deleting a run never scans another
+ * run's rows; old runs are stored 'full'; transfer_each expands through `ordinal`, filled to
+ * the largest dst_count stored, and still gives every destination once. */
+static void version_9_indexes_foreign_keys(void **state)
+{
+    (void)state;
+    struct rf_store st;
+    struct rf_error err;
+    load_dump("v7.sql");
+    int64_t want = query("SELECT sum(dst_count) FROM transfer WHERE run_id = 1");
+    assert_true(want > 1);
+    assert_int_equal(rf_store_open(&st, path, RF_STORE_CREATE, &err), 0);
+    rf_store_close(&st);
+    assert_int_equal(query("SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name IN "
+                           "('box_tensor', 'transfer_box', 'collective_tensor', 'run_label')"),
+                     4);
+    assert_int_equal(query("SELECT count(*) FROM run WHERE stored = 'full'"),
+                     query("SELECT count(*) FROM run"));
+    assert_int_equal(query("SELECT count(*) FROM ordinal"),
+                     query("SELECT max(dst_count) FROM transfer"));
+    assert_int_equal(query("SELECT count(*) FROM transfer_each WHERE run_id = 1"), want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(new_file_gets_schema_8_with_every_table_and_view, setup,
+        cmocka_unit_test_setup_teardown(new_file_gets_schema_9_with_every_table_and_view, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(run_is_stored_whole, setup, teardown),
         cmocka_unit_test_setup_teardown(failure_leaves_no_partial_run, setup, teardown),
@@ -1168,6 +1193,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(step_is_stored_and_read_back, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_step_leaves_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(version_7_file_is_migrated, setup, teardown),
+        cmocka_unit_test_setup_teardown(version_9_indexes_foreign_keys, setup, teardown),
     };
     return cmocka_run_group_tests_name("store", tests, NULL, NULL);
 }

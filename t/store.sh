@@ -42,7 +42,7 @@ is "$(sql "$db" "PRAGMA journal_mode")" delete "its journal mode is still DELETE
 cp "$db" "$tmp/old.db"
 sql "$tmp/old.db" "PRAGMA user_version = 3"
 "$REFIT" calibrate --db "$tmp/old.db" --cluster localhost --out "$tmp/cal.lua" 2>"$tmp/err"
-is "$? $(cat "$tmp/err")" "1 refit: $tmp/old.db: schema version 3 is older than this refit (8): \
+is "$? $(cat "$tmp/err")" "1 refit: $tmp/old.db: schema version 3 is older than this refit (9): \
 run refit plan/sim on it once to upgrade, or open it writable" "an old schema: readers say how to upgrade"
 is "$(sql "$tmp/old.db" "PRAGMA user_version")" 3 "and leave it as it is"
 
@@ -127,4 +127,56 @@ rows=$(sql "$tmp/wide.db" "SELECT count(*) FROM link_load")
 ok "$(test "$rows" -ge 1 && test "$rows" -le 16; echo $?)" "stores $rows link_load rows"
 is "$(sql "$tmp/wide.db" "SELECT count(*) FROM link_load WHERE bytes = 0 AND busy_seconds = 0")" \
     0 "none of them idle"
+# --store summary: the run, its description, sides, memory and prediction with every link
+# load, predicted round and phase, the same figures as a full run of the same scenario, and
+# no tensor, box, transfer, collective or round row.
+sdb=$tmp/summary.db
+plain=$SRCDIR/t/data/describe/plain.lua
+"$REFIT" sim "$plain" --db "$sdb" --store summary >/dev/null
+ok $? "refit sim --store summary (run 1)"
+"$REFIT" sim "$plain" --db "$sdb" >/dev/null
+ok $? "and the same scenario stored full (run 2)"
+is "$(sql "$sdb" "SELECT group_concat(stored) FROM (SELECT stored FROM run ORDER BY id)")" \
+    "summary,full" "run.stored says which"
+for t in tensor box transfer round; do
+    is "$(sql "$sdb" "SELECT count(*) = 0, (SELECT count(*) > 0 FROM $t WHERE run_id = 2)
+                      FROM $t WHERE run_id = 1")" "1|1" "the summary has no $t rows (the full run has)"
+done
+for t in side memory role_summary link_load predicted_round predicted_phase prediction; do
+    is "$(sql "$sdb" "SELECT (SELECT count(*) FROM $t WHERE run_id = 1) ||
+                             ' ' || (SELECT count(*) FROM $t WHERE run_id = 2)" | \
+          awk '{ print ($1 == $2 && $1 > 0) }')" 1 "the summary keeps every $t row"
+done
+is "$(sql "$sdb" "SELECT count(DISTINCT seconds || bottleneck) FROM prediction")" 1 \
+    "with the same prediction"
+is "$(sql "$sdb" "SELECT count(*) FROM run a JOIN run b ON a.id = 1 AND b.id = 2 AND
+                  a.scenario_json = b.scenario_json AND a.transfers = b.transfers AND
+                  a.payload_bytes = b.payload_bytes")" 1 "and the same description and figures"
+"$REFIT" show 1 --db "$sdb" >"$tmp/show.txt"
+is "$(grep '^  stored' "$tmp/show.txt")" "  stored     summary: no tensors, boxes or transfers; \
+refit-exec cannot replay it (refit sim $plain --store full stores them)" "refit show says so"
+"$REFIT" show 2 --db "$sdb" >"$tmp/show.txt"
+is "$(grep -c '^  stored' "$tmp/show.txt")" 0 "and says nothing of a full run"
+"$REFIT" show 1 --db "$sdb" --json >"$tmp/out.json"
+is "$(json "$tmp/out.json" '$.stored')" summary "show --json: stored"
+"$REFIT" sim "$plain" --db "$sdb" --store some 2>"$tmp/err"
+is "$? $(cat "$tmp/err")" "2 refit: --store some: expected full or summary (see refit sim --help)" \
+    "a bad --store"
+# A study and a search store every run as a summary with --store summary: same runs and
+# predictions as a full store, no plan rows.
+"$REFIT" run "$SRCDIR/t/data/study/sweep.lua" --db "$tmp/study-full.db" >/dev/null 2>&1
+"$REFIT" run "$SRCDIR/t/data/study/sweep.lua" --db "$tmp/study-sum.db" --store summary \
+    >/dev/null 2>&1
+ok $? "refit run sweep.lua --store summary"
+q="SELECT count(*), sum(stored = 'summary'), (SELECT count(*) FROM prediction),
+          (SELECT count(*) FROM link_load), (SELECT count(*) FROM transfer) FROM run"
+full=$(sql "$tmp/study-full.db" "$q")
+is "$(sql "$tmp/study-sum.db" "$q")" "$(echo "$full" | awk -F'|' '{ print $1 "|" $1 "|" $3 "|" $4 "|0" }')" \
+    "every run a summary, with the full store's predictions and link loads ($full)"
+"$REFIT" search "$SRCDIR/t/data/search/qwen3-30b.lua" --top 2 --store summary \
+    --db "$tmp/search-sum.db" >/dev/null
+ok $? "refit search --top 2 --store summary"
+is "$(sql "$tmp/search-sum.db" "SELECT count(*), sum(stored = 'summary'),
+                                (SELECT count(*) FROM prediction), (SELECT count(*) FROM tensor)
+                                FROM run")" "2|2|2|0" "stores its 2 runs as summaries"
 done_testing
