@@ -17,6 +17,7 @@
 
 local schema = require("schema")
 local sandbox = require("sandbox")
+local file = require("file")
 
 local cluster = {}
 
@@ -302,16 +303,9 @@ local function given(overrides, field)
     return true
 end
 
--- Path of a cluster spec: a bare name is <models>/clusters/<name>.lua; a path (ending in .lua
--- or containing '/') is taken from base (the naming file's directory), else as is.
+-- Path of a cluster spec: a bare name is <models>/clusters/<name>.lua (file.spec_path).
 local function resolve(system, dirs)
-    if not system:match("%.lua$") and not system:find("/") then
-        return (dirs.models or "models") .. "/clusters/" .. system .. ".lua"
-    end
-    if dirs.base and system:sub(1, 1) ~= "/" then
-        return dirs.base .. "/" .. system
-    end
-    return system
+    return file.spec_path(system, "clusters", dirs)
 end
 
 -- What cluster files see besides the safe standard library.

@@ -58,4 +58,22 @@ end
 
 file.read = has_native and native.read or read_with_io
 
+-- Whether a spec names a preset (a bare name) rather than a file (ending in .lua or holding
+-- a '/'), and the path it names: <models>/<folder>/<name>.lua for a preset, else the file
+-- taken from dirs.base (the naming file's directory) unless absolute. Cluster and framework
+-- specs resolve the same way.
+function file.is_preset(spec)
+    return not spec:match("%.lua$") and not spec:find("/")
+end
+
+function file.spec_path(spec, folder, dirs)
+    if file.is_preset(spec) then
+        return (dirs.models or "models") .. "/" .. folder .. "/" .. spec .. ".lua"
+    end
+    if dirs.base and spec:sub(1, 1) ~= "/" then
+        return dirs.base .. "/" .. spec
+    end
+    return spec
+end
+
 return file

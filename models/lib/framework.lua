@@ -15,6 +15,7 @@
 
 local schema = require("schema")
 local sandbox = require("sandbox")
+local file = require("file")
 local policy = require("policy")
 
 local framework = {}
@@ -318,22 +319,16 @@ end
 -- Path of a profile: a bare name is <models>/frameworks/<name>.lua and must be a preset; a
 -- path (ending in .lua or containing '/') is taken from base (the naming file's directory).
 local function resolve(name, dirs, site, field)
-    if not name:match("%.lua$") and not name:find("/") then
-        if not has(framework.PRESETS, name) then
-            local quoted = {}
-            for i, p in ipairs(framework.PRESETS) do
-                quoted[i] = string.format("'%s'", p)
-            end
-            schema.raise(site, field, string.format("unknown profile '%s'%s; the presets are "
-                .. "%s, or give the path of a profile file", name,
-                schema.suggest(name, framework.PRESETS), table.concat(quoted, ", ")))
+    if file.is_preset(name) and not has(framework.PRESETS, name) then
+        local quoted = {}
+        for i, p in ipairs(framework.PRESETS) do
+            quoted[i] = string.format("'%s'", p)
         end
-        return (dirs.models or "models") .. "/frameworks/" .. name .. ".lua"
+        schema.raise(site, field, string.format("unknown profile '%s'%s; the presets are "
+            .. "%s, or give the path of a profile file", name,
+            schema.suggest(name, framework.PRESETS), table.concat(quoted, ", ")))
     end
-    if dirs.base and name:sub(1, 1) ~= "/" then
-        return dirs.base .. "/" .. name
-    end
-    return name
+    return file.spec_path(name, "frameworks", dirs)
 end
 
 local function globals()
