@@ -367,7 +367,31 @@ static const char migration_v9[] =
     "JOIN box b ON b.run_id = t.run_id AND b.id = t.box_id\n"
     "JOIN tensor tn ON tn.run_id = b.run_id AND tn.id = b.tensor_id;\n";
 
-/* Version 10: what each GPU sends and receives, per run. "Bytes each inference GPU receives"
+/* Version 10: studies (refit run STUDY.lua). `study` is one run of a study script: the path
+ * as given, its name (the basename without .lua), when it started and the refit that ran
+ * it (NULL when the build has no version); `study_table` every refit.table it printed, in
+ * order: the title, the headers and the rows as JSON arrays of the printed cell strings,
+ * and the aligned text exactly as printed. run.study_id says which study stored a run;
+ * runs stored before, and runs of refit plan, sim and search, have NULL. */
+static const char migration_v10[] =
+    "CREATE TABLE study (\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  path TEXT NOT NULL, name TEXT NOT NULL,\n"
+    "  started_at TEXT NOT NULL,\n"
+    "  refit_version TEXT\n"
+    ");\n"
+    "CREATE TABLE study_table (\n"
+    "  study_id INTEGER NOT NULL REFERENCES study(id) ON DELETE CASCADE,\n"
+    "  ordinal INTEGER NOT NULL CHECK (ordinal >= 1),\n"
+    "  title TEXT,\n"
+    "  columns_json TEXT NOT NULL, rows_json TEXT NOT NULL,\n"
+    "  text TEXT NOT NULL,\n"
+    "  PRIMARY KEY (study_id, ordinal)\n"
+    ") WITHOUT ROWID;\n"
+    "ALTER TABLE run ADD COLUMN study_id INTEGER REFERENCES study(id);\n"
+    "CREATE INDEX run_study ON run(study_id);\n";
+
+/* Version 11: what each GPU sends and receives, per run. "Bytes each inference GPU receives"
  * summed from transfer_each reads every single transfer of the run (12 M rows for Kimi K3,
  * seconds); the writer already holds the plan, so it adds one row per GPU that moves
  * anything, for summary runs too. Point-to-point bytes as transfer_each lists them (a chain
@@ -375,8 +399,8 @@ static const char migration_v9[] =
  * through broadcasts as a non-root member (the tensor once, whatever NCCL's algorithm; what
  * a member sends in a broadcast depends on that algorithm, so it is not a column). Runs
  * stored before are filled here from their stored transfers and collectives; summary runs
- * of version 9 kept none and get no rows. */
-static const char migration_v10[] =
+ * of versions 9 and 10 kept none and get no rows. */
+static const char migration_v11[] =
     "CREATE TABLE gpu_traffic (\n"
     "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,\n"
     "  gpu INTEGER NOT NULL,\n"
@@ -407,4 +431,4 @@ static const char migration_v10[] =
 /* rf_store_migrations[v] takes a file from version v to v + 1; a new file runs them all. */
 const char *const rf_store_migrations[RF_STORE_SCHEMA_VERSION] = {
     schema_v1,    migration_v2, migration_v3, migration_v4, migration_v5,
-    migration_v6, migration_v7, migration_v8, migration_v9, migration_v10};
+    migration_v6, migration_v7, migration_v8, migration_v9, migration_v10, migration_v11};

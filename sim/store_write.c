@@ -27,8 +27,9 @@ static const char *const insert_sql[S_COUNT] = {
     " train_gpus, train_first_gpu, train_layout, train_dtype, infer_gpus, infer_first_gpu,"
     " infer_layout, infer_dtype, model_params, model_bytes, payload_bytes, moved_bytes,"
     " logical_bytes, local_bytes, transfers, collectives, plan_seconds, staging_bytes, rounds,"
-    " chunk_bytes, relay_ring, relay_fanout, relay_depth, net_channels_per_peer, stored)"
-    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    " chunk_bytes, relay_ring, relay_fanout, relay_depth, net_channels_per_peer, stored,"
+    " study_id)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO tensor VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO box VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO transfer (run_id, id, box_id, src_gpu, dst_gpu, dst_count, dst_stride, phase,"
@@ -58,7 +59,7 @@ static void shape_text(const struct rf_tensor *t, char *buf, size_t size)
 }
 
 static int insert_run(struct rf_store *st, sqlite3_stmt *s, const struct rf_run_info *info,
-                      const struct rf_plan *plan, struct rf_error *err)
+                      const struct rf_plan *plan, int64_t study_id, struct rf_error *err)
 {
     char tl[128], il[128];
     int i = 1;
@@ -98,6 +99,10 @@ static int insert_run(struct rf_store *st, sqlite3_stmt *s, const struct rf_run_
     sqlite3_bind_int(s, i++, plan->relay.depth);
     sqlite3_bind_int(s, i++, plan->net_channels_per_peer);
     sqlite3_bind_text(s, i++, info->summary ? "summary" : "full", -1, SQLITE_STATIC);
+    if (study_id > 0)
+        sqlite3_bind_int64(s, i++, study_id);
+    else
+        sqlite3_bind_null(s, i++);
     return rf_store_step(st, s, err, "run");
 }
 
@@ -286,7 +291,7 @@ static int insert_ordinals(struct rf_store *st, sqlite3_stmt *q, const struct rf
     return rf_store_step(st, q, err, "ordinal");
 }
 
-/* What each GPU sends and receives (gpu_traffic, schema version 10), from the plan in
+/* What each GPU sends and receives (gpu_traffic, schema version 11), from the plan in
  * memory: one pass over the runs of transfers and the broadcasts, as transfer_each would
  * expand them, so a summary run has the rows too. */
 struct traffic {
@@ -393,6 +398,7 @@ int rf_store_save_plan(struct rf_store *st, const struct rf_run_info *info,
 {
     sqlite3_stmt *s[S_COUNT] = {NULL};
     bool in_tx = false, fk_off = false;
+    int64_t study_id = info->study ? info->study->id : 0;
     int rc;
 
     /* The rows written here reference only rows written here, by ids assigned here and
@@ -414,7 +420,11 @@ int rf_store_save_plan(struct rf_store *st, const struct rf_run_info *info,
     if ((rc = rf_store_exec(st, "BEGIN IMMEDIATE", err)) < 0)
         goto out;
     in_tx = true;
-    if ((rc = insert_run(st, s[S_RUN], info, plan, err)) < 0)
+    /* A study's first run writes the study's row (sim/store_study.c says why). */
+    if (info->study && study_id == 0 &&
+        (rc = rf_store_insert_study(st, info->study, &study_id, err)) < 0)
+        goto out;
+    if ((rc = insert_run(st, s[S_RUN], info, plan, study_id, err)) < 0)
         goto out;
     *run_id = sqlite3_last_insert_rowid(st->db);
     if ((rc = insert_roles(st, s, *run_id, plan, err)) < 0 ||
@@ -433,6 +443,9 @@ int rf_store_save_plan(struct rf_store *st, const struct rf_run_info *info,
     if ((rc = rf_store_exec(st, "COMMIT", err)) < 0)
         goto out;
     in_tx = false;
+    /* Only now: a run rolled back takes its study's new row with it. */
+    if (info->study)
+        info->study->id = study_id;
 out:
     if (in_tx)
         sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);

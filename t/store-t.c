@@ -121,9 +121,9 @@ static void fixture_release(struct fixture *f)
     free(f->in.layer_stage);
 }
 
-/* A new file is schema 10 as a user queries it: every table and view, by name and by column in
+/* A new file is schema 11 as a user queries it: every table and view, by name and by column in
  * order. A table, view or column added, renamed or dropped without a migration fails here. */
-static void new_file_gets_schema_10_with_every_table_and_view(void **state)
+static void new_file_gets_schema_11_with_every_table_and_view(void **state)
 {
     (void)state;
     static const char want[] =
@@ -155,9 +155,11 @@ static void new_file_gets_schema_10_with_every_table_and_view(void **state)
         "infer_layout,infer_dtype,model_params,model_bytes,payload_bytes,moved_bytes,"
         "logical_bytes,local_bytes,transfers,collectives,plan_seconds,staging_bytes,rounds,"
         "chunk_bytes,relay_ring,relay_fanout,relay_depth,net_channels_per_peer,"
-        "scenario_json,stored\n"
+        "scenario_json,stored,study_id\n"
         "table side: run_id,side,kind,gpus,first_gpu,tp,cp,pp,dp,ep,etp,edp,replicas,fsdp,"
         "dtype,stage_layers,placement,domain_gpus,span\n"
+        "table study: id,path,name,started_at,refit_version\n"
+        "table study_table: study_id,ordinal,title,columns_json,rows_json,text\n"
         "table tensor: run_id,id,name,role,layer,class,shape,numel,dtype,wire_dtype,"
         "wire_bytes,strategy,scale_of\n"
         "table transfer: run_id,id,box_id,src_gpu,dst_gpu,dst_count,dst_stride,phase,bytes,"
@@ -187,7 +189,7 @@ static void new_file_gets_schema_10_with_every_table_and_view(void **state)
     rf_store_close(&st);
     assert_int_equal(query("PRAGMA application_id"), RF_STORE_APPLICATION_ID);
     assert_int_equal(query("PRAGMA user_version"), RF_STORE_SCHEMA_VERSION);
-    assert_int_equal(RF_STORE_SCHEMA_VERSION, 10);
+    assert_int_equal(RF_STORE_SCHEMA_VERSION, 11);
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     assert_int_equal(sqlite3_prepare_v2(db,
                                         "SELECT type || ' ' || name || ': ' || (SELECT "
@@ -1172,7 +1174,7 @@ static void version_9_indexes_foreign_keys(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(new_file_gets_schema_10_with_every_table_and_view, setup,
+        cmocka_unit_test_setup_teardown(new_file_gets_schema_11_with_every_table_and_view, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(run_is_stored_whole, setup, teardown),
         cmocka_unit_test_setup_teardown(failure_leaves_no_partial_run, setup, teardown),

@@ -1,5 +1,5 @@
 #!/bin/sh
-# gpu_traffic (schema version 10): what each GPU sends and receives per run, written from the
+# gpu_traffic (schema version 11): what each GPU sends and receives per run, written from the
 # plan in memory, checked against a hand computation, against transfer_each and collective
 # (the rows it summarises), for summary runs, through the migration, and by refit rm.
 . "${SRCDIR:-.}/t/lib.sh"
@@ -69,18 +69,18 @@ $(sql "$db" "SELECT count(*) FROM gpu_traffic WHERE run_id = $s") " \
 $(sql "$db" "SELECT count(*) FROM gpu_traffic WHERE run_id = $f") " \
     "has the full run's traffic rows without its transfers"
 
-# The migration from version 9 fills old runs from their stored transfers and collectives
+# The migration from version 10 fills old runs from their stored transfers and collectives
 # exactly as the writer does.
 cp "$db" "$tmp/old.db"
 before=$(sql "$db" "$stored WHERE run_id != $s ORDER BY 1, 2" | md5sum)
-sql "$tmp/old.db" "DROP TABLE gpu_traffic; PRAGMA user_version = 9"
+sql "$tmp/old.db" "DROP TABLE gpu_traffic; PRAGMA user_version = 10"
 "$REFIT" sim "$tmp/hand.lua" --db "$tmp/old.db" >/dev/null
-ok $? "a version 9 file takes a new run"
-is "$(sql "$tmp/old.db" "PRAGMA user_version")" 10 "and is migrated to version 10"
+ok $? "a version 10 file takes a new run"
+is "$(sql "$tmp/old.db" "PRAGMA user_version")" 11 "and is migrated to version 11"
 is "$(sql "$tmp/old.db" "$stored WHERE run_id != $s AND run_id <= $s ORDER BY 1, 2" | md5sum)" \
     "$before" "its full runs have the rows the writer gave them"
 is "$(sql "$tmp/old.db" "SELECT count(*) FROM gpu_traffic WHERE run_id = $s")" 0 \
-    "a version 9 summary run kept no transfers, so it has none"
+    "a version 10 summary run kept no transfers, so it has none"
 
 # refit rm takes a run's rows with it.
 "$REFIT" rm 1 --db "$db" >/dev/null

@@ -440,6 +440,17 @@ for _, case in ipairs(STUDIES) do
         string.format("study %s: %s at line %d", file, field, line))
 end
 
+-- A table that is stored (the C side gives study.run its table_api) must be UTF-8: the
+-- error names the row and the column's key, and nothing reaches the store.
+local stored = 0
+tap.raises(function()
+    study.run(bad .. "study-table-utf8.lua", refit, no_api, nil, function()
+        stored = stored + 1
+    end)
+end, bad .. "study-table-utf8.lua:3: refit.table.rows.2.name: not valid UTF-8 (a table is "
+    .. "stored as text)", "a stored table's cell that is not UTF-8")
+tap.is(stored, 0, "and the table is not handed to the store")
+
 -- The C side hands refit.sim's table to load_scenario_table, as this api does.
 tap.raises(function()
     study.run(bad .. "study-cycle-sim.lua", refit, function(spec)
