@@ -10,7 +10,7 @@
 #include "plan.h"
 
 #define RF_STORE_APPLICATION_ID 0x52454654 /* "REFT" */
-#define RF_STORE_SCHEMA_VERSION 10
+#define RF_STORE_SCHEMA_VERSION 11
 
 struct sqlite3;
 
@@ -119,7 +119,7 @@ int rf_store_load_run(struct rf_store *st, int64_t id, struct rf_stored_run *run
 void rf_stored_run_release(struct rf_stored_run *run);
 
 /* The tables rf_store_remove_runs empties of a run's rows. */
-#define RF_STORE_RUN_TABLES 16
+#define RF_STORE_RUN_TABLES 17
 
 /* What rf_store_remove_runs removed: the runs' ids (rf_store_removed_release frees them), the
  * rows it deleted from each table, and the file's free pages after it (SQLite's freelist,

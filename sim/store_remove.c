@@ -23,6 +23,7 @@ static const struct {
     {"tensor", "DELETE FROM tensor WHERE run_id = ?1"},
     {"role_summary", "DELETE FROM role_summary WHERE run_id = ?1"},
     {"round", "DELETE FROM round WHERE run_id = ?1"},
+    {"gpu_traffic", "DELETE FROM gpu_traffic WHERE run_id = ?1"},
     {"side", "DELETE FROM side WHERE run_id = ?1"},
     {"memory", "DELETE FROM memory WHERE run_id = ?1"},
     {"link_load", "DELETE FROM link_load WHERE run_id = ?1"},

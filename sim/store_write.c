@@ -18,6 +18,7 @@ enum {
     S_ROUND,
     S_DESCRIBE,
     S_ORDINAL,
+    S_TRAFFIC,
     S_COUNT
 };
 
@@ -44,6 +45,7 @@ static const char *const insert_sql[S_COUNT] = {
     /* transfer_each's integers (schema version 9): 0 .. the run's largest dst_count - 1. */
     "WITH RECURSIVE k(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM k WHERE i + 1 < ?1)"
     " INSERT OR IGNORE INTO ordinal SELECT i FROM k WHERE ?1 > 0",
+    "INSERT INTO gpu_traffic VALUES (?,?,?,?,?,?,?,?)",
 };
 
 static void shape_text(const struct rf_tensor *t, char *buf, size_t size)
@@ -282,8 +284,77 @@ static int insert_ordinals(struct rf_store *st, sqlite3_stmt *q, const struct rf
     for (size_t k = 0; k < plan->n_transfers; k++)
         if (plan->transfers[k].dst_count > most)
             most = plan->transfers[k].dst_count;
+    for (size_t k = 0; k < plan->n_collectives; k++)
+        if (plan->collectives[k].gpu_count > most)
+            most = plan->collectives[k].gpu_count;
     sqlite3_bind_int64(q, 1, most);
     return rf_store_step(st, q, err, "ordinal");
+}
+
+/* What each GPU sends and receives (gpu_traffic, schema version 11), from the plan in
+ * memory: one pass over the runs of transfers and the broadcasts, as transfer_each would
+ * expand them, so a summary run has the rows too. */
+struct traffic {
+    int64_t sent, received, local, broadcast, out, in;
+};
+
+static int insert_traffic(struct rf_store *st, sqlite3_stmt *q, int64_t run,
+                          const struct rf_plan *plan, struct rf_error *err)
+{
+    int32_t n = 0;
+    for (size_t k = 0; k < plan->n_transfers; k++) {
+        const struct rf_transfer *t = &plan->transfers[k];
+        int32_t last = t->dst + (t->dst_count - 1) * t->dst_stride;
+        n = t->src >= n ? t->src + 1 : n;
+        n = t->dst >= n ? t->dst + 1 : n;
+        n = last >= n ? last + 1 : n;
+    }
+    for (size_t k = 0; k < plan->n_collectives; k++) {
+        const struct rf_collective *c = &plan->collectives[k];
+        int32_t last = c->first_gpu + (c->gpu_count - 1) * c->gpu_stride;
+        n = c->root >= n ? c->root + 1 : n;
+        n = c->first_gpu >= n ? c->first_gpu + 1 : n;
+        n = last >= n ? last + 1 : n;
+    }
+    if (n == 0)
+        return 0;
+    struct traffic *g = calloc((size_t)n, sizeof(*g));
+    if (!g)
+        return rf_error_set(err, RF_ENOMEM, "out of memory for %d GPUs' traffic", (int)n);
+    for (size_t k = 0; k < plan->n_transfers; k++) {
+        const struct rf_transfer *t = &plan->transfers[k];
+        for (int32_t i = 0; i < t->dst_count; i++) {
+            int32_t from = rf_transfer_sender(t, i), to = t->dst + i * t->dst_stride;
+            if (from == to) {
+                g[to].local += t->bytes;
+                continue;
+            }
+            g[from].sent += t->bytes;
+            g[from].out++;
+            g[to].received += t->bytes;
+            g[to].in++;
+        }
+    }
+    for (size_t k = 0; k < plan->n_collectives; k++) {
+        const struct rf_collective *c = &plan->collectives[k];
+        for (int32_t i = 0; i < c->gpu_count; i++) {
+            int32_t m = c->first_gpu + i * c->gpu_stride;
+            if (m != c->root)
+                g[m].broadcast += c->bytes;
+        }
+    }
+    int rc = 0;
+    for (int32_t i = 0; i < n && rc == 0; i++) {
+        const struct traffic *x = &g[i];
+        if (!x->sent && !x->received && !x->local && !x->broadcast)
+            continue;
+        int64_t v[] = {run, i, x->sent, x->received, x->local, x->broadcast, x->out, x->in};
+        for (int c = 0; c < 8; c++)
+            sqlite3_bind_int64(q, c + 1, v[c]);
+        rc = rf_store_step(st, q, err, "gpu_traffic");
+    }
+    free(g);
+    return rc;
 }
 
 /* The run's description (sim/describe.h), when given. */
@@ -364,7 +435,8 @@ int rf_store_save_plan(struct rf_store *st, const struct rf_run_info *info,
                            (rc = insert_rounds(st, s[S_ROUND], *run_id, plan, err)) < 0 ||
                            (rc = insert_ordinals(st, s[S_ORDINAL], plan, err)) < 0))
         goto out;
-    if ((rc = insert_description(st, s[S_DESCRIBE], *run_id, info, err)) < 0)
+    if ((rc = insert_traffic(st, s[S_TRAFFIC], *run_id, plan, err)) < 0 ||
+        (rc = insert_description(st, s[S_DESCRIBE], *run_id, info, err)) < 0)
         goto out;
     if (info->more && (rc = info->more->write(st, *run_id, info->more->ctx, err)) < 0)
         goto out;

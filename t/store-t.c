@@ -121,15 +121,17 @@ static void fixture_release(struct fixture *f)
     free(f->in.layer_stage);
 }
 
-/* A new file is schema 9 as a user queries it: every table and view, by name and by column in
+/* A new file is schema 11 as a user queries it: every table and view, by name and by column in
  * order. A table, view or column added, renamed or dropped without a migration fails here. */
-static void new_file_gets_schema_10_with_every_table_and_view(void **state)
+static void new_file_gets_schema_11_with_every_table_and_view(void **state)
 {
     (void)state;
     static const char want[] =
         "table box: run_id,id,tensor_id,off0,off1,off2,off3,len0,len1,len2,len3,numel\n"
         "table collective: run_id,id,kind,tensor_id,root_gpu,first_gpu,gpu_count,gpu_stride,"
         "bytes,round\n"
+        "table gpu_traffic: run_id,gpu,sent_bytes,received_bytes,local_bytes,broadcast_bytes,"
+        "transfers_out,transfers_in\n"
         "table link_load: run_id,link_id,kind,name,endpoint_a,endpoint_b,capacity_gbps,bytes,"
         "busy_seconds,utilization\n"
         "table measured_round: measurement_id,round,seconds\n"
@@ -187,7 +189,7 @@ static void new_file_gets_schema_10_with_every_table_and_view(void **state)
     rf_store_close(&st);
     assert_int_equal(query("PRAGMA application_id"), RF_STORE_APPLICATION_ID);
     assert_int_equal(query("PRAGMA user_version"), RF_STORE_SCHEMA_VERSION);
-    assert_int_equal(RF_STORE_SCHEMA_VERSION, 10);
+    assert_int_equal(RF_STORE_SCHEMA_VERSION, 11);
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     assert_int_equal(sqlite3_prepare_v2(db,
                                         "SELECT type || ' ' || name || ': ' || (SELECT "
@@ -1172,7 +1174,7 @@ static void version_9_indexes_foreign_keys(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(new_file_gets_schema_10_with_every_table_and_view, setup,
+        cmocka_unit_test_setup_teardown(new_file_gets_schema_11_with_every_table_and_view, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(run_is_stored_whole, setup, teardown),
         cmocka_unit_test_setup_teardown(failure_leaves_no_partial_run, setup, teardown),
