@@ -32,8 +32,10 @@ local function dirname(path)
     return path:match("^(.*)/[^/]*$") or "."
 end
 
+-- A relative path is taken from base_dir, the directory of the file naming it; from "." it
+-- is left as written, so errors name the file as the user wrote it.
 local function resolve_path(path, base_dir)
-    if path:sub(1, 1) ~= "/" then
+    if path:sub(1, 1) ~= "/" and base_dir ~= "." then
         return base_dir .. "/" .. path
     end
     return path
