@@ -130,6 +130,7 @@ policy:
   megatron_cfg:
     enabled: true" \
     'bad.yaml:1: cluster.num_nodes: missing (refit needs it to place the sides)'
+# shellcheck disable=SC2016 # the ${...} are the file's text, not the shell's
 bad "an unresolved \${...} in a key refit reads" "defaults: DATA/nemo-rl-dsv3.yaml
 policy:
   generation:
@@ -202,5 +203,15 @@ fails "two frameworks named" two.lua \
 printf 'return {\n    cluster = "dgx-h100",\n    sides = { verl = "none.yaml" },\n}\n' >"$tmp/none.lua"
 fails "a YAML file that does not exist" none.lua \
     "none.lua:3: sides.verl: none.yaml: no such file or directory"
+
+# A layout search varies the inference side the config set, as it does a hand-written one.
+"$REFIT" search "$data/qwen3-verl.lua" --top 1 --db "$tmp/search.db" --json >"$tmp/s1.json"
+ok $? "refit search qwen3-verl.lua"
+"$REFIT" search "$data/qwen3-hand.lua" --top 1 --db "$tmp/search.db" --json >"$tmp/s2.json"
+grep -v '"run_id"\|"scenario"\|_seconds\|"label"\|"run"' "$tmp/s1.json" >"$tmp/a"
+grep -v '"run_id"\|"scenario"\|_seconds\|"label"\|"run"' "$tmp/s2.json" >"$tmp/b"
+cmp -s "$tmp/a" "$tmp/b"
+ok $? "refit search: the candidates of the verl config equal the hand-written scenario's"
+is "$(grep -c '"tp"' "$tmp/a")" 44 "refit search: 44 candidate layouts (as by hand)"
 
 done_testing

@@ -223,6 +223,10 @@ function refit.search_layouts(spec, request)
     end
     local site = { file = spec.source, line = spec.line or 0, scan = false }
     request = schema.validate(request, search.OPTIONS, site, "search")
+    if spec.table.sides ~= nil then
+        spec = { table = scenario.expand_sides(spec.table, site, spec.base_dir, context()),
+                 source = spec.source, base_dir = spec.base_dir, line = spec.line }
+    end
     local base = refit.load_scenario_table(spec)
     local out = search.layouts(spec.table, base, request)
     for _, c in ipairs(out) do

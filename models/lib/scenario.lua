@@ -193,6 +193,21 @@ local function read_sides(raw, site, base_dir, context)
     return sides
 end
 
+-- A copy of the scenario table `raw` with its `sides` read into train and infer (and the
+-- model, nodes and profile the file implies) and the field itself removed: what a layout
+-- search varies, since it rewrites infer as a scenario that writes it by hand.
+function scenario.expand_sides(raw, site, base_dir, context)
+    local out = {}
+    for k, v in pairs(raw) do
+        out[k] = v
+    end
+    if out.sides ~= nil then
+        read_sides(out, site, base_dir, context)
+        out.sides = nil
+    end
+    return out
+end
+
 -- Validates and normalises a scenario table. `source` names it in errors and in the store
 -- (a file path, or a study's "file:line"); relative model and cluster paths are read from
 -- `base_dir`. `context.load_model(spec, site, field, base_dir)` resolves the model field
