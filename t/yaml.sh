@@ -180,6 +180,25 @@ bad "a duplicate key" "cluster:
     "bad.yaml:3: cluster.num_nodes: duplicate key"
 bad "a file that inherits from itself" "defaults: bad.yaml" \
     "bad.yaml:1: defaults: 'bad.yaml' inherits from itself (bad.yaml -> bad.yaml)"
+# The decoder's bounds: nesting, aliases (shared, not copied: ten levels of ten aliases
+# each, 10^10 scalars if expanded, decode at once), one document, tags.
+bad "nesting deeper than 64 levels" "a: $(printf '{a: %.0s' $(seq 70))1$(printf '}%.0s' $(seq 70))" \
+    "bad.yaml:1: nests deeper than 64 levels"
+bad "an alias of no anchor" "cluster: *nope" "bad.yaml:1: unknown alias *nope"
+bad "aliases of aliases are shared, not expanded" "l0: &l0 [x, x, x, x, x, x, x, x, x, x]
+$(for i in 1 2 3 4 5 6 7 8 9; do
+    a="*l$((i - 1))"
+    echo "l$i: &l$i [$a, $a, $a, $a, $a, $a, $a, $a, $a, $a]"
+done)
+cluster: {gpus_per_node: 8}" \
+    "bad.yaml:11: cluster.num_nodes: missing (refit needs it to place the sides)"
+bad "a list at the top" "- 1" "bad.yaml:1: expected a mapping of keys at the top, got a list"
+bad "a second document" "a: 1
+---
+b: 2" "bad.yaml:2: a second YAML document; refit reads one per file"
+bad "a !!str-tagged number is a string" "cluster:
+  gpus_per_node: 8
+  num_nodes: !!str 2" 'bad.yaml:3: cluster.num_nodes: expected a positive integer, got "2"'
 kind=verl bad "a verl FSDP actor" "defaults: DATA/verl-qwen3-30b.yaml
 actor_rollout_ref:
   actor:
