@@ -233,4 +233,15 @@ cmp -s "$tmp/a" "$tmp/b"
 ok $? "refit search: the candidates of the verl config equal the hand-written scenario's"
 is "$(grep -c '"tp"' "$tmp/a")" 44 "refit search: 44 candidate layouts (as by hand)"
 
+# A study changes a side the config set field by field, as it does a hand-written one.
+cat >"$tmp/study.lua" <<STUDY
+local base = refit.scenario("$data/qwen3-verl.lua")
+refit.plan(refit.with(base, { infer = { tp = 2 } }), { label = "tp2" })
+STUDY
+"$REFIT" run "$tmp/study.lua" --db "$tmp/study.db" >/dev/null
+ok $? "a study of a scenario with sides runs"
+is "$(sql "$tmp/study.db" "SELECT r.label, s.gpus, s.tp, s.replicas FROM run r JOIN side s
+    ON s.run_id = r.id AND s.side = 'infer'")" "tp2|16|2|8" \
+    "the study's infer.tp = 2 replaces the config's 4, its other sizes kept"
+
 done_testing

@@ -186,8 +186,14 @@ end
 
 -- A scenario file's table as written (for studies to change and pass back). `site` and
 -- `field` (optional) say where the path was written: a study's line and "refit.scenario".
+-- A scenario's `sides` are read into train and infer here, so a study changes them field by
+-- field (refit.with(base, { infer = { tp = 4 } })) as it does hand-written ones.
 function refit.read_scenario(path, site, field)
-    return scenario.read(path, context(), site, field)
+    local raw = scenario.read(path, context(), site, field)
+    if raw.sides ~= nil then
+        raw = scenario.expand_sides(raw, { file = path }, dirname(path), context())
+    end
+    return raw
 end
 
 -- Normalises a scenario table a study built: `spec` is { table = raw, source = file,
