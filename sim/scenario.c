@@ -18,6 +18,7 @@
 #include "lua_int.h"
 #include "sandbox.h"
 #include "search_lua.h"
+#include "yaml_lua.h"
 
 int rf_lua_open(struct rf_lua **out, const char *models_dir, struct rf_error *err)
 {
@@ -45,6 +46,10 @@ int rf_lua_open(struct rf_lua **out, const char *models_dir, struct rf_error *er
     }
     lua_State *L = R->L = R->sb.L;
     luaL_requiref(L, "refit.json", rf_luaopen_json, 0);
+    lua_pop(L, 1);
+    /* Internal, like refit.json: models/lib/rlconfig.lua reads a scenario's `sides` YAML
+     * with it; scenario files never see it. */
+    luaL_requiref(L, "refit.yaml", rf_luaopen_yaml, 0);
     lua_pop(L, 1);
 
     lua_getglobal(L, "package");

@@ -37,6 +37,9 @@ local SCENARIOS = {
       refit.models_dir .. "/no-such-model.lua: no such file or directory" },
     { "not-a-table.lua", 3, "return",
       "expected the file to return a scenario table, got 8" },
+    { "sides-and-train.lua", 6, "infer",
+      "set by hand and read from sides.verl as well; keep one" },
+    { "sides-not-a-string.lua", 5, "sides.nemo_rl", "expected a string, got 3" },
     -- Cluster overrides are checked with the preset's schema, every field optional.
     { "cluster-unknown-key.lua", 7, "cluster.fabric.oversubscripton",
       "unknown key 'oversubscripton' (did you mean 'oversubscription'?)" },
