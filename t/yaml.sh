@@ -244,4 +244,12 @@ is "$(sql "$tmp/study.db" "SELECT r.label, s.gpus, s.tp, s.replicas FROM run r J
     ON s.run_id = r.id AND s.side = 'infer'")" "tp2|16|2|8" \
     "the study's infer.tp = 2 replaces the config's 4, its other sizes kept"
 
+# The config implies NeMo RL's profile; a scenario that names no strategy runs the profile's
+# default path (broadcast), not refit's reshard, which the profile would refuse.
+sed "s|\"nemo-rl-dsv3.yaml\"|\"$data/nemo-rl-dsv3.yaml\"|" "$data/dsv3-nemo-rl.lua" |
+    grep -v 'strategy = ' >"$tmp/nostrategy.lua"
+"$REFIT" plan "$tmp/nostrategy.lua" --db "$tmp/ns.db" >/dev/null
+ok $? "a scenario under the implied profile plans without a strategy"
+is "$(sql "$tmp/ns.db" "SELECT strategy FROM run")" broadcast "with the profile's default path"
+
 done_testing

@@ -248,6 +248,12 @@ function scenario.normalise(raw, source, base_dir, context, overrides, line)
     end
     local profile = s.framework and framework.load(s.framework, site, "framework",
         { models = context.models_dir, base = base_dir })
+    -- A scenario under a profile that names no strategy runs the framework's own default
+    -- path (its profile lists it first: NeMo RL's and verl's gather-and-broadcast), not
+    -- refit's default reshard, which no framework runs the way refit plans it.
+    if profile and raw.strategy == nil and profile.strategies then
+        s.strategy = profile.strategies[1]
+    end
     -- The framework's buffers are the rounds in flight, unless the scenario set streams.
     local raw_cal = type(raw.cluster) == "table" and raw.cluster.calibration
     if profile and profile.broadcast and not (type(raw_cal) == "table" and raw_cal.streams) then
