@@ -87,10 +87,12 @@ struct study_ctx {
     struct rf_lua *L;
     struct lazy_store *ls;
     const struct rf_sim_options *sim;
-    bool tty;     /* progress on stderr */
+    bool tty;                     /* progress on stderr */
+    struct rf_progress *progress; /* with tty: each run's phases as it runs (sim/progress.h) */
     bool summary; /* --store summary: every run stored without its plan rows (sim/store.h) */
     int runs;
 };
+struct rf_progress;
 struct rf_scenario_src;
 struct rf_study_result;
 /* One refit.plan / refit.sim (ctx a struct study_ctx): plan, simulate when asked, store in
