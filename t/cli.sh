@@ -116,4 +116,23 @@ number > 0 and <= 1000000, got 'lots'" \
     "a bad preset: exit 1, its file:line and field, nothing on stdout"
 t_opt "refit: clusters takes no argument 'dgx-h100' (see refit clusters --help)" clusters dgx-h100
 
+# An unknown model or cluster names its file:line and field, suggests the nearest preset
+# and lists every one: the very names `refit models` and `refit clusters` show.
+quoted() { awk 'NR > 1 { printf "%s'"'"'%s'"'"'", (NR > 2 ? ", " : ""), $1 }'; }
+models=$("$REFIT" models | quoted)
+clusters=$("$REFIT" clusters | quoted)
+"$REFIT" sim "$SRCDIR/t/data/bad/model-typo.lua" --db "$tmp/typo.db" 2>"$tmp/err"
+is "$?|$(cat "$tmp/err")" "1|refit: $SRCDIR/t/data/bad/model-typo.lua:4: model: unknown model \
+'deepseek-v4' (did you mean 'deepseek-v3'?): there is no $REFIT_MODELS/deepseek-v4.lua; the \
+models refit ships are $models, or give the path of a model file" \
+    "model = 'deepseek-v4': the nearest model and every one"
+sed 's/system = "dgx-h100"/system = "dgx-h10"/' "$SRCDIR/t/data/bad/model-typo.lua" |
+    sed 's/deepseek-v4/deepseek-v3/' >"$tmp/cluster-typo.lua"
+"$REFIT" plan "$tmp/cluster-typo.lua" --db "$tmp/typo.db" 2>"$tmp/err"
+is "$?|$(cat "$tmp/err")" "1|refit: $tmp/cluster-typo.lua:3: cluster.system: unknown cluster \
+'dgx-h10' (did you mean 'dgx-h100'?): there is no $REFIT_MODELS/clusters/dgx-h10.lua; the \
+clusters refit ships are $clusters, or give the path of a cluster file" \
+    "cluster.system = 'dgx-h10': the nearest cluster and every one"
+is "$(test -e "$tmp/typo.db"; echo $?)" 1 "neither writes a database"
+
 done_testing
