@@ -89,6 +89,7 @@ struct study_ctx {
     const struct rf_sim_options *sim;
     bool tty;                     /* progress on stderr */
     struct rf_progress *progress; /* with tty: each run's phases as it runs (sim/progress.h) */
+    const char *progress_what;    /* the line's words before the run's number */
     bool summary; /* --store summary: every run stored without its plan rows (sim/store.h) */
     int runs;
 };

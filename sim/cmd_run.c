@@ -37,8 +37,8 @@ int study_run_one(void *ctx, const struct rf_scenario_src *src, const char *stra
      * started): Kimi K3 runs take minutes each. */
     struct rf_sim_options o = *c->sim;
     if (c->progress) {
-        snprintf(c->progress->prefix, sizeof(c->progress->prefix), "refit run: run %d",
-                 c->runs + 1);
+        snprintf(c->progress->prefix, sizeof(c->progress->prefix), "%s %d",
+                 c->progress_what ? c->progress_what : "refit run: run", c->runs + 1);
         o.progress = rf_progress_hook;
         o.progress_ctx = c->progress;
     }

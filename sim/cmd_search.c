@@ -149,7 +149,7 @@ static void on_progress(void *ctx, int phase, size_t done, size_t total,
         if (done < total)
             rf_progress_duration(elapsed / (double)done * (double)(total - done), eta, sizeof(eta));
         rf_search_layout_text(row, layout, sizeof(layout));
-        fprintf(stderr, "%s: simulated %zu/%zu: %s %s on %lld GPUs, %.3f s (run %lld), %s %s\n",
+        fprintf(stderr, "\r%s: simulated %zu/%zu: %s %s on %lld GPUs, %.3f s (run %lld), %s %s\n",
                 p->prefix, done, total, layout, rf_dtype_name(row->dtype), (long long)row->gpus,
                 row->run.predicted_s, (long long)row->run.run_id, done == total ? "took" : "ETA",
                 eta);
@@ -352,14 +352,22 @@ int cmd_search(int argc, char **argv)
     if (rc != 0)
         goto out;
     rc = 1;
-    /* The study context's runs are the top rows; its own progress line stays off, the
-     * search prints one. */
-    struct study_ctx ctx = {
-        .L = env.L, .ls = &env.ls, .sim = &env.sim, .tty = false, .summary = summary};
+    /* The study context's runs are the top rows; its own line per run stays off (the
+     * search prints one), its phases show while each runs. */
+    bool tty = !json && isatty(STDERR_FILENO);
+    struct rf_progress runs;
+    rf_progress_init(&runs, stderr, "refit search", tty);
+    struct study_ctx ctx = {.L = env.L,
+                            .ls = &env.ls,
+                            .sim = &env.sim,
+                            .tty = false,
+                            .progress = tty ? &runs : NULL,
+                            .progress_what = "refit search: full simulation",
+                            .summary = summary};
     struct progress p = {.prefix = "refit search", .phase = -1};
     struct rf_search_hooks hooks = {.run = study_run_one,
                                     .run_ctx = &ctx,
-                                    .progress = !json && isatty(STDERR_FILENO) ? on_progress : NULL,
+                                    .progress = tty ? on_progress : NULL,
                                     .progress_ctx = &p};
     if (rf_search(env.L, &(struct rf_scenario_src){.path = argv[optind]}, &req, &env.sim, &hooks,
                   &res, &err) < 0) {

@@ -67,6 +67,9 @@ ok $? "refit search on a terminal succeeds"
 grep -q "$(printf '\r')refit search: estimated layouts that fit [0-9]*/18, [0-9]*s elapsed" \
     "$tmp/search.txt"
 ok $? "the estimates' line counts k of 18 with the elapsed time"
+grep -q "$(printf '\r')refit search: full simulation 1: simulate, [0-9]*s elapsed" \
+    "$tmp/search.txt"
+ok $? "the full simulation shows its phase while it runs"
 on_tty "$tmp/sj.txt" "'$REFIT' search '$scen' --gpus 8 --top 1 --json --db '$tmp/h.db'"
 ok $? "refit search --json on a terminal succeeds"
 grep -q "refit search:" "$tmp/sj.txt"
