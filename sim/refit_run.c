@@ -125,6 +125,9 @@ int refit_run_compute(struct rf_lua *L, const struct rf_scenario_src *src, const
                            &r->plan, &r->pred, &r->choice, err);
     r->plan_seconds = now() - r->t0;
     r->used = r->choice.topo ? r->choice.topo : &r->topo;
+    /* A progress line (a terminal only) is wiped first, so the warning starts its own line. */
+    if (rc == 0 && r->sc.overcommitted && sim->progress)
+        fputs("\r\033[K", stderr);
     if (rc == 0 && r->sc.overcommitted)
         fprintf(stderr,
                 "refit: warning: %s: the layout does not fit in the GPUs' memory "
