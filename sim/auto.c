@@ -166,16 +166,36 @@ struct pool {
     struct task *tasks;
     int n;
     atomic_int next;
+    pthread_mutex_t lock; /* progress reports, one at a time */
+    int done;
+    const char *phase;
 };
+
+/* What a batch's progress line says: a batch holds tasks of one kind. */
+static const char *task_phase(const struct task *k)
+{
+    switch (k->kind) {
+    case TASK_BOUND: return "auto: bounded candidate";
+    case TASK_LOADS: return "auto: link loads of candidate";
+    case TASK_PREDICT: return "auto: predicted candidate";
+    }
+    return "auto";
+}
 
 static void *worker(void *arg)
 {
     struct pool *p = arg;
+    const struct rf_sim_options *o = &p->s->in->sim;
     for (;;) {
         int i = atomic_fetch_add(&p->next, 1);
         if (i >= p->n)
             return NULL;
         run_task(p->s, &p->tasks[i]);
+        if (o->progress) {
+            pthread_mutex_lock(&p->lock);
+            o->progress(o->progress_ctx, ++p->done, p->n, p->phase);
+            pthread_mutex_unlock(&p->lock);
+        }
     }
 }
 
@@ -184,16 +204,20 @@ static void *worker(void *arg)
  * already. The first failure in task order is reported, whatever the timing. */
 static int run_tasks(struct search *s, struct task *tasks, int n)
 {
-    struct pool p = {.s = s, .tasks = tasks, .n = n};
+    struct pool p = {.s = s, .tasks = tasks, .n = n, .phase = n > 0 ? task_phase(&tasks[0]) : ""};
     pthread_t th[MAX_THREADS];
     int started = 0;
     atomic_init(&p.next, 0);
+    pthread_mutex_init(&p.lock, NULL);
+    if (s->in->sim.progress && n > 0)
+        s->in->sim.progress(s->in->sim.progress_ctx, 0, n, p.phase);
     for (int i = 1; i < s->threads && i < n; i++)
         if (pthread_create(&th[started], NULL, worker, &p) == 0)
             started++;
     worker(&p);
     for (int i = 0; i < started; i++)
         pthread_join(th[i], NULL);
+    pthread_mutex_destroy(&p.lock);
     for (int i = 0; i < n; i++)
         if (tasks[i].rc < 0) {
             *s->err = tasks[i].err;

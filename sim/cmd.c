@@ -237,6 +237,13 @@ void cmd_models_dir(char *buf, size_t size)
             int w = snprintf(buf, size, "%s/models", exe);
             if (w > 0 && (size_t)w < size && is_dir(buf))
                 return;
+            /* An installed binary finds its models in <prefix>/share/refit/models, the
+             * pkgdatadir of the default layout, wherever the prefix went: `make install
+             * prefix=/opt/x` (or a DESTDIR staged copy) after configuring another prefix
+             * leaves RF_MODELS_DIR pointing where nothing was installed. */
+            w = snprintf(buf, size, "%s/../share/" PACKAGE "/models", exe);
+            if (w > 0 && (size_t)w < size && is_dir(buf))
+                return;
         }
     }
     /* The installed copy, else the source tree this binary was built from (a build folder

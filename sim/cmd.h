@@ -87,12 +87,15 @@ struct study_ctx {
     struct rf_lua *L;
     struct lazy_store *ls;
     const struct rf_sim_options *sim;
-    bool tty;     /* progress on stderr */
+    bool tty;                     /* progress on stderr */
+    struct rf_progress *progress; /* with tty: each run's phases as it runs (sim/progress.h) */
+    const char *progress_what;    /* the line's words before the run's number */
     bool summary; /* --store summary: every run stored without its plan rows (sim/store.h) */
     int runs;
     /* refit run's study (run.study_id, its refit.table output); NULL for refit search. */
     struct rf_store_study *study;
 };
+struct rf_progress;
 struct rf_scenario_src;
 struct rf_study_result;
 /* One refit.plan / refit.sim (ctx a struct study_ctx): plan, simulate when asked, store in

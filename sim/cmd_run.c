@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "progress.h"
 #include "refit_run.h"
 #include "search_lua.h"
 
@@ -34,8 +35,18 @@ int study_run_one(void *ctx, const struct rf_scenario_src *src, const char *stra
     struct study_ctx *c = ctx;
     struct refit_run r = {0};
     int rc = cmd_check_label("label", label, err);
+    /* A study's run shows its number and phases while it runs (elapsed since the study
+     * started): Kimi K3 runs take minutes each. */
+    struct rf_sim_options o = *c->sim;
+    if (c->progress) {
+        snprintf(c->progress->prefix, sizeof(c->progress->prefix), "%s %d",
+                 c->progress_what ? c->progress_what : "refit run: run", c->runs + 1);
+        o.progress = rf_progress_hook;
+        o.progress_ctx = c->progress;
+    }
     if (rc == 0)
-        rc = refit_run_compute(c->L, src, strategy, simulate, c->sim, &r, err);
+        rc = refit_run_compute(c->L, src, strategy, simulate, &o, &r, err);
+    rf_progress_clear(c->progress);
     r.summary = c->summary;
     r.study = c->study;
     if (rc == 0)
@@ -150,10 +161,13 @@ int cmd_run(int argc, char **argv)
                                    .name = name,
                                    .started_at = started,
                                    .refit_version = version && *version ? version : NULL};
+    struct rf_progress prog;
+    rf_progress_init(&prog, stderr, "refit run", isatty(STDERR_FILENO) != 0);
     struct study_ctx ctx = {.L = env.L,
                             .ls = &env.ls,
                             .sim = &env.sim,
-                            .tty = isatty(STDERR_FILENO) != 0,
+                            .tty = prog.enabled,
+                            .progress = prog.enabled ? &prog : NULL,
                             .summary = summary,
                             .study = &study};
     rf_lua_set_study_search(env.L, &(struct rf_study_search){cmd_search_study, &ctx, env.sim});

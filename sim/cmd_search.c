@@ -12,6 +12,7 @@
 #include "checked.h"
 #include "cmd.h"
 #include "json.h"
+#include "progress.h"
 #include "scenario.h"
 #include "search.h"
 #include "search_lua.h"
@@ -117,19 +118,12 @@ struct progress {
     const char *prefix; /* "refit search" or "refit run: search" */
     int phase;
     double start;
+    struct rf_progress line; /* the estimates' line, redrawn at most five times a second */
 };
 
-static void eta_text(double seconds, char *buf, size_t size)
-{
-    long s = (long)ceil(seconds);
-    if (s >= 60)
-        snprintf(buf, size, "%ldm%02lds", s / 60, s % 60);
-    else
-        snprintf(buf, size, "%lds", s);
-}
-
-/* k/N and an ETA from this phase's pace so far; estimates overwrite one line, each full
- * simulation gets its own. */
+/* k/N and an ETA from this phase's pace so far; estimates overwrite one line (a search
+ * estimates thousands of layouts: sim/progress.c limits the redraws), each full simulation
+ * gets its own. */
 static void on_progress(void *ctx, int phase, size_t done, size_t total,
                         const struct rf_search_row *row)
 {
@@ -140,20 +134,25 @@ static void on_progress(void *ctx, int phase, size_t done, size_t total,
     }
     double elapsed = now() - p->start;
     char eta[32] = "-";
-    if (done > 0 && done < total)
-        eta_text(elapsed / (double)done * (double)(total - done), eta, sizeof(eta));
-    else if (done == total)
-        eta_text(elapsed, eta, sizeof(eta));
-    const char *when = done == total ? "took" : "ETA";
-    if (phase == 0) {
-        fprintf(stderr, "\r%s: estimated %zu/%zu layouts that fit, %s %s\033[K%s", p->prefix, done,
-                total, when, eta, done == total ? "\n" : "");
+    if (done == total)
+        rf_progress_duration(elapsed, eta, sizeof(eta));
+    if (phase == 0 && done < total) {
+        if (!p->line.enabled)
+            rf_progress_init(&p->line, stderr, p->prefix, true);
+        rf_progress_step(&p->line, (int64_t)done, (int64_t)total, "estimated layouts that fit");
+    } else if (phase == 0) {
+        rf_progress_clear(&p->line);
+        fprintf(stderr, "\r%s: estimated %zu/%zu layouts that fit, took %s\n", p->prefix, done,
+                total, eta);
     } else if (row) {
         char layout[64];
+        if (done < total)
+            rf_progress_duration(elapsed / (double)done * (double)(total - done), eta, sizeof(eta));
         rf_search_layout_text(row, layout, sizeof(layout));
-        fprintf(stderr, "%s: simulated %zu/%zu: %s %s on %lld GPUs, %.3f s (run %lld), %s %s\n",
+        fprintf(stderr, "\r%s: simulated %zu/%zu: %s %s on %lld GPUs, %.3f s (run %lld), %s %s\n",
                 p->prefix, done, total, layout, rf_dtype_name(row->dtype), (long long)row->gpus,
-                row->run.predicted_s, (long long)row->run.run_id, when, eta);
+                row->run.predicted_s, (long long)row->run.run_id, done == total ? "took" : "ETA",
+                eta);
     }
     fflush(stderr);
 }
@@ -353,14 +352,22 @@ int cmd_search(int argc, char **argv)
     if (rc != 0)
         goto out;
     rc = 1;
-    /* The study context's runs are the top rows; its own progress line stays off, the
-     * search prints one. */
-    struct study_ctx ctx = {
-        .L = env.L, .ls = &env.ls, .sim = &env.sim, .tty = false, .summary = summary};
+    /* The study context's runs are the top rows; its own line per run stays off (the
+     * search prints one), its phases show while each runs. */
+    bool tty = !json && isatty(STDERR_FILENO);
+    struct rf_progress runs;
+    rf_progress_init(&runs, stderr, "refit search", tty);
+    struct study_ctx ctx = {.L = env.L,
+                            .ls = &env.ls,
+                            .sim = &env.sim,
+                            .tty = false,
+                            .progress = tty ? &runs : NULL,
+                            .progress_what = "refit search: full simulation",
+                            .summary = summary};
     struct progress p = {.prefix = "refit search", .phase = -1};
     struct rf_search_hooks hooks = {.run = study_run_one,
                                     .run_ctx = &ctx,
-                                    .progress = isatty(STDERR_FILENO) ? on_progress : NULL,
+                                    .progress = tty ? on_progress : NULL,
                                     .progress_ctx = &p};
     if (rf_search(env.L, &(struct rf_scenario_src){.path = argv[optind]}, &req, &env.sim, &hooks,
                   &res, &err) < 0) {

@@ -7,9 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "json.h"
+#include "progress.h"
 #include "refit_run.h"
 
 static const char usage_sim[] =
@@ -221,9 +223,19 @@ int cmd_sim(int argc, char **argv)
     if ((rc = cmd_open(&env, db, CMD_OPEN_SIM)) != 0)
         goto out;
     rc = 1;
+    /* A terminal sees the phase and auto's candidates while Kimi K3 takes minutes; --json and
+     * piped output never carry it. */
+    struct rf_progress prog;
+    rf_progress_init(&prog, stderr, "refit sim", !json && isatty(STDERR_FILENO));
+    if (prog.enabled) {
+        env.sim.progress = rf_progress_hook;
+        env.sim.progress_ctx = &prog;
+    }
     sim_header(tf);
     for (int i = 0; i < n; i++) {
         struct refit_run r = {0};
+        if (compare)
+            snprintf(prog.prefix, sizeof(prog.prefix), "refit sim: %s (%d/%d)", all[i], i + 1, n);
         int x = refit_run_compute(env.L, &(struct rf_scenario_src){.path = argv[optind]}, all[i],
                                   true, &env.sim, &r, &err);
         if (x == RF_ENOTSUP && compare) { /* --compare: the framework's strategies only */
@@ -252,6 +264,7 @@ int cmd_sim(int argc, char **argv)
         if (x == 0)
             ids[stored++] = r.id;
         refit_run_release(&r);
+        rf_progress_clear(&prog);
         if (x < 0) {
             /* Each strategy is its own transaction: the ones before stay, and the error
              * says which, rather than leaving the user to guess. */

@@ -43,7 +43,8 @@ static void usage(FILE *f)
     fputs("\n"
           "`refit help <command>` (or `refit <command> --help`, or -h) describes each command.\n"
           "Models and layouts are read from $REFIT_MODELS, else the models/ folder next to the\n"
-          "binary, else " RF_MODELS_DIR ", else the source tree's models/ folder.\n",
+          "binary, else ../share/" PACKAGE "/models from the binary (an installed copy), else\n"
+          "" RF_MODELS_DIR ", else the source tree's models/ folder.\n",
           f);
 }
 

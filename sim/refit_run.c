@@ -17,6 +17,13 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Tells the progress hook (a terminal's line, sim/progress.h) that a phase starts. */
+static void phase(const struct rf_sim_options *sim, const char *name)
+{
+    if (sim->progress)
+        sim->progress(sim->progress_ctx, 0, 0, name);
+}
+
 /* Loads SCENARIO (with an optional strategy override), builds its cluster's topology and
  * builds and schedules its plan. For auto the search predicts every candidate, so the
  * winner's prediction comes back in pred (pred->n_links > 0); otherwise pred is untouched. */
@@ -27,6 +34,7 @@ static int plan_scenario(struct rf_lua *L, const struct rf_scenario_src *src, co
                          struct rf_auto_choice *choice, struct rf_error *err)
 {
     int rc;
+    phase(sim, "load");
     if ((rc = rf_lua_load_scenario(L, src, strategy, sc, err)) < 0 ||
         (rc = rf_scenario_init_sides(sc, err)) < 0 ||
         (rc = rf_topology_init(topo, &sc->cluster, err)) < 0)
@@ -77,9 +85,11 @@ static int plan_scenario(struct rf_lua *L, const struct rf_scenario_src *src, co
                                 .bcast_root = fw->present ? fw->root : RF_FW_ROOT_FIRST,
                                 .wire_native = fw->present && fw->broadcast &&
                                                fw->quant != RF_FW_QUANT_SENDER};
+    phase(sim, "plan");
     if ((rc = rf_plan_build(plan, &sc->model, &sc->train, &sc->infer, sc->strategy,
                             sc->tensor_strategy, &opts, err)) < 0)
         return rc;
+    phase(sim, "schedule");
     return rf_schedule(plan,
                        &(struct rf_schedule_opts){.staging_bytes = sc->staging_bytes,
                                                   .chunk_bytes = sc->chunk_bytes,
@@ -115,6 +125,9 @@ int refit_run_compute(struct rf_lua *L, const struct rf_scenario_src *src, const
                            &r->plan, &r->pred, &r->choice, err);
     r->plan_seconds = now() - r->t0;
     r->used = r->choice.topo ? r->choice.topo : &r->topo;
+    /* A progress line (a terminal only) is wiped first, so the warning starts its own line. */
+    if (rc == 0 && r->sc.overcommitted && sim->progress)
+        fputs("\r\033[K", stderr);
     if (rc == 0 && r->sc.overcommitted)
         fprintf(stderr,
                 "refit: warning: %s: the layout does not fit in the GPUs' memory "
@@ -127,14 +140,17 @@ int refit_run_compute(struct rf_lua *L, const struct rf_scenario_src *src, const
          * phase, not wire. */
         struct rf_sim_options o = *sim;
         o.skip_gather = fw->present && fw->gather != RF_FW_GATHER_P2P;
+        phase(sim, "simulate");
         rc = rf_simulate(&r->plan, &r->sc.train, &r->sc.infer, &r->topo, &o, &r->pred, err);
         if (rc == 0 && fw->present &&
             (rc = rf_step_predict(&r->plan, &r->sc.train, &r->sc.infer, &r->topo, fw, &o, &r->pred,
                                   &r->step, err)) == 0)
             r->pred.predicted_s = r->step.total_s;
     }
-    if (rc == 0)
+    if (rc == 0) {
+        phase(sim, "describe");
         rc = describe_run(L, r, err);
+    }
     return rc;
 }
 

@@ -6,6 +6,7 @@
 #include "sandbox.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <lauxlib.h>
@@ -321,11 +322,53 @@ static int l_file_read(lua_State *L)
     return 1;
 }
 
+/* The open folder of a list() call, owned by a userdata: a push that raises (out of
+ * memory) leaves the DIR to the collector instead of leaking it. */
+static int dir_gc(lua_State *L)
+{
+    DIR **d = lua_touserdata(L, 1);
+    if (*d)
+        closedir(*d);
+    *d = NULL;
+    return 0;
+}
+
+/* list(dir) -> the names of dir's *.lua files without the suffix, in no order (file.lua
+ * sorts them), or nil and the reason: what an unknown preset's error offers instead. */
+static int l_file_list(lua_State *L)
+{
+    const char *dir = luaL_checkstring(L, 1);
+    DIR **d = lua_newuserdatauv(L, sizeof(*d), 0);
+    *d = NULL;
+    if (luaL_newmetatable(L, "refit.file.dir")) {
+        lua_pushcfunction(L, dir_gc);
+        lua_setfield(L, -2, "__gc");
+    }
+    lua_setmetatable(L, -2);
+    if (!(*d = opendir(dir)))
+        return file_errno(L, errno);
+    lua_newtable(L);
+    lua_Integer n = 0;
+    struct dirent *e;
+    while ((e = readdir(*d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || e->d_name[0] == '.' || strcmp(e->d_name + len - 4, ".lua") != 0)
+            continue;
+        lua_pushlstring(L, e->d_name, len - 4);
+        lua_rawseti(L, -2, ++n);
+    }
+    closedir(*d);
+    *d = NULL;
+    return 1;
+}
+
 int rf_luaopen_file(lua_State *L)
 {
-    lua_createtable(L, 0, 2);
+    lua_createtable(L, 0, 3);
     lua_pushcfunction(L, l_file_read);
     lua_setfield(L, -2, "read");
+    lua_pushcfunction(L, l_file_list);
+    lua_setfield(L, -2, "list");
     lua_pushinteger(L, (lua_Integer)RF_FILE_LIMIT);
     lua_setfield(L, -2, "limit");
     return 1;

@@ -38,6 +38,10 @@ const char *rf_sim_phase_name(enum rf_sim_phase phase);
 /* How the simulator runs; the command fills it (from REFIT_SIM_TOLERANCE and REFIT_THREADS):
  * the library reads no environment. A zeroed struct, or NULL where one is taken, means the
  * defaults. */
+/* k of n steps of phase are done (k 0: the phase starts; n 0: it has no count). The
+ * library only calls it; a command decides whether and how it is shown (sim/progress.h). */
+typedef void (*rf_progress_fn)(void *ctx, int64_t k, int64_t n, const char *phase);
+
 struct rf_sim_options {
     /* Event batching: completions within this fraction of the running round's elapsed time
      * are one event, so flows may finish up to that much early, and every bound is lowered
@@ -53,6 +57,10 @@ struct rf_sim_options {
      * puts whole tensors on the root another way, modelled as its export phase). */
     const uint8_t *tensor_mask;
     bool skip_gather;
+    /* Progress of long work for a terminal (NULL: none): auto calls it as its candidates
+     * are bounded and predicted, one call at a time (see rf_progress_fn). */
+    rf_progress_fn progress;
+    void *progress_ctx;
 };
 
 #define RF_SIM_TOLERANCE_DEFAULT 1e-3

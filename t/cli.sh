@@ -116,4 +116,56 @@ number > 0 and <= 1000000, got 'lots'" \
     "a bad preset: exit 1, its file:line and field, nothing on stdout"
 t_opt "refit: clusters takes no argument 'dgx-h100' (see refit clusters --help)" clusters dgx-h100
 
+# An unknown model or cluster names its file:line and field, suggests the nearest preset
+# and lists every one: the very names `refit models` and `refit clusters` show.
+quoted() { awk 'NR > 1 { printf "%s'"'"'%s'"'"'", (NR > 2 ? ", " : ""), $1 }'; }
+models=$("$REFIT" models | quoted)
+clusters=$("$REFIT" clusters | quoted)
+"$REFIT" sim "$SRCDIR/t/data/bad/model-typo.lua" --db "$tmp/typo.db" 2>"$tmp/err"
+is "$?|$(cat "$tmp/err")" "1|refit: $SRCDIR/t/data/bad/model-typo.lua:4: model: unknown model \
+'deepseek-v4' (did you mean 'deepseek-v3'?): there is no $REFIT_MODELS/deepseek-v4.lua; the \
+models refit ships are $models, or give the path of a model file" \
+    "model = 'deepseek-v4': the nearest model and every one"
+sed 's/system = "dgx-h100"/system = "dgx-h10"/' "$SRCDIR/t/data/bad/model-typo.lua" |
+    sed 's/deepseek-v4/deepseek-v3/' >"$tmp/cluster-typo.lua"
+"$REFIT" plan "$tmp/cluster-typo.lua" --db "$tmp/typo.db" 2>"$tmp/err"
+is "$?|$(cat "$tmp/err")" "1|refit: $tmp/cluster-typo.lua:3: cluster.system: unknown cluster \
+'dgx-h10' (did you mean 'dgx-h100'?): there is no $REFIT_MODELS/clusters/dgx-h10.lua; the \
+clusters refit ships are $clusters, or give the path of a cluster file" \
+    "cluster.system = 'dgx-h10': the nearest cluster and every one"
+is "$(test -e "$tmp/typo.db"; echo $?)" 1 "neither writes a database"
+
+# The README's JSON key tables (Commands, JSON output) list exactly the keys printed, nested
+# ones one level deep (`memory.train`, `layouts[].rank`; a role's name under `roles` is
+# data, not a key), so the documentation cannot drift from the output.
+readme_keys() { # readme_keys 'refit sim --json': the first column of that table
+    awk -v h="#### \`$1\`" '$0 == h { on = 1; next }
+        on && /^\| `/ { t = 1; split($0, c, "`"); print c[2]; next }
+        on && /^\|/ { t = 1; next } on && t { exit }' "$SRCDIR/README.md" | sort
+}
+json_keys() { # json_keys FILE...: every key path printed, arrays as [], two levels at most
+    for f in "$@"; do
+        "$SQLITE3" :memory: "SELECT fullkey FROM json_tree(readfile('$f')) WHERE fullkey <> '\$'"
+    done | sed 's/^\$\.//; s/"//g; s/\[[0-9]*\]/[]/g' | grep -v '\[\]$' |
+        grep -v '^roles\.' | awk -F. 'NF <= 2' | sort -u
+}
+plain=$SRCDIR/t/data/describe/plain.lua
+"$REFIT" sim "$plain" --json --db "$tmp/k.db" >"$tmp/k1.json" &&
+    "$REFIT" sim "$plain" --json --strategy auto --db "$tmp/k.db" >"$tmp/k2.json" &&
+    "$REFIT" sim "$SRCDIR/t/data/framework/nemo-rl.lua" --json --db "$tmp/k.db" >"$tmp/k3.json"
+ok $? "refit sim --json: a plain run, an auto run, a framework profile's"
+is "$(json_keys "$tmp/k1.json" "$tmp/k2.json" "$tmp/k3.json")" "$(readme_keys 'refit sim --json')" \
+    "README lists exactly the keys refit sim --json prints"
+"$REFIT" plan "$plain" --json --db "$tmp/k.db" >"$tmp/k4.json"
+is "$(json_keys "$tmp/k4.json")" "$(readme_keys 'refit plan --json')" \
+    "README lists exactly the keys refit plan --json prints"
+scen=$SRCDIR/t/data/search/qwen3-30b.lua
+"$REFIT" search "$scen" --gpus 8 --top 1 --json --db "$tmp/k5.db" >"$tmp/k5.json" &&
+    "$REFIT" search "$scen" --gpus 8 --top 1 --strategy auto --json --db "$tmp/k6.db" \
+        >"$tmp/k6.json"
+ok $? "refit search --json, reshard and auto"
+is "$(json_keys "$tmp/k5.json" "$tmp/k6.json")" "$(readme_keys 'refit search --json')" \
+    "README lists exactly the keys refit search --json prints"
+is "$(readme_keys 'refit sim --json' | wc -l | tr -d ' ')" 44 "the sim table has its 44 rows"
+
 done_testing

@@ -321,7 +321,16 @@ function cluster.load(spec, site, field, dirs)
     local named = type(spec) == "string"
     local s = schema.validate(named and { system = spec } or spec, cluster.SPEC, site, field)
     local path = resolve(s.system, dirs)
-    local preset = sandbox.run(path, globals(), site, named and field or field .. ".system")
+    local system_field = named and field or field .. ".system"
+    -- A preset name that names no file lists the presets, the nearest first.
+    if file.is_preset(s.system) then
+        local folder = (dirs.models or "models") .. "/clusters"
+        local unknown = file.unknown_preset("cluster", s.system, path, folder, schema.suggest)
+        if unknown then
+            schema.raise(site, system_field, unknown)
+        end
+    end
+    local preset = sandbox.run(path, globals(), site, system_field)
     local info = type(preset) == "table" and built[preset]
     if not info then
         schema.raise({ file = path }, "return", "expected the file to return a cluster built by "

@@ -76,4 +76,52 @@ function file.spec_path(spec, folder, dirs)
     return spec
 end
 
+-- The names of folder's *.lua files without the suffix, sorted; {} when it cannot be listed.
+-- Plain lua5.4 (the Lua tests) has no way to list a folder but ls.
+local function list_with_ls(folder)
+    local quoted = "'" .. folder:gsub("'", "'\\''") .. "'"
+    local p = io.popen and io.popen("ls -1 " .. quoted .. " 2>/dev/null")
+    if not p then
+        return nil
+    end
+    local names = {}
+    for line in p:lines() do
+        local name = line:match("^([^.].*)%.lua$")
+        if name then
+            names[#names + 1] = name
+        end
+    end
+    p:close()
+    return names
+end
+
+function file.presets(folder)
+    local names = (has_native and native.list or list_with_ls)(folder) or {}
+    table.sort(names)
+    return names
+end
+
+-- A preset name whose file does not exist: the reason, with the nearest preset and every
+-- one ("unknown cluster 'dgx-h10' (did you mean 'dgx-h100'?): ... the presets are ..."), or
+-- nil when path exists (its own read says what else is wrong). `suggest` is
+-- schema.suggest, passed in: schema requires this module (through locate).
+function file.unknown_preset(kind, spec, path, folder, suggest)
+    local f, _, code = io.open(path, "rb")
+    if f then
+        f:close()
+        return nil
+    end
+    -- ENOENT only: a file that exists but cannot be read keeps its own reason.
+    if code ~= 2 then
+        return nil
+    end
+    local names, quoted = file.presets(folder), {}
+    for i, n in ipairs(names) do
+        quoted[i] = string.format("'%s'", n)
+    end
+    return string.format("unknown %s '%s'%s: there is no %s; the %ss refit ships are %s, or "
+        .. "give the path of a %s file", kind, spec, suggest(spec, names), path, kind,
+        #quoted > 0 and table.concat(quoted, ", ") or "(none found)", kind)
+end
+
 return file

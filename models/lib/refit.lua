@@ -5,6 +5,7 @@
 -- require. Every error is raised as one string "<file>:<line>: <dotted.field>: <message>".
 
 local schema = require("schema")
+local file = require("file")
 local sandbox = require("sandbox")
 local transformer = require("transformer")
 local hf = require("hf")
@@ -151,6 +152,11 @@ load_model = function(spec, site, field, base_dir)
         path = resolve_path(spec, base_dir)
     else
         path = refit.models_dir .. "/" .. spec .. ".lua"
+        -- A name that names no file lists the models, the nearest first.
+        local unknown = file.unknown_preset("model", spec, path, refit.models_dir, schema.suggest)
+        if unknown then
+            schema.raise(site, field, unknown)
+        end
     end
     local model = run_model_file(path, site, field)
     if type(model) ~= "table" or model.kind ~= "model" then

@@ -9,6 +9,23 @@ local locate = require("locate")
 
 local bad = data .. "/bad/"
 
+-- What an unknown model or cluster name is told: the shipped presets, in order (a preset
+-- added to models/ is added here too, on purpose: the message lists every one).
+local MODELS = "'deepseek-v3', 'kimi-k2', 'kimi-k3', 'llama3-405b', 'llama3-70b', "
+    .. "'llama3-8b', 'qwen3-235b-a22b', 'qwen3-30b-a3b', 'qwen3-32b', 'qwen3-8b', "
+    .. "'qwen3.8-2.4t-a95b'"
+local CLUSTERS = "'dgx-b200', 'dgx-h100', 'dgx-h200', 'gb200-nvl72', 'gb300-nvl72', 'localhost'"
+local function unknown_model(name, suggestion)
+    return string.format("unknown model '%s'%s: there is no %s/%s.lua; the models refit ships "
+        .. "are %s, or give the path of a model file", name, suggestion, refit.models_dir,
+        name, MODELS)
+end
+local function unknown_cluster(name, suggestion)
+    return string.format("unknown cluster '%s'%s: there is no %s/clusters/%s.lua; the "
+        .. "clusters refit ships are %s, or give the path of a cluster file", name, suggestion,
+        refit.models_dir, name, CLUSTERS)
+end
+
 -- Scenario files with one fault each: file, line, field, message.
 local SCENARIOS = {
     { "unknown-key.lua", 7, "train.tpp", "unknown key 'tpp' (did you mean 'tp'?)" },
@@ -33,8 +50,9 @@ local SCENARIOS = {
     { "dense-ep.lua", 5, "train.ep", "the model has no experts, so ep and etp must be 1" },
     { "positional.lua", 6, "train.1",
       "unexpected positional entry 8 (fields are written name = value)" },
-    { "no-model.lua", 4, "model",
-      refit.models_dir .. "/no-such-model.lua: no such file or directory" },
+    { "no-model.lua", 4, "model", unknown_model("no-such-model", "") },
+    { "model-typo.lua", 4, "model",
+      unknown_model("deepseek-v4", " (did you mean 'deepseek-v3'?)") },
     { "not-a-table.lua", 3, "return",
       "expected the file to return a scenario table, got 8" },
     { "sides-and-train.lua", 6, "infer",
@@ -52,7 +70,7 @@ local SCENARIOS = {
     { "cluster-positional.lua", 4, "cluster.1",
       "unexpected positional entry 2 (fields are written name = value)" },
     { "cluster-system.lua", 5, "cluster.system",
-      refit.models_dir .. "/clusters/dgx-h1000.lua: no such file or directory" },
+      unknown_cluster("dgx-h1000", " (did you mean 'dgx-h100'?)") },
     { "cluster-nics.lua", 5, "cluster.nic.per_node",
       "3 NICs do not split the 8 GPUs of a node evenly" },
     { "cluster-relation.lua", 7, "cluster.gpus_per_node", "8 GPUs per NVLink domain neither "
@@ -281,8 +299,7 @@ end, "42:0: cluster: expected a cluster name or a path, got 42",
     "load_cluster refuses a number")
 tap.raises(function()
     refit.load_cluster("no-such-cluster")
-end, "no-such-cluster:0: cluster: " .. refit.models_dir
-    .. "/clusters/no-such-cluster.lua: no such file or directory",
+end, "no-such-cluster:0: cluster: " .. unknown_cluster("no-such-cluster", ""),
     "load_cluster names a missing preset")
 
 -- The sandbox (sandbox.lua, file.lua): error values that are not strings, and paths that
@@ -419,8 +436,7 @@ local STUDIES = {
       "unknown key 'stratgy' (did you mean 'strategy'?)" },
     { "study-format.lua", 2, "refit.table.columns.1.format", "'%d' cannot format 'reshard': "
         .. "bad argument #2 to 'format' (number expected, got string)" },
-    { "study-model.lua", 2, "refit.model",
-      refit.models_dir .. "/no-such-model.lua: no such file or directory" },
+    { "study-model.lua", 2, "refit.model", unknown_model("no-such-model", "") },
     { "study-cycle.lua", 5, "refit.with",
       "tables nest deeper than 32 levels (does one contain itself?)" },
     { "study-search-option.lua", 3, "refit.search.options.gpu",
