@@ -401,6 +401,8 @@ static const char migration_v10[] =
  * stored before are filled here from their stored transfers and collectives; summary runs
  * of versions 9 and 10 kept none and get no rows. */
 static const char migration_v11[] =
+    /* transfer_each filtered by tensor name starts from the run's tensor of that name. */
+    "CREATE INDEX tensor_name ON tensor(run_id, name);\n"
     "CREATE TABLE gpu_traffic (\n"
     "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,\n"
     "  gpu INTEGER NOT NULL,\n"

@@ -446,6 +446,13 @@ int rf_store_save_plan(struct rf_store *st, const struct rf_run_info *info,
     /* Only now: a run rolled back takes its study's new row with it. */
     if (info->study)
         info->study->id = study_id;
+    /* SQLite's planner joins a view's tables in the order its statistics favour; without
+     * them it reads transfer_each filtered by tensor name through all of a run's transfers
+     * (1.1 s for Kimi K3's 12 M) instead of the tensor's boxes (7 ms). Sampling at most 1000
+     * rows of each index keeps the cost bounded (0.3 s on a 1.1 GB file). The statistics
+     * only advise the planner and the run is committed: a failure here changes nothing
+     * stored, so it is not the caller's error. */
+    sqlite3_exec(st->db, "PRAGMA analysis_limit=1000; ANALYZE", NULL, NULL, NULL);
 out:
     if (in_tx)
         sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);

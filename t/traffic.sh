@@ -73,12 +73,16 @@ $(sql "$db" "SELECT count(*) FROM gpu_traffic WHERE run_id = $f") " \
 # exactly as the writer does.
 cp "$db" "$tmp/old.db"
 before=$(sql "$db" "$stored WHERE run_id != $s ORDER BY 1, 2" | md5sum)
-sql "$tmp/old.db" "DROP TABLE gpu_traffic; PRAGMA user_version = 10"
+sql "$tmp/old.db" "DROP TABLE gpu_traffic; DROP INDEX tensor_name; PRAGMA user_version = 10"
 "$REFIT" sim "$tmp/hand.lua" --db "$tmp/old.db" >/dev/null
 ok $? "a version 10 file takes a new run"
 is "$(sql "$tmp/old.db" "PRAGMA user_version")" 11 "and is migrated to version 11"
 is "$(sql "$tmp/old.db" "$stored WHERE run_id != $s AND run_id <= $s ORDER BY 1, 2" | md5sum)" \
     "$before" "its full runs have the rows the writer gave them"
+is "$(sql "$tmp/old.db" "SELECT count(*) FROM sqlite_master WHERE name = 'tensor_name'")" 1 \
+    "it indexes tensors by name"
+is "$(sql "$tmp/old.db" "SELECT count(*) FROM sqlite_stat1 WHERE tbl = 'transfer'")" 2 \
+    "and the run stored refreshed the planner's statistics (transfer's two indexes)"
 is "$(sql "$tmp/old.db" "SELECT count(*) FROM gpu_traffic WHERE run_id = $s")" 0 \
     "a version 10 summary run kept no transfers, so it has none"
 
