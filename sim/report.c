@@ -28,7 +28,8 @@ static const char css[] =
     "th{background:#f3f5f8}td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
     "figure{margin:1em 0}figure svg{max-width:100%;height:auto}\n"
     "figcaption{font-size:.85em;color:#555}\n"
-    "nav a{margin-right:1em}.note{color:#666;font-style:italic}\n";
+    "nav a{margin-right:1em}.note{color:#666;font-style:italic}\n"
+    ".multiples{display:flex;flex-wrap:wrap;gap:0 1.5em}.multiples figure{width:520px}\n";
 
 /* Writes s with every character that means something in HTML escaped, so the page shows
  * labels and paths as they are and they can never open a tag or close an attribute. */
@@ -328,8 +329,10 @@ static void overview_table(FILE *f, const struct report *rp)
     for (size_t i = 0; i < rp->n_runs; i++)
         steps |= rp->runs[i].has_step;
     fputs("<table class=\"overview\">\n<tr><th>run</th><th>label</th><th>model</th>"
-          "<th>strategy</th><th>cluster</th><th>predicted (s)</th><th>lower bound (s)</th>"
-          "<th>measured (s)</th><th>bottleneck</th>",
+          "<th>strategy</th><th>cluster</th><th>GPUs (train / infer)</th>"
+          "<th>training layout</th><th>inference layout</th><th>dtypes (train / infer)</th>"
+          "<th>predicted (s)</th><th>lower bound (s)</th><th>measured (s)</th>"
+          "<th>bottleneck</th>",
           f);
     fputs(steps ? "<th>step (s)</th></tr>\n" : "</tr>\n", f);
     for (size_t i = 0; i < rp->n_runs; i++) {
@@ -343,6 +346,15 @@ static void overview_table(FILE *f, const struct report *rp)
         report_put_esc(f, r->strategy);
         fputs("</td><td>", f);
         report_put_esc(f, r->system);
+        fprintf(f, " x %lld</td><td class=\"n\">%lld / %lld</td><td>", (long long)r->nodes,
+                (long long)r->train_gpus, (long long)r->infer_gpus);
+        report_put_esc(f, r->train_layout);
+        fputs("</td><td>", f);
+        report_put_esc(f, r->infer_layout);
+        fputs("</td><td>", f);
+        report_put_esc(f, r->train_dtype);
+        fputs(" / ", f);
+        report_put_esc(f, r->infer_dtype);
         if (r->simulated)
             fprintf(f, "</td><td class=\"n\">%.4f</td><td class=\"n\">%.4f", r->seconds,
                     r->lower_bound);

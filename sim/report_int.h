@@ -48,8 +48,20 @@ bool report_selected(const struct report *rp, int64_t run_id);
 /* Runs gnuplot on a script in the temporary directory; its first line of complaint becomes
  * the error. */
 int report_run_gnuplot(struct report *rp, const char *script, struct rf_error *err);
-/* The plots, each written into the page as an inline SVG figure (sim/report_plot.c). */
+/* A plot's pieces (sim/report_plot.c): a label gnuplot can take inside a quoted string, the
+ * data file and the script of the next plot (the script sets the SVG terminal and names the
+ * data file `data`), and draw, which runs the script and inlines the SVG in a figure with
+ * the caption, escaped. */
+void report_gp_label(char *dst, size_t size, const char *s);
+FILE *report_open_data(struct report *rp, struct rf_error *err);
+int report_close_data(FILE *f, struct rf_error *err);
+FILE *report_open_script(struct report *rp, int width, int height, struct rf_error *err);
+int report_draw(struct report *rp, FILE *script, const char *id, const char *caption,
+                struct rf_error *err);
+
+/* The strategy comparison, one small log-axis chart per scenario (sim/report_compare.c). */
 int report_plot_comparison(struct report *rp, struct rf_error *err);
+/* The plots, each written into the page as an inline SVG figure (sim/report_plot.c). */
 int report_plot_links(struct report *rp, const struct run *r, struct rf_error *err);
 int report_plot_timeline(struct report *rp, const struct run *r, struct rf_error *err);
 int report_plot_measured(struct report *rp, struct rf_error *err);

@@ -16,7 +16,7 @@ extern char **environ;
 
 /* A label gnuplot can take inside a double-quoted string of a data file: characters that
  * could end the string or mean something to gnuplot become '_'. */
-static void gp_label(char *dst, size_t size, const char *s)
+void report_gp_label(char *dst, size_t size, const char *s)
 {
     size_t i = 0;
     for (; s && *s && i + 1 < size; s++)
@@ -90,7 +90,7 @@ static void plot_path(const struct report *rp, char *buf, size_t size, const cha
     snprintf(buf, size, "%s/p%d.%s", rp->tmp, rp->plots, ext);
 }
 
-static FILE *open_data(struct report *rp, struct rf_error *err)
+FILE *report_open_data(struct report *rp, struct rf_error *err)
 {
     char path[PATH_MAX + 16];
     plot_path(rp, path, sizeof(path), "dat");
@@ -102,7 +102,7 @@ static FILE *open_data(struct report *rp, struct rf_error *err)
 
 /* Opens the plot's script with the SVG terminal and output set and the data file named
  * `data` for the plot commands. */
-static FILE *open_script(struct report *rp, int width, int height, struct rf_error *err)
+FILE *report_open_script(struct report *rp, int width, int height, struct rf_error *err)
 {
     char path[PATH_MAX + 16];
     plot_path(rp, path, sizeof(path), "gp");
@@ -126,7 +126,7 @@ static FILE *open_script(struct report *rp, int width, int height, struct rf_err
 /* Closes the script, runs gnuplot and copies the SVG into the page inside a figure. The
  * XML prolog is left out (the page is HTML), and the ids gnuplot gives every plot the same
  * are made unique to the plot. */
-static int draw(struct report *rp, FILE *script, const char *id, const char *caption,
+int report_draw(struct report *rp, FILE *script, const char *id, const char *caption,
                 struct rf_error *err)
 {
     char path[PATH_MAX + 16];
@@ -182,58 +182,12 @@ out:
     return rc;
 }
 
-static int close_data(FILE *f, struct rf_error *err)
+int report_close_data(FILE *f, struct rf_error *err)
 {
     bool bad = ferror(f) != 0;
     if (fclose(f) != 0 || bad)
         return rf_error_set(err, RF_EIO, "cannot write a plot's data");
     return 0;
-}
-
-int report_plot_comparison(struct report *rp, struct rf_error *err)
-{
-    FILE *d = open_data(rp, err);
-    if (!d)
-        return RF_EIO;
-    bool measured = false;
-    int x = 0;
-    for (size_t i = 0; i < rp->n_runs; i++) {
-        const struct run *r = &rp->runs[i];
-        if (!r->simulated)
-            continue;
-        char name[160], label[160];
-        snprintf(name, sizeof(name), "#%lld %s", (long long)r->id, r->strategy);
-        gp_label(label, sizeof(label), name);
-        fprintf(d, "%d \"%s\" %.9g %.9g ", x++, label, r->seconds, r->lower_bound);
-        if (r->measured)
-            fprintf(d, "%.9g\n", r->measured_seconds);
-        else
-            fputs("?\n", d);
-        measured |= r->measured;
-    }
-    int rc = close_data(d, err);
-    if (rc < 0)
-        return rc;
-    FILE *s = open_script(rp, 900, 420, err);
-    if (!s)
-        return RF_EIO;
-    fprintf(s,
-            "set style fill solid 0.85 border -1\nset boxwidth 0.6\nset yrange [0:*]\n"
-            "set xrange [-0.6:%d.6]\nset ylabel 'seconds'\nset key top left\n"
-            "set xtics rotate by -25 nomirror\nset grid noxtics\n"
-            "plot data using 1:3:xtic(2) with boxes lc rgb '#4e79a7' title 'predicted', \\\n"
-            "  data using 1:4:(0.35) with xerrorbars pt -1 lw 3 lc rgb '#e15759' "
-            "title 'lower bound'",
-            x - 1);
-    if (measured)
-        fputs(", \\\n  data using 1:5 with points pt 7 ps 1.4 lc rgb '#f28e2b' "
-              "title 'measured'",
-              s);
-    fputc('\n', s);
-    return draw(rp, s, "comparison-plot",
-                "Predicted seconds per run and strategy; the red bar is the lower bound, "
-                "dots are measured times.",
-                err);
 }
 
 /* Heatmap of a run's links: one row per link kind (in link order), one column per link of
@@ -263,14 +217,14 @@ int report_plot_links(struct report *rp, const struct run *r, struct rf_error *e
         goto out;
     }
     sqlite3_bind_int64(q, 1, r->id);
-    if (!(d = open_data(rp, err))) {
+    if (!(d = report_open_data(rp, err))) {
         rc = RF_EIO;
         goto out;
     }
     int step;
     while ((step = sqlite3_step(q)) == SQLITE_ROW) {
         char kind[32];
-        gp_label(kind, sizeof(kind), (const char *)sqlite3_column_text(q, 0));
+        report_gp_label(kind, sizeof(kind), (const char *)sqlite3_column_text(q, 0));
         int y = 0;
         while (y < n_kinds && strcmp(kinds[y], kind) != 0)
             y++;
@@ -289,11 +243,11 @@ int report_plot_links(struct report *rp, const struct run *r, struct rf_error *e
         rc = report_db_fail(rp, err);
         goto out;
     }
-    rc = close_data(d, err);
+    rc = report_close_data(d, err);
     d = NULL;
     if (rc < 0)
         goto out;
-    if (!(s = open_script(rp, 900, 140 + 34 * (n_kinds ? n_kinds : 1), err))) {
+    if (!(s = report_open_script(rp, 900, 140 + 34 * (n_kinds ? n_kinds : 1), err))) {
         rc = RF_EIO;
         goto out;
     }
@@ -314,7 +268,7 @@ int report_plot_links(struct report *rp, const struct run *r, struct rf_error *e
     snprintf(caption, sizeof(caption),
              "Run %lld: utilisation of every link (bytes / (capacity x predicted time)).",
              (long long)r->id);
-    rc = draw(rp, s, id, caption, err);
+    rc = report_draw(rp, s, id, caption, err);
     s = NULL;
 out:
     if (d)
@@ -346,7 +300,7 @@ int report_plot_timeline(struct report *rp, const struct run *r, struct rf_error
         sqlite3_bind_int64(q, 2, r->measurement_id);
     else
         sqlite3_bind_null(q, 2);
-    if (!(d = open_data(rp, err))) {
+    if (!(d = report_open_data(rp, err))) {
         rc = RF_EIO;
         goto out;
     }
@@ -369,13 +323,13 @@ int report_plot_timeline(struct report *rp, const struct run *r, struct rf_error
         rc = report_db_fail(rp, err);
         goto out;
     }
-    rc = close_data(d, err);
+    rc = report_close_data(d, err);
     d = NULL;
     if (rc < 0 || rounds == 0)
         goto out;
     int height = 160 + 4 * rounds;
     height = height < 320 ? 320 : height > 900 ? 900 : height;
-    if (!(s = open_script(rp, 900, height, err))) {
+    if (!(s = report_open_script(rp, 900, height, err))) {
         rc = RF_EIO;
         goto out;
     }
@@ -395,7 +349,7 @@ int report_plot_timeline(struct report *rp, const struct run *r, struct rf_error
     snprintf(caption, sizeof(caption), "Run %lld: predicted start and finish of each round%s.",
              (long long)r->id,
              measured ? "; measured rounds (orange) laid end to end from their seconds" : "");
-    rc = draw(rp, s, id, caption, err);
+    rc = report_draw(rp, s, id, caption, err);
     s = NULL;
 out:
     if (d)
@@ -416,7 +370,7 @@ int report_plot_measured(struct report *rp, struct rf_error *err)
     FILE *d = NULL, *s = NULL;
     int rc = 0;
     double lo = 0, hi = 0;
-    if (!(d = open_data(rp, err))) {
+    if (!(d = report_open_data(rp, err))) {
         rc = RF_EIO;
         goto out;
     }
@@ -444,13 +398,13 @@ int report_plot_measured(struct report *rp, struct rf_error *err)
         /* Two blank lines end a gnuplot data block: index 0 runs, index 1 rounds. */
         fputs(k == 0 ? "? ?\n\n\n" : "? ?\n", d);
     }
-    rc = close_data(d, err);
+    rc = report_close_data(d, err);
     d = NULL;
     if (rc < 0)
         goto out;
     if (hi <= 0)
         goto out;
-    if (!(s = open_script(rp, 620, 560, err))) {
+    if (!(s = report_open_script(rp, 620, 560, err))) {
         rc = RF_EIO;
         goto out;
     }
@@ -461,10 +415,11 @@ int report_plot_measured(struct report *rp, struct rf_error *err)
             "  data index 1 using 1:2 with points pt 6 ps 0.8 lc rgb '#4e79a7' title 'round', \\\n"
             "  data index 0 using 1:2 with points pt 7 ps 1.5 lc rgb '#e15759' title 'run'\n",
             lo / 1.5, hi * 1.5, lo / 1.5, hi * 1.5);
-    rc = draw(rp, s, "measured-plot",
-              "Measured against predicted seconds: whole runs and single rounds; points above "
-              "the dashed line took longer than predicted.",
-              err);
+    rc = report_draw(
+        rp, s, "measured-plot",
+        "Measured against predicted seconds: whole runs and single rounds; points above "
+        "the dashed line took longer than predicted.",
+        err);
     s = NULL;
 out:
     if (d)

@@ -36,6 +36,14 @@ is "$(grep -Eic '<script|<link|<img|<iframe|(src|href)=["'\'']?(https?:)?//' "$h
     "self-contained: no script and nothing loaded from elsewhere"
 is "$(grep -c '<?xml' "$html")" 0 "the SVGs are inlined without their XML prolog"
 
+# The runs table names each run's scenario: cluster and nodes, GPUs, both layouts, dtypes.
+is "$(grep -o '<tr><td><a href="#run-1">1</a></td>.*' "$html" |
+      sed 's|.*<td>broadcast</td><td>||; s|\(/ [a-z][a-z0-9]*</td>\).*|\1|')" \
+    "$(sql "$db" "SELECT printf('%s x %d</td><td class=\"n\">%d / %d</td><td>%s</td><td>%s</td><td>%s / %s</td>',
+                 cluster_system, cluster_nodes, train_gpus, infer_gpus, train_layout,
+                 infer_layout, train_dtype, infer_dtype) FROM run WHERE id = 1")" \
+    "the runs table has cluster, GPUs, layouts and dtypes"
+
 # The heatmap's cells are the run's links, coloured by their utilisation. A run computed by
 # hand (t/sim.sh): tiny-llama from GPU 0 to GPU 1 on the localhost preset, 8655360 bytes
 # in 3.903144 ms through NVLink ports of 2.5 GB/s (utilisation 3.462144 / 3.903144 = 0.887)
@@ -84,6 +92,30 @@ is "$(sql "$tmp/hand.db" "SELECT group_concat(printf('%s %.3f', name, utilizatio
 is "$(cells "$html" heatmap-2 1 1 | wc -l | tr -d ' ')" \
     "$(sql "$db" "SELECT count(*) FROM link_load WHERE run_id = 2")" \
     "a larger run's heatmap has a cell per stored link"
+
+# The comparison: one chart per scenario, bars named by strategy (by dtype or run id where
+# runs share one), on a log axis; runs alone in their scenario share one chart.
+gdb=$tmp/groups.db
+"$REFIT" sim "$scen" --db "$gdb" --compare >/dev/null &&
+    "$REFIT" sim "$scen" --db "$gdb" --strategy reshard >/dev/null &&
+    "$REFIT" sim "$tmp/hand.lua" --db "$gdb" >/dev/null &&
+    "$REFIT" report --db "$gdb" --html "$tmp/groups.html" >/dev/null
+ok $? "a report of two scenarios: qwen3-30b (6 runs) and tiny-llama (1 run)"
+texts() { sed -n "/id=\"$1\"/,/<\/figure>/p" "$tmp/groups.html" | grep -o '<text>[^<]*</text>' |
+    sed 's|<text>\(.*\)</text>|\1|' | tr '\n' '|'; }
+is "$(grep -o 'id="comparison-[0-9]*"' "$tmp/groups.html" | tr '\n' ' ')" \
+    'id="comparison-1" id="comparison-2" ' "a chart for the scenario and one for the single run"
+is "$(texts comparison-1 | grep -o 'broadcast|reshard #2|hierarchical|hybrid|auto|reshard #6|qwen3-30b-a3b, dgx-h100 x 4 nodes, 16 to 16 GPUs|$')" \
+    'broadcast|reshard #2|hierarchical|hybrid|auto|reshard #6|qwen3-30b-a3b, dgx-h100 x 4 nodes, 16 to 16 GPUs|' \
+    "its bars are named by strategy, the shared one by run id, the title by model, cluster, GPUs"
+is "$(texts comparison-1 | cut -d'|' -f2-7)" \
+    "$(sql "$gdb" "SELECT group_concat(printf('%.3g', seconds), '|') FROM
+                   (SELECT seconds FROM prediction WHERE run_id <= 6 ORDER BY run_id)")" \
+    "each bar carries its predicted seconds"
+# A log axis labels decades; a linear one from zero would label 0 and steps of 0.2 or 0.5.
+is "$(texts comparison-1 | cut -d'|' -f8-9)" "0.1|1" "the axis is logarithmic"
+ok "$(texts comparison-2 | grep -q '|#7 tiny-llama reshard|one run per scenario|$'; echo $?)" \
+    "the single run's bar names its run, model and strategy"
 
 # The step's phases (schema 8): runs t/step-db stores with hand-made steps get a table each
 # (in the step's order, with shares) and a step column in the overview; a page of
