@@ -438,6 +438,8 @@ static int write_page(struct report *rp, struct rf_error *err)
                     return rc;
             }
             fputs("<h3>Link utilisation</h3>\n", f);
+            if ((rc = report_link_tables(rp, r, err)) < 0)
+                return rc;
             if ((rc = report_plot_links(rp, r, err)) < 0)
                 return rc;
             fputs("<h3>Round timeline</h3>\n", f);

@@ -59,6 +59,13 @@ FILE *report_open_script(struct report *rp, int width, int height, struct rf_err
 int report_draw(struct report *rp, FILE *script, const char *id, const char *caption,
                 struct rf_error *err);
 
+/* A heatmap of more links than this is a band of one-pixel columns that hides the
+ * bottleneck; past it the page relies on the link tables. */
+#define REPORT_HEATMAP_MAX_LINKS 600
+
+/* Per run the links in use per kind and the ten busiest (sim/report_links.c). */
+int report_link_tables(struct report *rp, const struct run *r, struct rf_error *err);
+
 /* The strategy comparison, one small log-axis chart per scenario (sim/report_compare.c). */
 int report_plot_comparison(struct report *rp, struct rf_error *err);
 /* The plots, each written into the page as an inline SVG figure (sim/report_plot.c). */

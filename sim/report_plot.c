@@ -190,6 +190,19 @@ int report_close_data(FILE *f, struct rf_error *err)
     return 0;
 }
 
+static int count_links(struct report *rp, const struct run *r, int64_t *n, struct rf_error *err)
+{
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(rp->db, "SELECT count(*) FROM link_load WHERE run_id = ?", -1, &q,
+                           NULL) != SQLITE_OK)
+        return report_db_fail(rp, err);
+    sqlite3_bind_int64(q, 1, r->id);
+    int step = sqlite3_step(q);
+    *n = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    return step == SQLITE_ROW ? 0 : report_db_fail(rp, err);
+}
+
 /* Heatmap of a run's links: one row per link kind (in link order), one column per link of
  * that kind (the GPU, NIC or leaf it belongs to), colour = utilisation. */
 int report_plot_links(struct report *rp, const struct run *r, struct rf_error *err)
@@ -217,6 +230,16 @@ int report_plot_links(struct report *rp, const struct run *r, struct rf_error *e
         goto out;
     }
     sqlite3_bind_int64(q, 1, r->id);
+    int64_t links = 0;
+    if ((rc = count_links(rp, r, &links, err)) < 0)
+        goto out;
+    if (links > REPORT_HEATMAP_MAX_LINKS) {
+        fprintf(rp->out,
+                "<p class=\"note\" id=\"heatmap-%lld\">No heatmap: %lld links in use, past the "
+                "%d a heatmap shows legibly; the tables above name the busiest.</p>\n",
+                (long long)r->id, (long long)links, REPORT_HEATMAP_MAX_LINKS);
+        goto out;
+    }
     if (!(d = report_open_data(rp, err))) {
         rc = RF_EIO;
         goto out;

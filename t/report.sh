@@ -20,11 +20,11 @@ for id in runs comparison run-1 run-5 heatmap-1 heatmap-5 timeline-1 timeline-5;
     ok "$(grep -q "id=\"$id\"" "$html"; echo $?)" "the page has section $id"
 done
 is "$(count '<svg' "$html")" 11 "an SVG per plot: comparison, and per run links and rounds"
-phases() { grep -A8 "id=\"phases-$1\"" "$html" | sed -n 's|^<tr><td>\([a-z]*\)</td>.*|\1|p' |
+phases() { sed -n "/id=\"phases-$1\"/,/<\\/table>/p" "$html" | sed -n 's|^<tr><td>\([a-z]*\)</td>.*|\1|p' |
     tr '\n' ' '; }
 is "$(phases 1)" "gather local broadcast " "broadcast's phases: gather, then broadcast"
 is "$(phases 3)" "deliver fanout " "hierarchical's phases: deliver to leaders, then fan out"
-is "$(grep -A8 'id="phases-2"' "$html" | grep -o '<td class="n">[0-9.]*</td></tr>' |
+is "$(sed -n '/id="phases-2"/,/<\/table>/p' "$html" | grep -o '<td class="n">[0-9.]*</td></tr>' |
       grep -o '[0-9.]*')" "$(sql "$db" "SELECT printf('%.2f', bytes / 1e9) FROM predicted_phase
                                         WHERE run_id = 2 AND phase = 'deliver'")" \
     "a phase's gigabytes are the stored ones"
@@ -88,6 +88,34 @@ is "$(sql "$tmp/hand.db" "SELECT group_concat(printf('%s %.3f', name, utilizatio
       FROM (SELECT * FROM link_load WHERE run_id = 1 ORDER BY link_id)")" \
     "nvl_out[gpu 0] 0.887, nvl_in[gpu 1] 0.887, copy[gpu 0] 0.261, copy[gpu 1] 0.261" \
     "whose utilisations are the ones the colours show"
+# The link tables of the hand-computed run: per kind the links in use, their gigabytes
+# (8655360 bytes a link), the longest busy time (8655360 B / 2.5 GB/s = 3.462144 ms on
+# NVLink, / 8.5 GB/s = 1.018278 ms on a copy engine) and utilisations; then the busiest
+# links, longest first (ties in link order).
+rows() { sed -n "/id=\"$2\"/,/<\/table>/p" "$1" | grep '<td' |
+    sed 's|</td><td[^>]*>| |g; s|<[^>]*>||g' | tr '\n' ','; }
+is "$(rows "$tmp/hand.html" link-kinds-1)" \
+    "nvl_out 1 0.0087 0.003462 0.887 0.887,nvl_in 1 0.0087 0.003462 0.887 0.887,\
+copy 2 0.0173 0.001018 0.261 0.261," "the per-kind summary of the hand-computed run"
+is "$(rows "$tmp/hand.html" link-top-1)" \
+    "nvl_out[gpu 0] nvl_out 0.0087 0.003462 0.887,nvl_in[gpu 1] nvl_in 0.0087 0.003462 0.887,\
+copy[gpu 0] copy 0.0087 0.001018 0.261,copy[gpu 1] copy 0.0087 0.001018 0.261," \
+    "its busiest links, longest first"
+is "$(rows "$html" link-top-2 | cut -d, -f1 | sed 's/\] .*/]/')" \
+    "$(sql "$db" "SELECT bottleneck FROM prediction WHERE run_id = 2")" \
+    "the first of the busiest links is the bottleneck the run names"
+is "$(rows "$html" link-top-4 | tr ',' '\n' | grep -c .)" 10 "ten rows where more links are busy"
+# Past 600 links in use a heatmap is a band of one-pixel columns: the page says so instead.
+cp "$tmp/hand.db" "$tmp/many.db"
+sql "$tmp/many.db" "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 598)
+    INSERT INTO link_load SELECT 1, 100 + i, 'nic_out', 'nic_out[node ' || i || ' nic 0]', i, 0,
+    50, 1, 1e-9, 0 FROM k"
+"$REFIT" report --db "$tmp/many.db" --html "$tmp/many.html" >/dev/null
+ok $? "a report of a run with 602 links in use"
+is "$(count '<svg' "$tmp/many.html")|$(grep -c '^<p class="note" id="heatmap-1">No heatmap: 602 links in use, past the 600 a heatmap shows legibly; the tables above name the busiest.</p>$' "$tmp/many.html")" \
+    "1|1" "only the timeline is drawn; the heatmap is left out, saying why"
+is "$(rows "$tmp/many.html" link-kinds-1 | cut -d, -f4)" "nic_out 598 0.0000 0.000000 0.000 0.000" \
+    "and the kinds table counts the links"
 # The qwen3-30b runs above (counting needs no grid): every link that carried bytes is a cell.
 is "$(cells "$html" heatmap-2 1 1 | wc -l | tr -d ' ')" \
     "$(sql "$db" "SELECT count(*) FROM link_load WHERE run_id = 2")" \
