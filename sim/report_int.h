@@ -63,6 +63,9 @@ int report_draw(struct report *rp, FILE *script, const char *id, const char *cap
  * bottleneck; past it the page relies on the link tables. */
 #define REPORT_HEATMAP_MAX_LINKS 600
 
+/* A timeline of more rounds draws bins of consecutive rounds, at most this many bars. */
+#define REPORT_TIMELINE_BINS 100
+
 /* Per run the links in use per kind and the ten busiest (sim/report_links.c). */
 int report_link_tables(struct report *rp, const struct run *r, struct rf_error *err);
 

@@ -61,7 +61,9 @@ int report_link_tables(struct report *rp, const struct run *r, struct rf_error *
                    "link-kinds", "sigfuu", err);
     if (rc < 0)
         return rc;
-    fputs("<p>The ten links busiest for longest (the first is the bottleneck):</p>\n", rp->out);
+    fputs(
+        "<p>The ten links busy longest (the run's bottleneck is the first or ties with it):</p>\n",
+        rp->out);
     return table(rp, r,
                  "SELECT name, kind, bytes, busy_seconds, utilization FROM link_load"
                  " WHERE run_id = ?1 ORDER BY busy_seconds DESC, link_id LIMIT 10",

@@ -303,15 +303,24 @@ out:
 }
 
 /* Per-round timeline: the predicted interval of each round, and under it the measured one
- * (rounds laid end to end from their measured seconds) when the run was replayed. */
+ * (rounds laid end to end from their measured seconds) when the run was replayed. Past
+ * REPORT_TIMELINE_BINS rounds, consecutive rounds are drawn as one bar from the first start
+ * to the last finish of the bin: 940 bars of a pixel each read as a smear. */
+struct bin {
+    int64_t first, last;
+    double start, finish, mstart, mfinish;
+    bool measured;
+};
+
 int report_plot_timeline(struct report *rp, const struct run *r, struct rf_error *err)
 {
     sqlite3_stmt *q = NULL;
     FILE *d = NULL, *s = NULL;
-    int rc = 0, rounds = 0, measured = 0;
+    int rc = 0;
+    int64_t rounds = 0, measured = 0;
     if (sqlite3_prepare_v2(rp->db,
-                           "SELECT pr.round, pr.start_seconds, pr.finish_seconds, mr.seconds "
-                           "FROM predicted_round pr LEFT JOIN measured_round mr "
+                           "SELECT pr.round, pr.start_seconds, pr.finish_seconds, mr.seconds, "
+                           "count(*) OVER () FROM predicted_round pr LEFT JOIN measured_round mr "
                            "ON mr.measurement_id = ?2 AND mr.round = pr.round "
                            "WHERE pr.run_id = ?1 ORDER BY pr.round",
                            -1, &q, NULL) != SQLITE_OK) {
@@ -329,18 +338,36 @@ int report_plot_timeline(struct report *rp, const struct run *r, struct rf_error
     }
     int step;
     double clock = 0;
+    int64_t per_bin = 1, bins = 0;
+    struct bin b = {0};
     while ((step = sqlite3_step(q)) == SQLITE_ROW) {
-        fprintf(d, "%lld %.9g %.9g ", (long long)sqlite3_column_int64(q, 0),
-                sqlite3_column_double(q, 1), sqlite3_column_double(q, 2));
-        if (sqlite3_column_type(q, 3) != SQLITE_NULL) {
-            double m = sqlite3_column_double(q, 3);
-            fprintf(d, "%.9g %.9g\n", clock, clock + m);
-            clock += m;
-            measured++;
-        } else {
-            fputs("? ?\n", d);
+        if (rounds == 0) {
+            int64_t total = sqlite3_column_int64(q, 4);
+            per_bin = (total + REPORT_TIMELINE_BINS - 1) / REPORT_TIMELINE_BINS;
         }
+        int64_t round = sqlite3_column_int64(q, 0);
+        double start = sqlite3_column_double(q, 1), finish = sqlite3_column_double(q, 2);
+        if (rounds % per_bin == 0)
+            b = (struct bin){.first = round, .start = start, .finish = finish, .mstart = clock};
+        b.last = round;
+        b.start = start < b.start ? start : b.start;
+        b.finish = finish > b.finish ? finish : b.finish;
+        if (sqlite3_column_type(q, 3) != SQLITE_NULL) {
+            clock += sqlite3_column_double(q, 3);
+            b.measured = true;
+            measured++;
+        }
+        b.mfinish = clock;
         rounds++;
+        if (rounds % per_bin == 0 || rounds == sqlite3_column_int64(q, 4)) {
+            fprintf(d, "%lld %lld %.9g %.9g ", (long long)b.first, (long long)b.last, b.start,
+                    b.finish);
+            if (b.measured)
+                fprintf(d, "%.9g %.9g\n", b.mstart, b.mfinish);
+            else
+                fputs("? ?\n", d);
+            bins++;
+        }
     }
     if (step != SQLITE_DONE) {
         rc = report_db_fail(rp, err);
@@ -350,27 +377,33 @@ int report_plot_timeline(struct report *rp, const struct run *r, struct rf_error
     d = NULL;
     if (rc < 0 || rounds == 0)
         goto out;
-    int height = 160 + 4 * rounds;
-    height = height < 320 ? 320 : height > 900 ? 900 : height;
+    int height = 160 + 4 * (int)bins;
+    height = height < 320 ? 320 : height;
     if (!(s = report_open_script(rp, 900, height, err))) {
         rc = RF_EIO;
         goto out;
     }
+    /* A bar spans its rounds on the y axis (the last one to 0.9 of a round, leaving a gap);
+     * with measurements the predicted bar takes the upper half and the measured the lower. */
     fprintf(s,
-            "set xlabel 'seconds'\nset ylabel 'round'\nset yrange [%d:-1]\n"
+            "set xlabel 'seconds'\nset ylabel 'round'\nset yrange [%lld:-1]\n"
             "set xrange [0:*]\nset key bottom right\nset style fill solid 0.9 noborder\n"
-            "plot data using 2:1:2:3:($1-0.45):($1+%s) with boxxyerror lc rgb '#4e79a7' "
+            "plot data using 3:1:3:4:1:%s with boxxyerror lc rgb '#4e79a7' "
             "title 'predicted'",
-            rounds, measured ? "0" : "0.45");
+            (long long)rounds, measured ? "(($1+$2+0.9)/2)" : "($2+0.9)");
     if (measured)
-        fputs(", \\\n  data using 4:1:4:5:1:($1+0.45) with boxxyerror lc rgb '#f28e2b' "
-              "title 'measured'",
+        fputs(", \\\n  data using 5:1:5:6:(($1+$2+0.9)/2):($2+0.9) with boxxyerror "
+              "lc rgb '#f28e2b' title 'measured'",
               s);
     fputc('\n', s);
-    char id[64], caption[256];
+    char id[64], caption[384], bin_text[128] = "";
     snprintf(id, sizeof(id), "timeline-%lld", (long long)r->id);
-    snprintf(caption, sizeof(caption), "Run %lld: predicted start and finish of each round%s.",
-             (long long)r->id,
+    if (per_bin > 1)
+        snprintf(bin_text, sizeof(bin_text),
+                 " (%lld rounds in %lld bars of %lld consecutive rounds)", (long long)rounds,
+                 (long long)bins, (long long)per_bin);
+    snprintf(caption, sizeof(caption), "Run %lld: predicted start and finish of each round%s%s.",
+             (long long)r->id, bin_text,
              measured ? "; measured rounds (orange) laid end to end from their seconds" : "");
     rc = report_draw(rp, s, id, caption, err);
     s = NULL;

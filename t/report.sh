@@ -44,6 +44,17 @@ is "$(grep -o '<tr><td><a href="#run-1">1</a></td>.*' "$html" |
                  infer_layout, train_dtype, infer_dtype) FROM run WHERE id = 1")" \
     "the runs table has cluster, GPUs, layouts and dtypes"
 
+# Timelines past 100 rounds draw bins of consecutive rounds: broadcast's 148 rounds (run 1)
+# are 74 bars of 2, hierarchical's 6 rounds (run 3) a bar each (a polygon more: the key).
+bars() { sed -n "/id=\"timeline-$1\"/,/<\/figure>/p" "$html" |
+    grep -c "<polygon fill = 'rgb( 78, 121, 167)'"; }
+is "$(sql "$db" "SELECT group_concat(rounds, ' ') FROM run WHERE id IN (1, 3)")" "148 6" \
+    "runs 1 and 3 have 148 and 6 rounds"
+is "$(bars 1)|$(grep -c '^<figcaption>Run 1: predicted start and finish of each round (148 rounds in 74 bars of 2 consecutive rounds).</figcaption>$' "$html")" \
+    "75|1" "148 rounds: 74 bars of 2 rounds, the caption says so"
+is "$(bars 3)|$(grep -c '^<figcaption>Run 3: predicted start and finish of each round.</figcaption>$' "$html")" \
+    "7|1" "6 rounds: a bar each"
+
 # The heatmap's cells are the run's links, coloured by their utilisation. A run computed by
 # hand (t/sim.sh): tiny-llama from GPU 0 to GPU 1 on the localhost preset, 8655360 bytes
 # in 3.903144 ms through NVLink ports of 2.5 GB/s (utilisation 3.462144 / 3.903144 = 0.887)
