@@ -6,9 +6,7 @@
 
 #include "report_int.h"
 
-/* Runs of one scenario differ only in how the weights travel (strategy, dtype, options):
- * those are the bars a reader compares. */
-static bool same_scenario(const struct run *a, const struct run *b)
+bool report_same_scenario(const struct run *a, const struct run *b)
 {
     return strcmp(a->model, b->model) == 0 && strcmp(a->system, b->system) == 0 &&
            a->nodes == b->nodes && a->train_gpus == b->train_gpus &&
@@ -144,7 +142,8 @@ int report_plot_comparison(struct report *rp, struct rf_error *err)
             continue;
         size_t n = 0;
         for (size_t j = i; j < rp->n_runs; j++)
-            if (!done[j] && rp->runs[j].simulated && same_scenario(&rp->runs[i], &rp->runs[j])) {
+            if (!done[j] && rp->runs[j].simulated &&
+                report_same_scenario(&rp->runs[i], &rp->runs[j])) {
                 members[n++] = j;
                 done[j] = true;
             }

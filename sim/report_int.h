@@ -25,6 +25,9 @@ struct run {
     bool has_step;
     double step_seconds;
     char *step_composition;
+    /* The fastest simulated run of its scenario (lowest id on a tie): on a page of many
+     * runs, the one whose heatmap is drawn and whose plots are unfolded. */
+    bool fastest;
 };
 
 struct report {
@@ -68,6 +71,13 @@ int report_draw(struct report *rp, FILE *script, const char *id, const char *cap
 
 /* Per run the links in use per kind and the ten busiest (sim/report_links.c). */
 int report_link_tables(struct report *rp, const struct run *r, struct rf_error *err);
+
+/* Whether two runs are of one scenario (model, cluster, GPUs, layouts): they differ only
+ * in how the weights travel (strategy, dtype, options), which is what a reader compares. */
+bool report_same_scenario(const struct run *a, const struct run *b);
+/* A page of more simulated runs than this folds the per-run plots of all but the fastest
+ * run of each scenario and draws the heatmaps of those only: its size stays bounded. */
+#define REPORT_MANY_RUNS 8
 
 /* The strategy comparison, one small log-axis chart per scenario (sim/report_compare.c). */
 int report_plot_comparison(struct report *rp, struct rf_error *err);

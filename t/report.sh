@@ -36,13 +36,13 @@ is "$(grep -Eic '<script|<link|<img|<iframe|(src|href)=["'\'']?(https?:)?//' "$h
     "self-contained: no script and nothing loaded from elsewhere"
 is "$(grep -c '<?xml' "$html")" 0 "the SVGs are inlined without their XML prolog"
 
-# The runs table names each run's scenario: cluster and nodes, GPUs, both layouts, dtypes.
+# The runs table names each run's scenario: cluster and nodes, GPUs, dtypes, both layouts.
 is "$(grep -o '<tr><td><a href="#run-1">1</a></td>.*' "$html" |
-      sed 's|.*<td>broadcast</td><td>||; s|\(/ [a-z][a-z0-9]*</td>\).*|\1|')" \
-    "$(sql "$db" "SELECT printf('%s x %d</td><td class=\"n\">%d / %d</td><td>%s</td><td>%s</td><td>%s / %s</td>',
-                 cluster_system, cluster_nodes, train_gpus, infer_gpus, train_layout,
-                 infer_layout, train_dtype, infer_dtype) FROM run WHERE id = 1")" \
-    "the runs table has cluster, GPUs, layouts and dtypes"
+      sed 's|.*<td>nic_out\[node 0 nic 0\]</td><td>||')" \
+    "$(sql "$db" "SELECT printf('%s x %d</td><td class=\"n\">%d / %d</td><td>%s / %s</td><td>%s</td><td>%s</td></tr>',
+                 cluster_system, cluster_nodes, train_gpus, infer_gpus, train_dtype,
+                 infer_dtype, train_layout, infer_layout) FROM run WHERE id = 1")" \
+    "the runs table has cluster, GPUs, dtypes and layouts after the bottleneck"
 
 # Timelines past 100 rounds draw bins of consecutive rounds: broadcast's 148 rounds (run 1)
 # are 74 bars of 2, hierarchical's 6 rounds (run 3) a bar each (a polygon more: the key).
@@ -155,6 +155,28 @@ is "$(texts comparison-1 | cut -d'|' -f2-7)" \
 is "$(texts comparison-1 | cut -d'|' -f8-9)" "0.1|1" "the axis is logarithmic"
 ok "$(texts comparison-2 | grep -q '|#7 tiny-llama reshard|one run per scenario|$'; echo $?)" \
     "the single run's bar names its run, model and strategy"
+
+# A page of more than 8 simulated runs folds each run's links and rounds and draws the
+# heatmap only for the fastest run of each scenario: qwen3-30b's hierarchical run 3 (auto,
+# run 5, ties with it and comes later) and the single tiny-llama run 7.
+cp "$gdb" "$tmp/fold.db"
+"$REFIT" sim "$scen" --db "$tmp/fold.db" --strategy broadcast >/dev/null &&
+    "$REFIT" sim "$scen" --db "$tmp/fold.db" --strategy hybrid >/dev/null &&
+    "$REFIT" report --db "$tmp/fold.db" --html "$tmp/fold.html" >/dev/null
+ok $? "a report of 9 simulated runs"
+is "$(sql "$tmp/fold.db" "SELECT group_concat(run_id, ' ') FROM (SELECT run_id FROM prediction
+      WHERE run_id <= 6 AND seconds = (SELECT min(seconds) FROM prediction WHERE run_id <= 6)
+      ORDER BY run_id)")" "3 5" "runs 3 and 5 are qwen3-30b's fastest"
+is "$(count '<details class="more">' "$tmp/fold.html")|$(grep -A50 'id="run-3"' "$tmp/fold.html" |
+      grep -c '^<details class="more" open><summary>Links and rounds (the fastest run of its scenario)</summary>$')|$(count '<details class="more" open>' "$tmp/fold.html")" \
+    "7|1|2" "every run folded but run 3 and run 7, which are open"
+is "$(grep -o 'figure class="plot" id="heatmap-[0-9]*"' "$tmp/fold.html" | tr '\n' ' ')" \
+    'figure class="plot" id="heatmap-3" figure class="plot" id="heatmap-7" ' \
+    "heatmaps only for the fastest of each scenario"
+ok "$(grep -q '^<p class="note" id="heatmap-5">No heatmap: on a page of more than 8 runs only the fastest run of each scenario has one; <code>refit report --run 5</code> draws it.</p>$' \
+    "$tmp/fold.html"; echo $?)" "the others say why and how to draw theirs"
+is "$(count 'id="timeline-[0-9]*"' "$tmp/fold.html")|$(count 'id="link-top-[0-9]*"' "$tmp/fold.html")" \
+    "9|9" "every run keeps its timeline and link tables"
 
 # The step's phases (schema 8): runs t/step-db stores with hand-made steps get a table each
 # (in the step's order, with shares) and a step column in the overview; a page of
