@@ -90,6 +90,8 @@ struct study_ctx {
     bool tty;     /* progress on stderr */
     bool summary; /* --store summary: every run stored without its plan rows (sim/store.h) */
     int runs;
+    /* refit run's study (run.study_id, its refit.table output); NULL for refit search. */
+    struct rf_store_study *study;
 };
 struct rf_scenario_src;
 struct rf_study_result;

@@ -73,9 +73,15 @@ int cmd_rm(int argc, char **argv)
     for (size_t i = 0; i < r.n_ids; i++)
         printf(" %lld", (long long)r.ids[i]);
     printf("\nrows:");
-    for (size_t t = 0, k = 0; t < RF_STORE_RUN_TABLES; t++)
+    size_t k = 0;
+    for (size_t t = 0; t < RF_STORE_RUN_TABLES; t++)
         if (r.tables[t].rows)
             printf("%s %s %lld", k++ ? "," : "", r.tables[t].table, (long long)r.tables[t].rows);
+    /* The studies whose last runs these were went with them. */
+    if (r.study_tables)
+        printf("%s study_table %lld", k++ ? "," : "", (long long)r.study_tables);
+    if (r.studies)
+        printf("%s study %lld", k++ ? "," : "", (long long)r.studies);
     printf("\nfree: %lld pages (%.1f MB) the next runs stored reuse\n", (long long)r.free_pages,
            (double)r.free_pages * (double)r.page_size / 1e6);
     rf_store_removed_release(&r);

@@ -2,6 +2,8 @@
  * transaction; study_run_one is also what refit search stores its top rows with. */
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -35,6 +37,7 @@ int study_run_one(void *ctx, const struct rf_scenario_src *src, const char *stra
     if (rc == 0)
         rc = refit_run_compute(c->L, src, strategy, simulate, c->sim, &r, err);
     r.summary = c->summary;
+    r.study = c->study;
     if (rc == 0)
         rc = refit_run_store(c->ls, label, &r, err);
     if (rc == 0) {
@@ -77,6 +80,31 @@ int study_run_one(void *ctx, const struct rf_scenario_src *src, const char *stra
     return rc;
 }
 
+/* One refit.table of the study: stored with the study once it has a stored run. A table
+ * printed before the study's first run is only printed: the study's row comes with that
+ * run (sim/store_study.c), so that a study that stores no run writes nothing. */
+static int study_table_one(void *ctx, const struct rf_study_table *t, struct rf_error *err)
+{
+    struct study_ctx *c = ctx;
+    if (!c->study || c->study->id == 0)
+        return 0;
+    int rc = lazy_store_get(c->ls, err);
+    if (rc == 0)
+        rc = rf_store_save_study_table(&c->ls->st, c->study, t, err);
+    return rc;
+}
+
+/* The study's name: the script's basename without .lua. */
+static void study_name(const char *path, char *name, size_t size)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t n = strlen(base);
+    if (n > 4 && strcmp(base + n - 4, ".lua") == 0)
+        n -= 4;
+    snprintf(name, size, "%.*s", (int)n, base);
+}
+
 int cmd_run(int argc, char **argv)
 {
     static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
@@ -107,14 +135,30 @@ int cmd_run(int argc, char **argv)
     if (rc != 0)
         goto out;
     rc = 1;
+    char name[256], started[32] = "";
+    time_t now = time(NULL);
+    struct tm tm;
+    study_name(argv[optind], name, sizeof(name));
+    if (gmtime_r(&now, &tm))
+        strftime(started, sizeof(started), "%Y-%m-%dT%H:%M:%SZ", &tm);
+#ifdef PACKAGE_VERSION
+    const char *version = PACKAGE_VERSION;
+#else
+    const char *version = NULL;
+#endif
+    struct rf_store_study study = {.path = argv[optind],
+                                   .name = name,
+                                   .started_at = started,
+                                   .refit_version = version && *version ? version : NULL};
     struct study_ctx ctx = {.L = env.L,
                             .ls = &env.ls,
                             .sim = &env.sim,
                             .tty = isatty(STDERR_FILENO) != 0,
-                            .summary = summary};
+                            .summary = summary,
+                            .study = &study};
     rf_lua_set_study_search(env.L, &(struct rf_study_search){cmd_search_study, &ctx, env.sim});
     fflush(stdout);
-    if (rf_lua_run_study(env.L, argv[optind], study_run_one, &ctx, &err) < 0) {
+    if (rf_lua_run_study(env.L, argv[optind], study_run_one, study_table_one, &ctx, &err) < 0) {
         fflush(stdout);
         rc = cmd_fail(&err);
         goto out;

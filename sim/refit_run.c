@@ -152,7 +152,8 @@ int refit_run_store(struct lazy_store *ls, const char *label, struct refit_run *
                                    .infer = &r->sc.infer,
                                    .plan_seconds = r->plan_seconds,
                                    .scenario_json = r->scenario_json,
-                                   .summary = r->summary};
+                                   .summary = r->summary,
+                                   .study = r->study};
         struct rf_run_sim sim = {.prediction = r->pred.n_links ? &r->pred : NULL,
                                  .topo = r->used,
                                  .mem_train = &r->sc.mem_train,

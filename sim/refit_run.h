@@ -30,6 +30,7 @@ struct refit_run {
     char *scenario_json;            /* the run's description (sim/describe.h) */
     int64_t id;
     bool summary; /* refit_run_store stores it as a summary (--store summary: no plan rows) */
+    struct rf_store_study *study;     /* the study that stores it (refit run), or NULL */
     double t0, plan_seconds, seconds; /* t0: start; seconds: until stored */
 };
 

@@ -422,8 +422,10 @@ static int write_page(struct report *rp, struct rf_error *err)
         fputs("<a href=\"#comparison\">strategy comparison</a>", f);
     if (measured > 0)
         fputs("<a href=\"#predicted-vs-measured\">predicted vs measured</a>", f);
-    fputs("</nav>\n<section id=\"runs\">\n<h2>Runs</h2>\n", f);
-    fputs("<div class=\"wide\">\n", f);
+    fputs("</nav>\n", f);
+    if ((rc = report_studies(rp, err)) < 0)
+        return rc;
+    fputs("<section id=\"runs\">\n<h2>Runs</h2>\n<div class=\"wide\">\n", f);
     overview_table(f, rp);
     fputs("</div>\n</section>\n", f);
     if (simulated > 1) {

@@ -86,4 +86,8 @@ int report_plot_links(struct report *rp, const struct run *r, struct rf_error *e
 int report_plot_timeline(struct report *rp, const struct run *r, struct rf_error *err);
 int report_plot_measured(struct report *rp, struct rf_error *err);
 
+/* A section per study with runs on the page: the tables its refit.table printed
+ * (sim/report_study.c). */
+int report_studies(struct report *rp, struct rf_error *err);
+
 #endif

@@ -18,6 +18,7 @@
 #include "lua_int.h"
 #include "sandbox.h"
 #include "search_lua.h"
+#include "yaml_lua.h"
 
 int rf_lua_open(struct rf_lua **out, const char *models_dir, struct rf_error *err)
 {
@@ -45,6 +46,10 @@ int rf_lua_open(struct rf_lua **out, const char *models_dir, struct rf_error *er
     }
     lua_State *L = R->L = R->sb.L;
     luaL_requiref(L, "refit.json", rf_luaopen_json, 0);
+    lua_pop(L, 1);
+    /* Internal, like refit.json: models/lib/rlconfig.lua reads a scenario's `sides` YAML
+     * with it; scenario files never see it. */
+    luaL_requiref(L, "refit.yaml", rf_luaopen_yaml, 0);
     lua_pop(L, 1);
 
     lua_getglobal(L, "package");
@@ -825,11 +830,12 @@ static int l_study_call(lua_State *L)
     return 1;
 }
 
-int rf_lua_run_study(struct rf_lua *R, const char *path, rf_study_fn fn, void *ctx,
-                     struct rf_error *err)
+int rf_lua_run_study(struct rf_lua *R, const char *path, rf_study_fn fn, rf_study_table_fn table_fn,
+                     void *ctx, struct rf_error *err)
 {
     lua_State *L = R->L;
     struct study_up up = {R, fn, ctx};
+    struct rf_study_table_up table_up = {table_fn, ctx};
     int top = lua_gettop(L);
     lua_getglobal(L, "require");
     lua_pushstring(L, "study");
@@ -841,8 +847,9 @@ int rf_lua_run_study(struct rf_lua *R, const char *path, rf_study_fn fn, void *c
     lua_rawgeti(L, LUA_REGISTRYINDEX, R->module);
     lua_pushlightuserdata(L, &up);
     lua_pushcclosure(L, l_study_call, 1);
-    rf_lua_push_study_search(R); /* refit.search and refit.estimate (sim/search_lua.c) */
-    rc = rf_sandbox_pcall(&R->sb, 4, 0, R->handler, path, err);
+    rf_lua_push_study_search(R);           /* refit.search and refit.estimate (sim/search_lua.c) */
+    rf_lua_push_study_table(L, &table_up); /* refit.table's store (sim/study_table_lua.c) */
+    rc = rf_sandbox_pcall(&R->sb, 5, 0, R->handler, path, err);
 out:
     lua_settop(L, top);
     return rc;

@@ -75,9 +75,23 @@ typedef int (*rf_study_fn)(void *ctx, const struct rf_scenario_src *src, const c
                            const char *label, bool simulate, struct rf_study_result *out,
                            struct rf_error *err);
 
-/* Runs the study script at path (models/lib/study.lua gives it its `refit` module). */
-int rf_lua_run_study(struct rf_lua *L, const char *path, rf_study_fn fn, void *ctx,
-                     struct rf_error *err);
+/* Stores one refit.table of a study as it was printed (struct rf_study_table, sim/store.h).
+ * A negative return is raised as a Lua error at the study's line. */
+struct rf_study_table;
+typedef int (*rf_study_table_fn)(void *ctx, const struct rf_study_table *t, struct rf_error *err);
+/* A study's table callback and its context; fn NULL: tables are only printed. */
+struct rf_study_table_up {
+    rf_study_table_fn fn;
+    void *ctx;
+};
+/* Pushes the study's table_api (sim/study_table_lua.c), or nil when up or up->fn is NULL. */
+void rf_lua_push_study_table(struct lua_State *L, const struct rf_study_table_up *up);
+
+/* Runs the study script at path (models/lib/study.lua gives it its `refit` module); each
+ * refit.plan / refit.sim goes to fn, each refit.table to table_fn (NULL: none), both with
+ * ctx. */
+int rf_lua_run_study(struct rf_lua *L, const char *path, rf_study_fn fn, rf_study_table_fn table_fn,
+                     void *ctx, struct rf_error *err);
 /* Loads a model by name (models/<name>.lua), .lua path or Hugging Face config.json path. */
 int rf_lua_load_model(struct rf_lua *L, const char *spec, struct rf_model *model,
                       struct rf_error *err);

@@ -1,4 +1,4 @@
-/* The SQLite store: schema (version 9), and one transaction per run. The schema is the
+/* The SQLite store: schema (version 10), and one transaction per run. The schema is the
  * user-facing API of the results; README.md documents every table. */
 #ifndef RF_STORE_H
 #define RF_STORE_H
@@ -10,7 +10,7 @@
 #include "plan.h"
 
 #define RF_STORE_APPLICATION_ID 0x52454654 /* "REFT" */
-#define RF_STORE_SCHEMA_VERSION 9
+#define RF_STORE_SCHEMA_VERSION 11
 
 struct sqlite3;
 
@@ -42,6 +42,29 @@ struct rf_store_rows {
     void *ctx;
 };
 
+/* A study script's run (refit run STUDY.lua; README: table study). Written in the
+ * transaction of the first run it stores, so a study that stores nothing writes nothing;
+ * id is 0 until then and the study's id after. */
+struct rf_store_study {
+    const char *path;          /* as given on the command line */
+    const char *name;          /* the basename without .lua */
+    const char *started_at;    /* ISO 8601 UTC */
+    const char *refit_version; /* NULL when the build has none */
+    int64_t id;
+};
+
+/* One refit.table of a study as printed (README: table study_table): the title (NULL
+ * when none), the headers and the rows as JSON arrays of the printed cell strings, and the
+ * aligned text exactly as printed. */
+struct rf_study_table {
+    const char *title, *columns_json, *rows_json, *text;
+};
+
+/* Stores table t of study, numbered after the study's tables stored before, in its own
+ * transaction. The study must have been stored (id > 0) by one of its runs. */
+int rf_store_save_study_table(struct rf_store *st, const struct rf_store_study *study,
+                              const struct rf_study_table *t, struct rf_error *err);
+
 /* What a run records besides the plan itself. */
 struct rf_run_info {
     const char *label;
@@ -61,6 +84,9 @@ struct rf_run_info {
      * collective or round rows, so it cannot be replayed. A tenth of a full Kimi K3 run's
      * rows and less: what studies and searches compare. */
     bool summary;
+    /* Optional: the study that stores the run (run.study_id); a study not stored yet
+     * (id 0) is stored in the run's transaction and its id set once that commits. */
+    struct rf_store_study *study;
 };
 
 /* Opens a refit database as flags say (one of RF_STORE_CREATE, _EXISTING, _READONLY); a
@@ -93,7 +119,7 @@ int rf_store_load_run(struct rf_store *st, int64_t id, struct rf_stored_run *run
 void rf_stored_run_release(struct rf_stored_run *run);
 
 /* The tables rf_store_remove_runs empties of a run's rows. */
-#define RF_STORE_RUN_TABLES 16
+#define RF_STORE_RUN_TABLES 17
 
 /* What rf_store_remove_runs removed: the runs' ids (rf_store_removed_release frees them), the
  * rows it deleted from each table, and the file's free pages after it (SQLite's freelist,
@@ -106,11 +132,14 @@ struct rf_store_removed {
         int64_t rows;
     } tables[RF_STORE_RUN_TABLES];
     int64_t free_pages, page_size;
+    /* The studies whose last runs these were, removed with their tables (study_table). */
+    int64_t studies, study_tables;
 };
 
 /* Removes runs ids[0..n) (or, when label is not NULL, every run with that label, and ids is
- * ignored) and every row that references them, in one transaction: a run that does not
- * exist, or a label no run has, is an error naming it and nothing is removed. */
+ * ignored) and every row that references them, and every study left without runs, in one
+ * transaction: a run that does not exist, or a label no run has, is an error naming it and
+ * nothing is removed. */
 int rf_store_remove_runs(struct rf_store *st, const int64_t *ids, size_t n, const char *label,
                          struct rf_store_removed *out, struct rf_error *err);
 void rf_store_removed_release(struct rf_store_removed *r);

@@ -3,6 +3,7 @@
 #include "store_int.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +23,7 @@ static const struct {
     {"tensor", "DELETE FROM tensor WHERE run_id = ?1"},
     {"role_summary", "DELETE FROM role_summary WHERE run_id = ?1"},
     {"round", "DELETE FROM round WHERE run_id = ?1"},
+    {"gpu_traffic", "DELETE FROM gpu_traffic WHERE run_id = ?1"},
     {"side", "DELETE FROM side WHERE run_id = ?1"},
     {"memory", "DELETE FROM memory WHERE run_id = ?1"},
     {"link_load", "DELETE FROM link_load WHERE run_id = ?1"},
@@ -33,6 +35,27 @@ static const struct {
 };
 _Static_assert(sizeof(removals) / sizeof(removals[0]) == RF_STORE_RUN_TABLES,
                "RF_STORE_RUN_TABLES counts the tables removals[] empties");
+
+/* A study exists only with runs (its row comes with its first: sim/store_study.c), so the
+ * studies left without runs are those whose last runs went; their tables go first, then
+ * the studies, in the runs' transaction. */
+static int remove_orphan_studies(struct rf_store *st, struct rf_store_removed *out,
+                                 struct rf_error *err)
+{
+    static const char orphan[] = "NOT EXISTS (SELECT 1 FROM run r WHERE r.study_id = s.id)";
+    char sql[256];
+    int rc;
+    snprintf(sql, sizeof(sql),
+             "DELETE FROM study_table WHERE study_id IN (SELECT id FROM study s WHERE %s)", orphan);
+    if ((rc = rf_store_exec(st, sql, err)) < 0)
+        return rc;
+    out->study_tables = sqlite3_changes64(st->db);
+    snprintf(sql, sizeof(sql), "DELETE FROM study AS s WHERE %s", orphan);
+    if ((rc = rf_store_exec(st, sql, err)) < 0)
+        return rc;
+    out->studies = sqlite3_changes64(st->db);
+    return 0;
+}
 
 /* The ids of the runs labelled label, in order, into out->ids. */
 static int runs_with_label(struct rf_store *st, const char *label, struct rf_store_removed *out,
@@ -138,6 +161,8 @@ int rf_store_remove_runs(struct rf_store *st, const int64_t *ids, size_t n, cons
                 goto out;
             out->tables[t].rows += sqlite3_changes64(st->db);
         }
+    if ((rc = remove_orphan_studies(st, out, err)) < 0)
+        goto out;
     if ((rc = rf_store_exec(st, "COMMIT", err)) < 0)
         goto out;
     in_tx = false;

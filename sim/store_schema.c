@@ -367,7 +367,68 @@ static const char migration_v9[] =
     "JOIN box b ON b.run_id = t.run_id AND b.id = t.box_id\n"
     "JOIN tensor tn ON tn.run_id = b.run_id AND tn.id = b.tensor_id;\n";
 
+/* Version 10: studies (refit run STUDY.lua). `study` is one run of a study script: the path
+ * as given, its name (the basename without .lua), when it started and the refit that ran
+ * it (NULL when the build has no version); `study_table` every refit.table it printed, in
+ * order: the title, the headers and the rows as JSON arrays of the printed cell strings,
+ * and the aligned text exactly as printed. run.study_id says which study stored a run;
+ * runs stored before, and runs of refit plan, sim and search, have NULL. */
+static const char migration_v10[] =
+    "CREATE TABLE study (\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  path TEXT NOT NULL, name TEXT NOT NULL,\n"
+    "  started_at TEXT NOT NULL,\n"
+    "  refit_version TEXT\n"
+    ");\n"
+    "CREATE TABLE study_table (\n"
+    "  study_id INTEGER NOT NULL REFERENCES study(id) ON DELETE CASCADE,\n"
+    "  ordinal INTEGER NOT NULL CHECK (ordinal >= 1),\n"
+    "  title TEXT,\n"
+    "  columns_json TEXT NOT NULL, rows_json TEXT NOT NULL,\n"
+    "  text TEXT NOT NULL,\n"
+    "  PRIMARY KEY (study_id, ordinal)\n"
+    ") WITHOUT ROWID;\n"
+    "ALTER TABLE run ADD COLUMN study_id INTEGER REFERENCES study(id);\n"
+    "CREATE INDEX run_study ON run(study_id);\n";
+
+/* Version 11: what each GPU sends and receives, per run. "Bytes each inference GPU receives"
+ * summed from transfer_each reads every single transfer of the run (12 M rows for Kimi K3,
+ * seconds); the writer already holds the plan, so it adds one row per GPU that moves
+ * anything, for summary runs too. Point-to-point bytes as transfer_each lists them (a chain
+ * member forwards what it received), copies within a GPU apart, and what a GPU receives
+ * through broadcasts as a non-root member (the tensor once, whatever NCCL's algorithm; what
+ * a member sends in a broadcast depends on that algorithm, so it is not a column). Runs
+ * stored before are filled here from their stored transfers and collectives; summary runs
+ * of versions 9 and 10 kept none and get no rows. */
+static const char migration_v11[] =
+    "CREATE TABLE gpu_traffic (\n"
+    "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,\n"
+    "  gpu INTEGER NOT NULL,\n"
+    "  sent_bytes INTEGER NOT NULL, received_bytes INTEGER NOT NULL,\n"
+    "  local_bytes INTEGER NOT NULL, broadcast_bytes INTEGER NOT NULL,\n"
+    "  transfers_out INTEGER NOT NULL, transfers_in INTEGER NOT NULL,\n"
+    "  PRIMARY KEY (run_id, gpu)\n"
+    ") WITHOUT ROWID;\n"
+    /* The ordinals reach every broadcast's members too (the writer keeps them so). */
+    "WITH RECURSIVE k(i) AS (\n"
+    "  SELECT 0 UNION ALL SELECT i + 1 FROM k\n"
+    "  WHERE i + 1 < (SELECT max(gpu_count) FROM collective))\n"
+    "INSERT OR IGNORE INTO ordinal SELECT i FROM k WHERE EXISTS (SELECT 1 FROM collective);\n"
+    "INSERT INTO gpu_traffic\n"
+    "SELECT run_id, gpu, sum(sent), sum(recv), sum(loc), sum(bc), sum(tout), sum(tin)\n"
+    "FROM (SELECT run_id, src_gpu AS gpu, CASE WHEN src_gpu != dst_gpu THEN bytes ELSE 0 END\n"
+    "        AS sent, 0 AS recv, CASE WHEN src_gpu = dst_gpu THEN bytes ELSE 0 END AS loc,\n"
+    "        0 AS bc, (src_gpu != dst_gpu) AS tout, 0 AS tin FROM transfer_each\n"
+    "      UNION ALL\n"
+    "      SELECT run_id, dst_gpu, 0, bytes, 0, 0, 0, 1 FROM transfer_each\n"
+    "      WHERE src_gpu != dst_gpu\n"
+    "      UNION ALL\n"
+    "      SELECT c.run_id, c.first_gpu + k.i * c.gpu_stride, 0, 0, 0, c.bytes, 0, 0\n"
+    "      FROM collective c JOIN ordinal k ON k.i < c.gpu_count\n"
+    "      WHERE c.first_gpu + k.i * c.gpu_stride != c.root_gpu)\n"
+    "GROUP BY run_id, gpu;\n";
+
 /* rf_store_migrations[v] takes a file from version v to v + 1; a new file runs them all. */
 const char *const rf_store_migrations[RF_STORE_SCHEMA_VERSION] = {
     schema_v1,    migration_v2, migration_v3, migration_v4, migration_v5,
-    migration_v6, migration_v7, migration_v8, migration_v9};
+    migration_v6, migration_v7, migration_v8, migration_v9, migration_v10, migration_v11};

@@ -18,6 +18,7 @@ enum {
     S_ROUND,
     S_DESCRIBE,
     S_ORDINAL,
+    S_TRAFFIC,
     S_COUNT
 };
 
@@ -26,8 +27,9 @@ static const char *const insert_sql[S_COUNT] = {
     " train_gpus, train_first_gpu, train_layout, train_dtype, infer_gpus, infer_first_gpu,"
     " infer_layout, infer_dtype, model_params, model_bytes, payload_bytes, moved_bytes,"
     " logical_bytes, local_bytes, transfers, collectives, plan_seconds, staging_bytes, rounds,"
-    " chunk_bytes, relay_ring, relay_fanout, relay_depth, net_channels_per_peer, stored)"
-    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    " chunk_bytes, relay_ring, relay_fanout, relay_depth, net_channels_per_peer, stored,"
+    " study_id)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO tensor VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO box VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO transfer (run_id, id, box_id, src_gpu, dst_gpu, dst_count, dst_stride, phase,"
@@ -43,6 +45,7 @@ static const char *const insert_sql[S_COUNT] = {
     /* transfer_each's integers (schema version 9): 0 .. the run's largest dst_count - 1. */
     "WITH RECURSIVE k(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM k WHERE i + 1 < ?1)"
     " INSERT OR IGNORE INTO ordinal SELECT i FROM k WHERE ?1 > 0",
+    "INSERT INTO gpu_traffic VALUES (?,?,?,?,?,?,?,?)",
 };
 
 static void shape_text(const struct rf_tensor *t, char *buf, size_t size)
@@ -56,7 +59,7 @@ static void shape_text(const struct rf_tensor *t, char *buf, size_t size)
 }
 
 static int insert_run(struct rf_store *st, sqlite3_stmt *s, const struct rf_run_info *info,
-                      const struct rf_plan *plan, struct rf_error *err)
+                      const struct rf_plan *plan, int64_t study_id, struct rf_error *err)
 {
     char tl[128], il[128];
     int i = 1;
@@ -96,6 +99,10 @@ static int insert_run(struct rf_store *st, sqlite3_stmt *s, const struct rf_run_
     sqlite3_bind_int(s, i++, plan->relay.depth);
     sqlite3_bind_int(s, i++, plan->net_channels_per_peer);
     sqlite3_bind_text(s, i++, info->summary ? "summary" : "full", -1, SQLITE_STATIC);
+    if (study_id > 0)
+        sqlite3_bind_int64(s, i++, study_id);
+    else
+        sqlite3_bind_null(s, i++);
     return rf_store_step(st, s, err, "run");
 }
 
@@ -277,8 +284,77 @@ static int insert_ordinals(struct rf_store *st, sqlite3_stmt *q, const struct rf
     for (size_t k = 0; k < plan->n_transfers; k++)
         if (plan->transfers[k].dst_count > most)
             most = plan->transfers[k].dst_count;
+    for (size_t k = 0; k < plan->n_collectives; k++)
+        if (plan->collectives[k].gpu_count > most)
+            most = plan->collectives[k].gpu_count;
     sqlite3_bind_int64(q, 1, most);
     return rf_store_step(st, q, err, "ordinal");
+}
+
+/* What each GPU sends and receives (gpu_traffic, schema version 11), from the plan in
+ * memory: one pass over the runs of transfers and the broadcasts, as transfer_each would
+ * expand them, so a summary run has the rows too. */
+struct traffic {
+    int64_t sent, received, local, broadcast, out, in;
+};
+
+static int insert_traffic(struct rf_store *st, sqlite3_stmt *q, int64_t run,
+                          const struct rf_plan *plan, struct rf_error *err)
+{
+    int32_t n = 0;
+    for (size_t k = 0; k < plan->n_transfers; k++) {
+        const struct rf_transfer *t = &plan->transfers[k];
+        int32_t last = t->dst + (t->dst_count - 1) * t->dst_stride;
+        n = t->src >= n ? t->src + 1 : n;
+        n = t->dst >= n ? t->dst + 1 : n;
+        n = last >= n ? last + 1 : n;
+    }
+    for (size_t k = 0; k < plan->n_collectives; k++) {
+        const struct rf_collective *c = &plan->collectives[k];
+        int32_t last = c->first_gpu + (c->gpu_count - 1) * c->gpu_stride;
+        n = c->root >= n ? c->root + 1 : n;
+        n = c->first_gpu >= n ? c->first_gpu + 1 : n;
+        n = last >= n ? last + 1 : n;
+    }
+    if (n == 0)
+        return 0;
+    struct traffic *g = calloc((size_t)n, sizeof(*g));
+    if (!g)
+        return rf_error_set(err, RF_ENOMEM, "out of memory for %d GPUs' traffic", (int)n);
+    for (size_t k = 0; k < plan->n_transfers; k++) {
+        const struct rf_transfer *t = &plan->transfers[k];
+        for (int32_t i = 0; i < t->dst_count; i++) {
+            int32_t from = rf_transfer_sender(t, i), to = t->dst + i * t->dst_stride;
+            if (from == to) {
+                g[to].local += t->bytes;
+                continue;
+            }
+            g[from].sent += t->bytes;
+            g[from].out++;
+            g[to].received += t->bytes;
+            g[to].in++;
+        }
+    }
+    for (size_t k = 0; k < plan->n_collectives; k++) {
+        const struct rf_collective *c = &plan->collectives[k];
+        for (int32_t i = 0; i < c->gpu_count; i++) {
+            int32_t m = c->first_gpu + i * c->gpu_stride;
+            if (m != c->root)
+                g[m].broadcast += c->bytes;
+        }
+    }
+    int rc = 0;
+    for (int32_t i = 0; i < n && rc == 0; i++) {
+        const struct traffic *x = &g[i];
+        if (!x->sent && !x->received && !x->local && !x->broadcast)
+            continue;
+        int64_t v[] = {run, i, x->sent, x->received, x->local, x->broadcast, x->out, x->in};
+        for (int c = 0; c < 8; c++)
+            sqlite3_bind_int64(q, c + 1, v[c]);
+        rc = rf_store_step(st, q, err, "gpu_traffic");
+    }
+    free(g);
+    return rc;
 }
 
 /* The run's description (sim/describe.h), when given. */
@@ -322,6 +398,7 @@ int rf_store_save_plan(struct rf_store *st, const struct rf_run_info *info,
 {
     sqlite3_stmt *s[S_COUNT] = {NULL};
     bool in_tx = false, fk_off = false;
+    int64_t study_id = info->study ? info->study->id : 0;
     int rc;
 
     /* The rows written here reference only rows written here, by ids assigned here and
@@ -343,7 +420,11 @@ int rf_store_save_plan(struct rf_store *st, const struct rf_run_info *info,
     if ((rc = rf_store_exec(st, "BEGIN IMMEDIATE", err)) < 0)
         goto out;
     in_tx = true;
-    if ((rc = insert_run(st, s[S_RUN], info, plan, err)) < 0)
+    /* A study's first run writes the study's row (sim/store_study.c says why). */
+    if (info->study && study_id == 0 &&
+        (rc = rf_store_insert_study(st, info->study, &study_id, err)) < 0)
+        goto out;
+    if ((rc = insert_run(st, s[S_RUN], info, plan, study_id, err)) < 0)
         goto out;
     *run_id = sqlite3_last_insert_rowid(st->db);
     if ((rc = insert_roles(st, s, *run_id, plan, err)) < 0 ||
@@ -354,13 +435,17 @@ int rf_store_save_plan(struct rf_store *st, const struct rf_run_info *info,
                            (rc = insert_rounds(st, s[S_ROUND], *run_id, plan, err)) < 0 ||
                            (rc = insert_ordinals(st, s[S_ORDINAL], plan, err)) < 0))
         goto out;
-    if ((rc = insert_description(st, s[S_DESCRIBE], *run_id, info, err)) < 0)
+    if ((rc = insert_traffic(st, s[S_TRAFFIC], *run_id, plan, err)) < 0 ||
+        (rc = insert_description(st, s[S_DESCRIBE], *run_id, info, err)) < 0)
         goto out;
     if (info->more && (rc = info->more->write(st, *run_id, info->more->ctx, err)) < 0)
         goto out;
     if ((rc = rf_store_exec(st, "COMMIT", err)) < 0)
         goto out;
     in_tx = false;
+    /* Only now: a run rolled back takes its study's new row with it. */
+    if (info->study)
+        info->study->id = study_id;
 out:
     if (in_tx)
         sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);

@@ -10,7 +10,7 @@ cd "$SRCDIR" || exit 1
 # The quick start (README, scripts/quickstart) and CI install the packages in this list.
 pk=scripts/debian-packages
 for p in build-essential autoconf automake pkg-config liblua5.4-dev lua5.4 libsqlite3-dev \
-    sqlite3 libjansson-dev libcmocka-dev libopenmpi-dev openmpi-bin gnuplot-nox; do
+    sqlite3 libjansson-dev libyaml-dev libcmocka-dev libopenmpi-dev openmpi-bin gnuplot-nox; do
     grep -qx "$p" "$pk" || echo "# $pk lacks $p"
 done >"$tmp/pk"
 is "$(test -f "$pk" && cat "$tmp/pk")" "" "$pk lists every package the build and the tests need"

@@ -121,15 +121,17 @@ static void fixture_release(struct fixture *f)
     free(f->in.layer_stage);
 }
 
-/* A new file is schema 9 as a user queries it: every table and view, by name and by column in
+/* A new file is schema 11 as a user queries it: every table and view, by name and by column in
  * order. A table, view or column added, renamed or dropped without a migration fails here. */
-static void new_file_gets_schema_9_with_every_table_and_view(void **state)
+static void new_file_gets_schema_11_with_every_table_and_view(void **state)
 {
     (void)state;
     static const char want[] =
         "table box: run_id,id,tensor_id,off0,off1,off2,off3,len0,len1,len2,len3,numel\n"
         "table collective: run_id,id,kind,tensor_id,root_gpu,first_gpu,gpu_count,gpu_stride,"
         "bytes,round\n"
+        "table gpu_traffic: run_id,gpu,sent_bytes,received_bytes,local_bytes,broadcast_bytes,"
+        "transfers_out,transfers_in\n"
         "table link_load: run_id,link_id,kind,name,endpoint_a,endpoint_b,capacity_gbps,bytes,"
         "busy_seconds,utilization\n"
         "table measured_round: measurement_id,round,seconds\n"
@@ -153,9 +155,11 @@ static void new_file_gets_schema_9_with_every_table_and_view(void **state)
         "infer_layout,infer_dtype,model_params,model_bytes,payload_bytes,moved_bytes,"
         "logical_bytes,local_bytes,transfers,collectives,plan_seconds,staging_bytes,rounds,"
         "chunk_bytes,relay_ring,relay_fanout,relay_depth,net_channels_per_peer,"
-        "scenario_json,stored\n"
+        "scenario_json,stored,study_id\n"
         "table side: run_id,side,kind,gpus,first_gpu,tp,cp,pp,dp,ep,etp,edp,replicas,fsdp,"
         "dtype,stage_layers,placement,domain_gpus,span\n"
+        "table study: id,path,name,started_at,refit_version\n"
+        "table study_table: study_id,ordinal,title,columns_json,rows_json,text\n"
         "table tensor: run_id,id,name,role,layer,class,shape,numel,dtype,wire_dtype,"
         "wire_bytes,strategy,scale_of\n"
         "table transfer: run_id,id,box_id,src_gpu,dst_gpu,dst_count,dst_stride,phase,bytes,"
@@ -185,7 +189,7 @@ static void new_file_gets_schema_9_with_every_table_and_view(void **state)
     rf_store_close(&st);
     assert_int_equal(query("PRAGMA application_id"), RF_STORE_APPLICATION_ID);
     assert_int_equal(query("PRAGMA user_version"), RF_STORE_SCHEMA_VERSION);
-    assert_int_equal(RF_STORE_SCHEMA_VERSION, 9);
+    assert_int_equal(RF_STORE_SCHEMA_VERSION, 11);
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     assert_int_equal(sqlite3_prepare_v2(db,
                                         "SELECT type || ' ' || name || ': ' || (SELECT "
@@ -1170,7 +1174,7 @@ static void version_9_indexes_foreign_keys(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(new_file_gets_schema_9_with_every_table_and_view, setup,
+        cmocka_unit_test_setup_teardown(new_file_gets_schema_11_with_every_table_and_view, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(run_is_stored_whole, setup, teardown),
         cmocka_unit_test_setup_teardown(failure_leaves_no_partial_run, setup, teardown),

@@ -186,8 +186,14 @@ end
 
 -- A scenario file's table as written (for studies to change and pass back). `site` and
 -- `field` (optional) say where the path was written: a study's line and "refit.scenario".
+-- A scenario's `sides` are read into train and infer here, so a study changes them field by
+-- field (refit.with(base, { infer = { tp = 4 } })) as it does hand-written ones.
 function refit.read_scenario(path, site, field)
-    return scenario.read(path, context(), site, field)
+    local raw = scenario.read(path, context(), site, field)
+    if raw.sides ~= nil then
+        raw = scenario.expand_sides(raw, { file = path }, dirname(path), context())
+    end
+    return raw
 end
 
 -- Normalises a scenario table a study built: `spec` is { table = raw, source = file,
@@ -223,6 +229,10 @@ function refit.search_layouts(spec, request)
     end
     local site = { file = spec.source, line = spec.line or 0, scan = false }
     request = schema.validate(request, search.OPTIONS, site, "search")
+    if spec.table.sides ~= nil then
+        spec = { table = scenario.expand_sides(spec.table, site, spec.base_dir, context()),
+                 source = spec.source, base_dir = spec.base_dir, line = spec.line }
+    end
     local base = refit.load_scenario_table(spec)
     local out = search.layouts(spec.table, base, request)
     for _, c in ipairs(out) do

@@ -7,6 +7,8 @@ local layout = require("layout")
 local policy = require("policy")
 local cluster = require("cluster")
 local framework = require("framework")
+local rlconfig = require("rlconfig")
+local file = require("file")
 
 local scenario = {}
 
@@ -17,6 +19,9 @@ local SCENARIO = { type = "record", fields = {
     cluster = cluster.SPEC,
     train = layout.TRAIN,
     infer = layout.INFER,
+    -- The sides read from the RL framework's own config instead of train and infer:
+    -- { nemo_rl = "recipe.yaml" } or { verl = "ppo.yaml" } (rlconfig.lua).
+    sides = rlconfig.SIDES,
     strategy = { type = "string", values = policy.strategies, default = "reshard" },
     -- function(tensor) -> "reshard" | "broadcast"; consulted by the hybrid strategy only,
     -- so a scenario can switch strategies without removing it.
@@ -141,6 +146,68 @@ function scenario.read(path, context, site, field)
     return raw
 end
 
+-- A scenario with `sides` (rlconfig.lua): its train and infer tables read from the
+-- framework's YAML file and written into `raw` (a copy: scenario.load reads it fresh, studies
+-- hand over copies), with what the file also says when the scenario does not: the framework
+-- profile, the model, the number of nodes. The profile is set only when training and
+-- generation run on GPUs of their own: the nemo-rl and verl profiles model the
+-- non-colocated paths (models/frameworks/), not the colocated CUDA-IPC one.
+local function read_sides(raw, site, base_dir, context)
+    local spec = schema.validate(raw.sides, rlconfig.SIDES, site, "sides")
+    local kind = next(spec)
+    for _, side in ipairs({ "train", "infer" }) do
+        if kind and raw[side] ~= nil then
+            schema.raise(site, side, string.format("set by hand and read from sides.%s as "
+                .. "well; keep one", kind))
+        end
+    end
+    local sides = rlconfig.sides(spec, site, base_dir)
+    raw.train, raw.infer = sides.train, sides.infer
+    if raw.framework == nil and not sides.colocated then
+        raw.framework = sides.framework
+    end
+    -- The file's model (a Hugging Face id or a path: deepseek-ai/DeepSeek-V3) as the
+    -- models/ name of its last part, lower-cased (deepseek-v3).
+    if raw.model == nil and sides.model ~= nil then
+        if type(sides.model) ~= "string" then
+            sides.config:raise(sides.model_key, "expected a model name or path, got "
+                .. schema.describe(sides.model))
+        end
+        local name = sides.model:gsub("/+$", ""):match("([^/]*)$"):lower()
+        if name == "" or not file.read(context.models_dir .. "/" .. name .. ".lua") then
+            sides.config:raise(sides.model_key, string.format("'%s' is not a model refit "
+                .. "ships (no models/%s.lua); set model in the scenario", sides.model, name))
+        end
+        raw.model = name
+    end
+    if type(raw.cluster) == "string" then
+        raw.cluster = { system = raw.cluster, nodes = sides.nodes }
+    elseif type(raw.cluster) == "table" and raw.cluster.nodes == nil then
+        local copy = {}
+        for k, v in pairs(raw.cluster) do
+            copy[k] = v
+        end
+        copy.nodes = sides.nodes
+        raw.cluster = copy
+    end
+    return sides
+end
+
+-- A copy of the scenario table `raw` with its `sides` read into train and infer (and the
+-- model, nodes and profile the file implies) and the field itself removed: what a layout
+-- search varies, since it rewrites infer as a scenario that writes it by hand.
+function scenario.expand_sides(raw, site, base_dir, context)
+    local out = {}
+    for k, v in pairs(raw) do
+        out[k] = v
+    end
+    if out.sides ~= nil then
+        read_sides(out, site, base_dir, context)
+        out.sides = nil
+    end
+    return out
+end
+
 -- Validates and normalises a scenario table. `source` names it in errors and in the store
 -- (a file path, or a study's "file:line"); relative model and cluster paths are read from
 -- `base_dir`. `context.load_model(spec, site, field, base_dir)` resolves the model field
@@ -154,16 +221,39 @@ function scenario.normalise(raw, source, base_dir, context, overrides, line)
     if overrides and overrides.strategy then
         raw.strategy = overrides.strategy
     end
+    local sides = raw.sides ~= nil and read_sides(raw, site, base_dir, context) or nil
     local s = schema.validate(raw, SCENARIO, site, "")
     local model = context.load_model(s.model, site, "model", base_dir)
     local c = cluster.load(s.cluster, site, "cluster",
         { models = context.models_dir, base = base_dir })
-    local train = layout.train(s.train, model, site, "train")
-    local infer = layout.place(layout.infer(s.infer, model, site, "infer"), c, site, "infer")
-    cluster.fit(c, train, site, "train")
-    cluster.fit(c, infer, site, "infer")
+    local train, infer
+    if sides then
+        if c.gpus_per_node ~= sides.gpus_per_node then
+            sides.config:raise(sides.node_keys[2], string.format("%d GPUs per node, but the "
+                .. "cluster %s has %d; name the cluster the config runs on", sides.gpus_per_node,
+                c.name, c.gpus_per_node))
+        end
+        -- Faults of the sizes the YAML decided are reported at its keys.
+        train = rlconfig.at_yaml(sides, source, layout.train, s.train, model, site, "train")
+        infer = rlconfig.at_yaml(sides, source, function()
+            return layout.place(layout.infer(s.infer, model, site, "infer"), c, site, "infer")
+        end)
+        rlconfig.at_yaml(sides, source, cluster.fit, c, train, site, "train")
+        rlconfig.at_yaml(sides, source, cluster.fit, c, infer, site, "infer")
+    else
+        train = layout.train(s.train, model, site, "train")
+        infer = layout.place(layout.infer(s.infer, model, site, "infer"), c, site, "infer")
+        cluster.fit(c, train, site, "train")
+        cluster.fit(c, infer, site, "infer")
+    end
     local profile = s.framework and framework.load(s.framework, site, "framework",
         { models = context.models_dir, base = base_dir })
+    -- A scenario under a profile that names no strategy runs the framework's own default
+    -- path (its profile lists it first: NeMo RL's and verl's gather-and-broadcast), not
+    -- refit's default reshard, which no framework runs the way refit plans it.
+    if profile and raw.strategy == nil and profile.strategies then
+        s.strategy = profile.strategies[1]
+    end
     -- The framework's buffers are the rounds in flight, unless the scenario set streams.
     local raw_cal = type(raw.cluster) == "table" and raw.cluster.calibration
     if profile and profile.broadcast and not (type(raw_cal) == "table" and raw_cal.streams) then

@@ -65,8 +65,10 @@ local COLUMN = { type = "record", fields = {
 
 -- Runs the study at `path`; `lib` is the refit module (scenario loading), `api` the C call
 -- api(spec, strategy, label, simulate) -> result table, `search_api` (optional) the C calls
--- { search = fn(spec, options), estimate = fn(spec, strategy) } (sim/search_lua.c).
-function study.run(path, lib, api, search_api)
+-- { search = fn(spec, options), estimate = fn(spec, strategy) } (sim/search_lua.c),
+-- `table_api` (optional) the C call table_api(title, headers, rows, text) that stores what
+-- refit.table printed (sim/study_table_lua.c).
+function study.run(path, lib, api, search_api, table_api)
     local dir = dirname(path)
     -- The directory each scenario table came from, for its relative model and cluster paths.
     local origin = setmetatable({}, { __mode = "k" })
@@ -287,8 +289,14 @@ function study.run(path, lib, api, search_api)
                 width[i] = math.max(width[i] or 0, #v)
             end
         end
+        -- What is printed is also kept, line by line, to be stored exactly as printed.
+        local printed = {}
+        local function emit(text)
+            print(text)
+            printed[#printed + 1] = text .. "\n"
+        end
         if title then
-            print(title)
+            emit(title)
         end
         for _, line in ipairs(lines) do
             local out = {}
@@ -298,9 +306,31 @@ function study.run(path, lib, api, search_api)
                 local pad = string.rep(" ", width[i] - #v)
                 out[i] = numeric and pad .. v or (i < #line and v .. pad or v)
             end
-            print(table.concat(out, "  "))
+            emit(table.concat(out, "  "))
         end
-        print()
+        emit("")
+        if table_api then
+            -- A table is stored as text and JSON, which must be UTF-8; checked after it is
+            -- printed, so the user sees the table the error is about.
+            if title and not utf8.len(title) then
+                schema.raise(site, "refit.table.title", "not valid UTF-8 (a table is stored "
+                    .. "as text)")
+            end
+            for r, line in ipairs(lines) do
+                for i, v in ipairs(line) do
+                    if not utf8.len(v) then
+                        schema.raise(site, r == 1 and ("refit.table.columns." .. i .. ".header")
+                            or string.format("refit.table.rows.%d.%s", r - 1, cols[i].key),
+                            "not valid UTF-8 (a table is stored as text)")
+                    end
+                end
+            end
+            local body = {}
+            for r = 2, #lines do
+                body[r - 1] = lines[r]
+            end
+            table_api(title, header, body, table.concat(printed))
+        end
     end
 
     -- refit.progress(fmt, ...): a line on stderr (the C side prints one per run too).

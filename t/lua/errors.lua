@@ -37,6 +37,9 @@ local SCENARIOS = {
       refit.models_dir .. "/no-such-model.lua: no such file or directory" },
     { "not-a-table.lua", 3, "return",
       "expected the file to return a scenario table, got 8" },
+    { "sides-and-train.lua", 6, "infer",
+      "set by hand and read from sides.verl as well; keep one" },
+    { "sides-not-a-string.lua", 5, "sides.nemo_rl", "expected a string, got 3" },
     -- Cluster overrides are checked with the preset's schema, every field optional.
     { "cluster-unknown-key.lua", 7, "cluster.fabric.oversubscripton",
       "unknown key 'oversubscripton' (did you mean 'oversubscription'?)" },
@@ -439,6 +442,17 @@ for _, case in ipairs(STUDIES) do
     end, string.format("%s%s:%d: %s: %s", bad, file, line, field, message),
         string.format("study %s: %s at line %d", file, field, line))
 end
+
+-- A table that is stored (the C side gives study.run its table_api) must be UTF-8: the
+-- error names the row and the column's key, and nothing reaches the store.
+local stored = 0
+tap.raises(function()
+    study.run(bad .. "study-table-utf8.lua", refit, no_api, nil, function()
+        stored = stored + 1
+    end)
+end, bad .. "study-table-utf8.lua:3: refit.table.rows.2.name: not valid UTF-8 (a table is "
+    .. "stored as text)", "a stored table's cell that is not UTF-8")
+tap.is(stored, 0, "and the table is not handed to the store")
 
 -- The C side hands refit.sim's table to load_scenario_table, as this api does.
 tap.raises(function()
