@@ -31,7 +31,9 @@ static const char css[] =
     "nav a{margin-right:1em}.note{color:#666;font-style:italic}\n"
     ".wide{overflow-x:auto}table.overview{font-size:.8em}table.overview td{white-space:nowrap}\n"
     "details.more>summary{cursor:pointer;color:#336;margin:1em 0}\n"
-    ".multiples{display:flex;flex-wrap:wrap;gap:0 1.5em}.multiples figure{width:520px}\n";
+    ".multiples{display:flex;flex-wrap:wrap;gap:0 1.5em;align-items:flex-start}\n"
+    ".multiples figure{display:table;max-width:100%}"
+    ".multiples figcaption{display:table-caption;caption-side:bottom}\n";
 
 /* Writes s with every character that means something in HTML escaped, so the page shows
  * labels and paths as they are and they can never open a tag or close an attribute. */

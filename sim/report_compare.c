@@ -14,8 +14,9 @@ bool report_same_scenario(const struct run *a, const struct run *b)
            strcmp(a->infer_layout, b->infer_layout) == 0;
 }
 
-/* A bar is named by its strategy; where runs of the chart share one, by the inference dtype
- * too when that tells them apart, and by the run id when nothing else does. */
+/* A bar is named by its strategy; where runs of the chart share one, by what tells them
+ * apart too: the inference dtype, the run's label, and the run id when neither does (or
+ * when its label is empty). */
 static void bar_label(char *buf, size_t size, const struct report *rp, const size_t *members,
                       size_t n, size_t i, bool singles)
 {
@@ -24,20 +25,47 @@ static void bar_label(char *buf, size_t size, const struct report *rp, const siz
         snprintf(buf, size, "#%lld %s %s", (long long)r->id, r->model, r->strategy);
         return;
     }
-    bool shared = false, same_dtype = false;
+    bool dtype = false, label = false, id = false;
     for (size_t j = 0; j < n; j++) {
         const struct run *o = &rp->runs[members[j]];
         if (j == i || strcmp(o->strategy, r->strategy) != 0)
             continue;
-        shared = true;
-        same_dtype |= strcmp(o->infer_dtype, r->infer_dtype) == 0;
+        bool same_dtype = strcmp(o->infer_dtype, r->infer_dtype) == 0;
+        bool same_label = strcmp(o->label, r->label) == 0;
+        dtype |= !same_dtype;
+        label |= !same_label;
+        id |= same_dtype && same_label;
     }
-    if (!shared)
-        snprintf(buf, size, "%s", r->strategy);
-    else if (!same_dtype)
-        snprintf(buf, size, "%s %s", r->strategy, r->infer_dtype);
-    else
-        snprintf(buf, size, "%s #%lld", r->strategy, (long long)r->id);
+    id |= label && !*r->label;
+    label &= *r->label != '\0';
+    char sid[32];
+    snprintf(sid, sizeof(sid), "#%lld", (long long)r->id);
+    snprintf(buf, size, "%s%s%s%s%s%s%s", r->strategy, dtype ? " " : "",
+             dtype ? r->infer_dtype : "", label ? " " : "", label ? r->label : "", id ? " " : "",
+             id ? sid : "");
+}
+
+/* Tics at 1, 2 and 5 of each decade within [lo, hi]: gnuplot's own log tics are decades
+ * only, which leaves a chart spanning less than one with a single labelled tic. */
+static void log_tics(FILE *s, double lo, double hi)
+{
+    static const double steps[3] = {1, 2, 5};
+    fputs("set ytics (", s);
+    bool first = true;
+    double decade = 1;
+    while (decade > lo)
+        decade /= 10;
+    while (decade * 10 <= lo)
+        decade *= 10;
+    for (; decade <= hi; decade *= 10)
+        for (int k = 0; k < 3; k++) {
+            double t = decade * steps[k];
+            if (t < lo || t > hi)
+                continue;
+            fprintf(s, "%s'%g' %.9g", first ? "" : ", ", t, t);
+            first = false;
+        }
+    fputs(")\n", s);
 }
 
 /* A title as a gnuplot single-quoted string: '' stands for a quote, and bytes outside
@@ -85,7 +113,16 @@ static int plot_group(struct report *rp, const size_t *members, size_t n, int nu
         return rc;
     if (hi <= 0)
         lo = 1e-3, hi = 1;
-    FILE *s = report_open_script(rp, 540, 330, err);
+    /* Room for the bars and their slanted names: a chart of many runs or long names grows
+     * instead of shrinking its plot to a strip. */
+    size_t longest = 0;
+    for (size_t i = 0; i < n; i++) {
+        char name[256];
+        bar_label(name, sizeof(name), rp, members, n, i, singles);
+        longest = strlen(name) > longest ? strlen(name) : longest;
+    }
+    int width = 140 + 70 * (int)n, height = 260 + 4 * (int)longest;
+    FILE *s = report_open_script(rp, width < 500 ? 500 : width > 1040 ? 1040 : width, height, err);
     if (!s)
         return RF_EIO;
     const struct run *r0 = &rp->runs[members[0]];
@@ -99,8 +136,9 @@ static int plot_group(struct report *rp, const size_t *members, size_t n, int nu
     gp_title(s, title);
     /* A log axis from well under the fastest bar to over the slowest: a 200 s broadcast and
      * a 0.3 s reshard both read, and each bar carries its figure. */
+    log_tics(s, lo / 2.5, hi * 2.5);
     fprintf(s,
-            "set logscale y\nset yrange [%.9g:%.9g]\nset format y '%%g'\n"
+            "set logscale y\nset yrange [%.9g:%.9g]\n"
             "set style fill solid 0.85 border -1\nset boxwidth 0.6\n"
             "set xrange [-0.6:%zu.6]\nset ylabel 'seconds (log scale)'\nset key off\n"
             "set xtics rotate by -25 nomirror\nset grid noxtics\n"

@@ -151,8 +151,15 @@ is "$(texts comparison-1 | cut -d'|' -f2-7)" \
     "$(sql "$gdb" "SELECT group_concat(printf('%.3g', seconds), '|') FROM
                    (SELECT seconds FROM prediction WHERE run_id <= 6 ORDER BY run_id)")" \
     "each bar carries its predicted seconds"
-# A log axis labels decades; a linear one from zero would label 0 and steps of 0.2 or 0.5.
-is "$(texts comparison-1 | cut -d'|' -f8-9)" "0.1|1" "the axis is logarithmic"
+# A log axis labelled at 1, 2 and 5 of each decade from 0.159 / 2.5 to 1.377 x 2.5; a
+# linear one would label evenly spaced steps from zero.
+is "$(texts comparison-1 | cut -d'|' -f8-12)" "0.1|0.2|0.5|1|2" "the axis has tics at 1, 2, 5"
+# Log, not linear: from 0.1 to 1 is as far up the chart as from 0.2 to 2 (linear: half).
+is "$(sed -n '/id="comparison-1"/,/<\/figure>/p' "$tmp/groups.html" | awk '
+    match($0, /translate\([0-9.]+,[0-9.]+\)/) { split(substr($0, RSTART + 10, RLENGTH - 11), p, ","); y = p[2] }
+    /^\t*<text>[0-9.]*<\/text>$/ { t = $0; gsub(/[^0-9.]/, "", t); at[t] = y }
+    END { printf "%.2f", (at["0.1"] - at["1"]) / (at["0.2"] - at["2"]) }')" "1.00" \
+    "the axis is logarithmic"
 ok "$(texts comparison-2 | grep -q '|#7 tiny-llama reshard|one run per scenario|$'; echo $?)" \
     "the single run's bar names its run, model and strategy"
 
@@ -161,7 +168,7 @@ ok "$(texts comparison-2 | grep -q '|#7 tiny-llama reshard|one run per scenario|
 # run 5, ties with it and comes later) and the single tiny-llama run 7.
 cp "$gdb" "$tmp/fold.db"
 "$REFIT" sim "$scen" --db "$tmp/fold.db" --strategy broadcast >/dev/null &&
-    "$REFIT" sim "$scen" --db "$tmp/fold.db" --strategy hybrid >/dev/null &&
+    "$REFIT" sim "$scen" --db "$tmp/fold.db" --strategy hybrid --label x >/dev/null &&
     "$REFIT" report --db "$tmp/fold.db" --html "$tmp/fold.html" >/dev/null
 ok $? "a report of 9 simulated runs"
 is "$(sql "$tmp/fold.db" "SELECT group_concat(run_id, ' ') FROM (SELECT run_id FROM prediction
@@ -175,6 +182,11 @@ is "$(grep -o 'figure class="plot" id="heatmap-[0-9]*"' "$tmp/fold.html" | tr '\
     "heatmaps only for the fastest of each scenario"
 ok "$(grep -q '^<p class="note" id="heatmap-5">No heatmap: on a page of more than 8 runs only the fastest run of each scenario has one; <code>refit report --run 5</code> draws it.</p>$' \
     "$tmp/fold.html"; echo $?)" "the others say why and how to draw theirs"
+# Bars of a shared strategy are told apart by label, else by run id (an empty label too).
+is "$(sed -n '/id="comparison-1"/,/<\/figure>/p' "$tmp/fold.html" | grep -o '<text>[a-z]* [#x][0-9]*</text>' |
+      sed 's|<text>\(.*\)</text>|\1|' | tr '\n' '|')" \
+    "broadcast #1|reshard #2|hybrid #4|reshard #6|broadcast #8|hybrid x|" \
+    "bars sharing a strategy are named by label or run id"
 is "$(count 'id="timeline-[0-9]*"' "$tmp/fold.html")|$(count 'id="link-top-[0-9]*"' "$tmp/fold.html")" \
     "9|9" "every run keeps its timeline and link tables"
 
