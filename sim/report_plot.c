@@ -385,6 +385,9 @@ int report_plot_timeline(struct report *rp, const struct run *r, struct rf_error
     }
     /* A bar spans its rounds on the y axis (the last one to 0.9 of a round, leaving a gap);
      * with measurements the predicted bar takes the upper half and the measured the lower. */
+    /* A few rounds get a tic each, never a fractional round. */
+    if (rounds <= 20)
+        fputs("set ytics 1\n", s);
     fprintf(s,
             "set xlabel 'seconds'\nset ylabel 'round'\nset yrange [%lld:-1]\n"
             "set xrange [0:*]\nset key bottom right\nset style fill solid 0.9 noborder\n"

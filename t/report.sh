@@ -54,6 +54,9 @@ is "$(bars 1)|$(grep -c '^<figcaption>Run 1: predicted start and finish of each 
     "75|1" "148 rounds: 74 bars of 2 rounds, the caption says so"
 is "$(bars 3)|$(grep -c '^<figcaption>Run 3: predicted start and finish of each round.</figcaption>$' "$html")" \
     "7|1" "6 rounds: a bar each"
+is "$(sed -n '/id="timeline-3"/,/<\/figure>/p' "$html" | grep -o '<text> *-*[0-9]</text>' |
+      sed 's|<text> *\(.*\)</text>|\1|' | head -8 | tr '\n' ' ')" "-1 0 1 2 3 4 5 6 " \
+    "a round tic each, never a fractional round"
 
 # The heatmap's cells are the run's links, coloured by their utilisation. A run computed by
 # hand (t/sim.sh): tiny-llama from GPU 0 to GPU 1 on the localhost preset, 8655360 bytes
