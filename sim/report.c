@@ -28,7 +28,12 @@ static const char css[] =
     "th{background:#f3f5f8}td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
     "figure{margin:1em 0}figure svg{max-width:100%;height:auto}\n"
     "figcaption{font-size:.85em;color:#555}\n"
-    "nav a{margin-right:1em}.note{color:#666;font-style:italic}\n";
+    "nav a{margin-right:1em}.note{color:#666;font-style:italic}\n"
+    ".wide{overflow-x:auto}table.overview{font-size:.8em}table.overview td{white-space:nowrap}\n"
+    "details.more>summary{cursor:pointer;color:#336;margin:1em 0}\n"
+    ".multiples{display:flex;flex-wrap:wrap;gap:0 1.5em;align-items:flex-start}\n"
+    ".multiples figure{display:table;max-width:100%}"
+    ".multiples figcaption{display:table-caption;caption-side:bottom}\n";
 
 /* Writes s with every character that means something in HTML escaped, so the page shows
  * labels and paths as they are and they can never open a tag or close an attribute. */
@@ -327,9 +332,12 @@ static void overview_table(FILE *f, const struct report *rp)
     bool steps = false;
     for (size_t i = 0; i < rp->n_runs; i++)
         steps |= rp->runs[i].has_step;
+    /* The figures first, then the scenario: on a narrow screen the table scrolls
+     * sideways, and what is read first stays in view. */
     fputs("<table class=\"overview\">\n<tr><th>run</th><th>label</th><th>model</th>"
-          "<th>strategy</th><th>cluster</th><th>predicted (s)</th><th>lower bound (s)</th>"
-          "<th>measured (s)</th><th>bottleneck</th>",
+          "<th>strategy</th><th>predicted (s)</th><th>lower bound (s)</th><th>measured (s)</th>"
+          "<th>bottleneck</th><th>cluster</th><th>GPUs (train / infer)</th>"
+          "<th>dtypes (train / infer)</th><th>training layout</th><th>inference layout</th>",
           f);
     fputs(steps ? "<th>step (s)</th></tr>\n" : "</tr>\n", f);
     for (size_t i = 0; i < rp->n_runs; i++) {
@@ -341,8 +349,6 @@ static void overview_table(FILE *f, const struct report *rp)
         report_put_esc(f, r->model);
         fputs("</td><td>", f);
         report_put_esc(f, r->strategy);
-        fputs("</td><td>", f);
-        report_put_esc(f, r->system);
         if (r->simulated)
             fprintf(f, "</td><td class=\"n\">%.4f</td><td class=\"n\">%.4f", r->seconds,
                     r->lower_bound);
@@ -354,6 +360,17 @@ static void overview_table(FILE *f, const struct report *rp)
             fputs("</td><td>", f);
         fputs("</td><td>", f);
         report_put_esc(f, r->simulated ? r->bottleneck : "");
+        fputs("</td><td>", f);
+        report_put_esc(f, r->system);
+        fprintf(f, " x %lld</td><td class=\"n\">%lld / %lld</td><td>", (long long)r->nodes,
+                (long long)r->train_gpus, (long long)r->infer_gpus);
+        report_put_esc(f, r->train_dtype);
+        fputs(" / ", f);
+        report_put_esc(f, r->infer_dtype);
+        fputs("</td><td>", f);
+        report_put_esc(f, r->train_layout);
+        fputs("</td><td>", f);
+        report_put_esc(f, r->infer_layout);
         if (steps && r->has_step)
             fprintf(f, "</td><td class=\"n\">%.4f", r->step_seconds);
         else if (steps)
@@ -361,6 +378,21 @@ static void overview_table(FILE *f, const struct report *rp)
         fputs("</td></tr>\n", f);
     }
     fputs("</table>\n", f);
+}
+
+/* Marks the fastest simulated run of each scenario (the first on a tie). */
+static void mark_fastest(struct report *rp)
+{
+    for (size_t i = 0; i < rp->n_runs; i++) {
+        struct run *r = &rp->runs[i];
+        r->fastest = r->simulated;
+        for (size_t j = 0; j < rp->n_runs && r->fastest; j++) {
+            const struct run *o = &rp->runs[j];
+            if (j != i && o->simulated && report_same_scenario(r, o) &&
+                (o->seconds < r->seconds || (o->seconds == r->seconds && j < i)))
+                r->fastest = false;
+        }
+    }
 }
 
 static int write_page(struct report *rp, struct rf_error *err)
@@ -395,9 +427,9 @@ static int write_page(struct report *rp, struct rf_error *err)
     fputs("</nav>\n", f);
     if ((rc = report_studies(rp, err)) < 0)
         return rc;
-    fputs("<section id=\"runs\">\n<h2>Runs</h2>\n", f);
+    fputs("<section id=\"runs\">\n<h2>Runs</h2>\n<div class=\"wide\">\n", f);
     overview_table(f, rp);
-    fputs("</section>\n", f);
+    fputs("</div>\n</section>\n", f);
     if (simulated > 1) {
         fputs("<section id=\"comparison\">\n<h2>Strategy comparison</h2>\n", f);
         if ((rc = report_plot_comparison(rp, err)) < 0)
@@ -410,6 +442,8 @@ static int write_page(struct report *rp, struct rf_error *err)
             return rc;
         fputs("</section>\n", f);
     }
+    mark_fastest(rp);
+    bool many = simulated > REPORT_MANY_RUNS;
     for (size_t i = 0; i < rp->n_runs; i++) {
         const struct run *r = &rp->runs[i];
         fprintf(f, "<section class=\"run\" id=\"run-%lld\">\n<h2>Run %lld: ", (long long)r->id,
@@ -428,12 +462,31 @@ static int write_page(struct report *rp, struct rf_error *err)
                 if ((rc = step_table(rp, r, err)) < 0)
                     return rc;
             }
+            /* On a page of many runs only the fastest of each scenario shows its links and
+             * rounds unfolded, with a heatmap; the others keep their tables and timeline
+             * folded, which a click opens. */
+            if (many)
+                fprintf(f, "<details class=\"more\"%s><summary>Links and rounds%s</summary>\n",
+                        r->fastest ? " open" : "",
+                        r->fastest ? " (the fastest run of its scenario)" : "");
             fputs("<h3>Link utilisation</h3>\n", f);
-            if ((rc = report_plot_links(rp, r, err)) < 0)
+            if ((rc = report_link_tables(rp, r, err)) < 0)
                 return rc;
+            if (!many || r->fastest) {
+                if ((rc = report_plot_links(rp, r, err)) < 0)
+                    return rc;
+            } else {
+                fprintf(f,
+                        "<p class=\"note\" id=\"heatmap-%lld\">No heatmap: on a page of more "
+                        "than %d runs only the fastest run of each scenario has one; "
+                        "<code>refit report --run %lld</code> draws it.</p>\n",
+                        (long long)r->id, REPORT_MANY_RUNS, (long long)r->id);
+            }
             fputs("<h3>Round timeline</h3>\n", f);
             if ((rc = report_plot_timeline(rp, r, err)) < 0)
                 return rc;
+            if (many)
+                fputs("</details>\n", f);
         } else {
             fputs("<p class=\"note\">Not simulated: run <code>refit sim</code> for link and "
                   "round plots.</p>\n",

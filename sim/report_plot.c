@@ -16,7 +16,7 @@ extern char **environ;
 
 /* A label gnuplot can take inside a double-quoted string of a data file: characters that
  * could end the string or mean something to gnuplot become '_'. */
-static void gp_label(char *dst, size_t size, const char *s)
+void report_gp_label(char *dst, size_t size, const char *s)
 {
     size_t i = 0;
     for (; s && *s && i + 1 < size; s++)
@@ -90,7 +90,7 @@ static void plot_path(const struct report *rp, char *buf, size_t size, const cha
     snprintf(buf, size, "%s/p%d.%s", rp->tmp, rp->plots, ext);
 }
 
-static FILE *open_data(struct report *rp, struct rf_error *err)
+FILE *report_open_data(struct report *rp, struct rf_error *err)
 {
     char path[PATH_MAX + 16];
     plot_path(rp, path, sizeof(path), "dat");
@@ -102,7 +102,7 @@ static FILE *open_data(struct report *rp, struct rf_error *err)
 
 /* Opens the plot's script with the SVG terminal and output set and the data file named
  * `data` for the plot commands. */
-static FILE *open_script(struct report *rp, int width, int height, struct rf_error *err)
+FILE *report_open_script(struct report *rp, int width, int height, struct rf_error *err)
 {
     char path[PATH_MAX + 16];
     plot_path(rp, path, sizeof(path), "gp");
@@ -126,7 +126,7 @@ static FILE *open_script(struct report *rp, int width, int height, struct rf_err
 /* Closes the script, runs gnuplot and copies the SVG into the page inside a figure. The
  * XML prolog is left out (the page is HTML), and the ids gnuplot gives every plot the same
  * are made unique to the plot. */
-static int draw(struct report *rp, FILE *script, const char *id, const char *caption,
+int report_draw(struct report *rp, FILE *script, const char *id, const char *caption,
                 struct rf_error *err)
 {
     char path[PATH_MAX + 16];
@@ -182,7 +182,7 @@ out:
     return rc;
 }
 
-static int close_data(FILE *f, struct rf_error *err)
+int report_close_data(FILE *f, struct rf_error *err)
 {
     bool bad = ferror(f) != 0;
     if (fclose(f) != 0 || bad)
@@ -190,50 +190,17 @@ static int close_data(FILE *f, struct rf_error *err)
     return 0;
 }
 
-int report_plot_comparison(struct report *rp, struct rf_error *err)
+static int count_links(struct report *rp, const struct run *r, int64_t *n, struct rf_error *err)
 {
-    FILE *d = open_data(rp, err);
-    if (!d)
-        return RF_EIO;
-    bool measured = false;
-    int x = 0;
-    for (size_t i = 0; i < rp->n_runs; i++) {
-        const struct run *r = &rp->runs[i];
-        if (!r->simulated)
-            continue;
-        char name[160], label[160];
-        snprintf(name, sizeof(name), "#%lld %s", (long long)r->id, r->strategy);
-        gp_label(label, sizeof(label), name);
-        fprintf(d, "%d \"%s\" %.9g %.9g ", x++, label, r->seconds, r->lower_bound);
-        if (r->measured)
-            fprintf(d, "%.9g\n", r->measured_seconds);
-        else
-            fputs("?\n", d);
-        measured |= r->measured;
-    }
-    int rc = close_data(d, err);
-    if (rc < 0)
-        return rc;
-    FILE *s = open_script(rp, 900, 420, err);
-    if (!s)
-        return RF_EIO;
-    fprintf(s,
-            "set style fill solid 0.85 border -1\nset boxwidth 0.6\nset yrange [0:*]\n"
-            "set xrange [-0.6:%d.6]\nset ylabel 'seconds'\nset key top left\n"
-            "set xtics rotate by -25 nomirror\nset grid noxtics\n"
-            "plot data using 1:3:xtic(2) with boxes lc rgb '#4e79a7' title 'predicted', \\\n"
-            "  data using 1:4:(0.35) with xerrorbars pt -1 lw 3 lc rgb '#e15759' "
-            "title 'lower bound'",
-            x - 1);
-    if (measured)
-        fputs(", \\\n  data using 1:5 with points pt 7 ps 1.4 lc rgb '#f28e2b' "
-              "title 'measured'",
-              s);
-    fputc('\n', s);
-    return draw(rp, s, "comparison-plot",
-                "Predicted seconds per run and strategy; the red bar is the lower bound, "
-                "dots are measured times.",
-                err);
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(rp->db, "SELECT count(*) FROM link_load WHERE run_id = ?", -1, &q,
+                           NULL) != SQLITE_OK)
+        return report_db_fail(rp, err);
+    sqlite3_bind_int64(q, 1, r->id);
+    int step = sqlite3_step(q);
+    *n = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    return step == SQLITE_ROW ? 0 : report_db_fail(rp, err);
 }
 
 /* Heatmap of a run's links: one row per link kind (in link order), one column per link of
@@ -263,14 +230,24 @@ int report_plot_links(struct report *rp, const struct run *r, struct rf_error *e
         goto out;
     }
     sqlite3_bind_int64(q, 1, r->id);
-    if (!(d = open_data(rp, err))) {
+    int64_t links = 0;
+    if ((rc = count_links(rp, r, &links, err)) < 0)
+        goto out;
+    if (links > REPORT_HEATMAP_MAX_LINKS) {
+        fprintf(rp->out,
+                "<p class=\"note\" id=\"heatmap-%lld\">No heatmap: %lld links in use, past the "
+                "%d a heatmap shows legibly; the tables above name the busiest.</p>\n",
+                (long long)r->id, (long long)links, REPORT_HEATMAP_MAX_LINKS);
+        goto out;
+    }
+    if (!(d = report_open_data(rp, err))) {
         rc = RF_EIO;
         goto out;
     }
     int step;
     while ((step = sqlite3_step(q)) == SQLITE_ROW) {
         char kind[32];
-        gp_label(kind, sizeof(kind), (const char *)sqlite3_column_text(q, 0));
+        report_gp_label(kind, sizeof(kind), (const char *)sqlite3_column_text(q, 0));
         int y = 0;
         while (y < n_kinds && strcmp(kinds[y], kind) != 0)
             y++;
@@ -289,11 +266,11 @@ int report_plot_links(struct report *rp, const struct run *r, struct rf_error *e
         rc = report_db_fail(rp, err);
         goto out;
     }
-    rc = close_data(d, err);
+    rc = report_close_data(d, err);
     d = NULL;
     if (rc < 0)
         goto out;
-    if (!(s = open_script(rp, 900, 140 + 34 * (n_kinds ? n_kinds : 1), err))) {
+    if (!(s = report_open_script(rp, 900, 140 + 34 * (n_kinds ? n_kinds : 1), err))) {
         rc = RF_EIO;
         goto out;
     }
@@ -314,7 +291,7 @@ int report_plot_links(struct report *rp, const struct run *r, struct rf_error *e
     snprintf(caption, sizeof(caption),
              "Run %lld: utilisation of every link (bytes / (capacity x predicted time)).",
              (long long)r->id);
-    rc = draw(rp, s, id, caption, err);
+    rc = report_draw(rp, s, id, caption, err);
     s = NULL;
 out:
     if (d)
@@ -326,15 +303,24 @@ out:
 }
 
 /* Per-round timeline: the predicted interval of each round, and under it the measured one
- * (rounds laid end to end from their measured seconds) when the run was replayed. */
+ * (rounds laid end to end from their measured seconds) when the run was replayed. Past
+ * REPORT_TIMELINE_BINS rounds, consecutive rounds are drawn as one bar from the first start
+ * to the last finish of the bin: 940 bars of a pixel each read as a smear. */
+struct bin {
+    int64_t first, last;
+    double start, finish, mstart, mfinish;
+    bool measured;
+};
+
 int report_plot_timeline(struct report *rp, const struct run *r, struct rf_error *err)
 {
     sqlite3_stmt *q = NULL;
     FILE *d = NULL, *s = NULL;
-    int rc = 0, rounds = 0, measured = 0;
+    int rc = 0;
+    int64_t rounds = 0, measured = 0;
     if (sqlite3_prepare_v2(rp->db,
-                           "SELECT pr.round, pr.start_seconds, pr.finish_seconds, mr.seconds "
-                           "FROM predicted_round pr LEFT JOIN measured_round mr "
+                           "SELECT pr.round, pr.start_seconds, pr.finish_seconds, mr.seconds, "
+                           "count(*) OVER () FROM predicted_round pr LEFT JOIN measured_round mr "
                            "ON mr.measurement_id = ?2 AND mr.round = pr.round "
                            "WHERE pr.run_id = ?1 ORDER BY pr.round",
                            -1, &q, NULL) != SQLITE_OK) {
@@ -346,56 +332,83 @@ int report_plot_timeline(struct report *rp, const struct run *r, struct rf_error
         sqlite3_bind_int64(q, 2, r->measurement_id);
     else
         sqlite3_bind_null(q, 2);
-    if (!(d = open_data(rp, err))) {
+    if (!(d = report_open_data(rp, err))) {
         rc = RF_EIO;
         goto out;
     }
     int step;
     double clock = 0;
+    int64_t per_bin = 1, bins = 0;
+    struct bin b = {0};
     while ((step = sqlite3_step(q)) == SQLITE_ROW) {
-        fprintf(d, "%lld %.9g %.9g ", (long long)sqlite3_column_int64(q, 0),
-                sqlite3_column_double(q, 1), sqlite3_column_double(q, 2));
-        if (sqlite3_column_type(q, 3) != SQLITE_NULL) {
-            double m = sqlite3_column_double(q, 3);
-            fprintf(d, "%.9g %.9g\n", clock, clock + m);
-            clock += m;
-            measured++;
-        } else {
-            fputs("? ?\n", d);
+        if (rounds == 0) {
+            int64_t total = sqlite3_column_int64(q, 4);
+            per_bin = (total + REPORT_TIMELINE_BINS - 1) / REPORT_TIMELINE_BINS;
         }
+        int64_t round = sqlite3_column_int64(q, 0);
+        double start = sqlite3_column_double(q, 1), finish = sqlite3_column_double(q, 2);
+        if (rounds % per_bin == 0)
+            b = (struct bin){.first = round, .start = start, .finish = finish, .mstart = clock};
+        b.last = round;
+        b.start = start < b.start ? start : b.start;
+        b.finish = finish > b.finish ? finish : b.finish;
+        if (sqlite3_column_type(q, 3) != SQLITE_NULL) {
+            clock += sqlite3_column_double(q, 3);
+            b.measured = true;
+            measured++;
+        }
+        b.mfinish = clock;
         rounds++;
+        if (rounds % per_bin == 0 || rounds == sqlite3_column_int64(q, 4)) {
+            fprintf(d, "%lld %lld %.9g %.9g ", (long long)b.first, (long long)b.last, b.start,
+                    b.finish);
+            if (b.measured)
+                fprintf(d, "%.9g %.9g\n", b.mstart, b.mfinish);
+            else
+                fputs("? ?\n", d);
+            bins++;
+        }
     }
     if (step != SQLITE_DONE) {
         rc = report_db_fail(rp, err);
         goto out;
     }
-    rc = close_data(d, err);
+    rc = report_close_data(d, err);
     d = NULL;
     if (rc < 0 || rounds == 0)
         goto out;
-    int height = 160 + 4 * rounds;
-    height = height < 320 ? 320 : height > 900 ? 900 : height;
-    if (!(s = open_script(rp, 900, height, err))) {
+    int height = 160 + 4 * (int)bins;
+    height = height < 320 ? 320 : height;
+    if (!(s = report_open_script(rp, 900, height, err))) {
         rc = RF_EIO;
         goto out;
     }
+    /* A bar spans its rounds on the y axis (the last one to 0.9 of a round, leaving a gap);
+     * with measurements the predicted bar takes the upper half and the measured the lower. */
+    /* A few rounds get a tic each, never a fractional round. */
+    if (rounds <= 20)
+        fputs("set ytics 1\n", s);
     fprintf(s,
-            "set xlabel 'seconds'\nset ylabel 'round'\nset yrange [%d:-1]\n"
+            "set xlabel 'seconds'\nset ylabel 'round'\nset yrange [%lld:-1]\n"
             "set xrange [0:*]\nset key bottom right\nset style fill solid 0.9 noborder\n"
-            "plot data using 2:1:2:3:($1-0.45):($1+%s) with boxxyerror lc rgb '#4e79a7' "
+            "plot data using 3:1:3:4:1:%s with boxxyerror lc rgb '#4e79a7' "
             "title 'predicted'",
-            rounds, measured ? "0" : "0.45");
+            (long long)rounds, measured ? "(($1+$2+0.9)/2)" : "($2+0.9)");
     if (measured)
-        fputs(", \\\n  data using 4:1:4:5:1:($1+0.45) with boxxyerror lc rgb '#f28e2b' "
-              "title 'measured'",
+        fputs(", \\\n  data using 5:1:5:6:(($1+$2+0.9)/2):($2+0.9) with boxxyerror "
+              "lc rgb '#f28e2b' title 'measured'",
               s);
     fputc('\n', s);
-    char id[64], caption[256];
+    char id[64], caption[384], bin_text[128] = "";
     snprintf(id, sizeof(id), "timeline-%lld", (long long)r->id);
-    snprintf(caption, sizeof(caption), "Run %lld: predicted start and finish of each round%s.",
-             (long long)r->id,
+    if (per_bin > 1)
+        snprintf(bin_text, sizeof(bin_text),
+                 " (%lld rounds in %lld bars of %lld consecutive rounds)", (long long)rounds,
+                 (long long)bins, (long long)per_bin);
+    snprintf(caption, sizeof(caption), "Run %lld: predicted start and finish of each round%s%s.",
+             (long long)r->id, bin_text,
              measured ? "; measured rounds (orange) laid end to end from their seconds" : "");
-    rc = draw(rp, s, id, caption, err);
+    rc = report_draw(rp, s, id, caption, err);
     s = NULL;
 out:
     if (d)
@@ -416,7 +429,7 @@ int report_plot_measured(struct report *rp, struct rf_error *err)
     FILE *d = NULL, *s = NULL;
     int rc = 0;
     double lo = 0, hi = 0;
-    if (!(d = open_data(rp, err))) {
+    if (!(d = report_open_data(rp, err))) {
         rc = RF_EIO;
         goto out;
     }
@@ -444,13 +457,13 @@ int report_plot_measured(struct report *rp, struct rf_error *err)
         /* Two blank lines end a gnuplot data block: index 0 runs, index 1 rounds. */
         fputs(k == 0 ? "? ?\n\n\n" : "? ?\n", d);
     }
-    rc = close_data(d, err);
+    rc = report_close_data(d, err);
     d = NULL;
     if (rc < 0)
         goto out;
     if (hi <= 0)
         goto out;
-    if (!(s = open_script(rp, 620, 560, err))) {
+    if (!(s = report_open_script(rp, 620, 560, err))) {
         rc = RF_EIO;
         goto out;
     }
@@ -461,10 +474,11 @@ int report_plot_measured(struct report *rp, struct rf_error *err)
             "  data index 1 using 1:2 with points pt 6 ps 0.8 lc rgb '#4e79a7' title 'round', \\\n"
             "  data index 0 using 1:2 with points pt 7 ps 1.5 lc rgb '#e15759' title 'run'\n",
             lo / 1.5, hi * 1.5, lo / 1.5, hi * 1.5);
-    rc = draw(rp, s, "measured-plot",
-              "Measured against predicted seconds: whole runs and single rounds; points above "
-              "the dashed line took longer than predicted.",
-              err);
+    rc = report_draw(
+        rp, s, "measured-plot",
+        "Measured against predicted seconds: whole runs and single rounds; points above "
+        "the dashed line took longer than predicted.",
+        err);
     s = NULL;
 out:
     if (d)

@@ -20,11 +20,11 @@ for id in runs comparison run-1 run-5 heatmap-1 heatmap-5 timeline-1 timeline-5;
     ok "$(grep -q "id=\"$id\"" "$html"; echo $?)" "the page has section $id"
 done
 is "$(count '<svg' "$html")" 11 "an SVG per plot: comparison, and per run links and rounds"
-phases() { grep -A8 "id=\"phases-$1\"" "$html" | sed -n 's|^<tr><td>\([a-z]*\)</td>.*|\1|p' |
+phases() { sed -n "/id=\"phases-$1\"/,/<\\/table>/p" "$html" | sed -n 's|^<tr><td>\([a-z]*\)</td>.*|\1|p' |
     tr '\n' ' '; }
 is "$(phases 1)" "gather local broadcast " "broadcast's phases: gather, then broadcast"
 is "$(phases 3)" "deliver fanout " "hierarchical's phases: deliver to leaders, then fan out"
-is "$(grep -A8 'id="phases-2"' "$html" | grep -o '<td class="n">[0-9.]*</td></tr>' |
+is "$(sed -n '/id="phases-2"/,/<\/table>/p' "$html" | grep -o '<td class="n">[0-9.]*</td></tr>' |
       grep -o '[0-9.]*')" "$(sql "$db" "SELECT printf('%.2f', bytes / 1e9) FROM predicted_phase
                                         WHERE run_id = 2 AND phase = 'deliver'")" \
     "a phase's gigabytes are the stored ones"
@@ -35,6 +35,28 @@ is "$(count '&lt;i&gt;evil&lt;/i&gt; &amp; &quot;quoted&quot; &#39;single&#39;' 
 is "$(grep -Eic '<script|<link|<img|<iframe|(src|href)=["'\'']?(https?:)?//' "$html")" 0 \
     "self-contained: no script and nothing loaded from elsewhere"
 is "$(grep -c '<?xml' "$html")" 0 "the SVGs are inlined without their XML prolog"
+
+# The runs table names each run's scenario: cluster and nodes, GPUs, dtypes, both layouts.
+is "$(grep -o '<tr><td><a href="#run-1">1</a></td>.*' "$html" |
+      sed 's|.*<td>nic_out\[node 0 nic 0\]</td><td>||')" \
+    "$(sql "$db" "SELECT printf('%s x %d</td><td class=\"n\">%d / %d</td><td>%s / %s</td><td>%s</td><td>%s</td></tr>',
+                 cluster_system, cluster_nodes, train_gpus, infer_gpus, train_dtype,
+                 infer_dtype, train_layout, infer_layout) FROM run WHERE id = 1")" \
+    "the runs table has cluster, GPUs, dtypes and layouts after the bottleneck"
+
+# Timelines past 100 rounds draw bins of consecutive rounds: broadcast's 148 rounds (run 1)
+# are 74 bars of 2, hierarchical's 6 rounds (run 3) a bar each (a polygon more: the key).
+bars() { sed -n "/id=\"timeline-$1\"/,/<\/figure>/p" "$html" |
+    grep -c "<polygon fill = 'rgb( 78, 121, 167)'"; }
+is "$(sql "$db" "SELECT group_concat(rounds, ' ') FROM run WHERE id IN (1, 3)")" "148 6" \
+    "runs 1 and 3 have 148 and 6 rounds"
+is "$(bars 1)|$(grep -c '^<figcaption>Run 1: predicted start and finish of each round (148 rounds in 74 bars of 2 consecutive rounds).</figcaption>$' "$html")" \
+    "75|1" "148 rounds: 74 bars of 2 rounds, the caption says so"
+is "$(bars 3)|$(grep -c '^<figcaption>Run 3: predicted start and finish of each round.</figcaption>$' "$html")" \
+    "7|1" "6 rounds: a bar each"
+is "$(sed -n '/id="timeline-3"/,/<\/figure>/p' "$html" | grep -o '<text> *-*[0-9]</text>' |
+      sed 's|<text> *\(.*\)</text>|\1|' | head -8 | tr '\n' ' ')" "-1 0 1 2 3 4 5 6 " \
+    "a round tic each, never a fractional round"
 
 # The heatmap's cells are the run's links, coloured by their utilisation. A run computed by
 # hand (t/sim.sh): tiny-llama from GPU 0 to GPU 1 on the localhost preset, 8655360 bytes
@@ -80,10 +102,96 @@ is "$(sql "$tmp/hand.db" "SELECT group_concat(printf('%s %.3f', name, utilizatio
       FROM (SELECT * FROM link_load WHERE run_id = 1 ORDER BY link_id)")" \
     "nvl_out[gpu 0] 0.887, nvl_in[gpu 1] 0.887, copy[gpu 0] 0.261, copy[gpu 1] 0.261" \
     "whose utilisations are the ones the colours show"
+# The link tables of the hand-computed run: per kind the links in use, their gigabytes
+# (8655360 bytes a link), the longest busy time (8655360 B / 2.5 GB/s = 3.462144 ms on
+# NVLink, / 8.5 GB/s = 1.018278 ms on a copy engine) and utilisations; then the busiest
+# links, longest first (ties in link order).
+rows() { sed -n "/id=\"$2\"/,/<\/table>/p" "$1" | grep '<td' |
+    sed 's|</td><td[^>]*>| |g; s|<[^>]*>||g' | tr '\n' ','; }
+is "$(rows "$tmp/hand.html" link-kinds-1)" \
+    "nvl_out 1 0.0087 0.003462 0.887 0.887,nvl_in 1 0.0087 0.003462 0.887 0.887,\
+copy 2 0.0173 0.001018 0.261 0.261," "the per-kind summary of the hand-computed run"
+is "$(rows "$tmp/hand.html" link-top-1)" \
+    "nvl_out[gpu 0] nvl_out 0.0087 0.003462 0.887,nvl_in[gpu 1] nvl_in 0.0087 0.003462 0.887,\
+copy[gpu 0] copy 0.0087 0.001018 0.261,copy[gpu 1] copy 0.0087 0.001018 0.261," \
+    "its busiest links, longest first"
+is "$(rows "$html" link-top-2 | cut -d, -f1 | sed 's/\] .*/]/')" \
+    "$(sql "$db" "SELECT bottleneck FROM prediction WHERE run_id = 2")" \
+    "the first of the busiest links is the bottleneck the run names"
+is "$(rows "$html" link-top-4 | tr ',' '\n' | grep -c .)" 10 "ten rows where more links are busy"
+# Past 600 links in use a heatmap is a band of one-pixel columns: the page says so instead.
+cp "$tmp/hand.db" "$tmp/many.db"
+sql "$tmp/many.db" "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 598)
+    INSERT INTO link_load SELECT 1, 100 + i, 'nic_out', 'nic_out[node ' || i || ' nic 0]', i, 0,
+    50, 1, 1e-9, 0 FROM k"
+"$REFIT" report --db "$tmp/many.db" --html "$tmp/many.html" >/dev/null
+ok $? "a report of a run with 602 links in use"
+is "$(count '<svg' "$tmp/many.html")|$(grep -c '^<p class="note" id="heatmap-1">No heatmap: 602 links in use, past the 600 a heatmap shows legibly; the tables above name the busiest.</p>$' "$tmp/many.html")" \
+    "1|1" "only the timeline is drawn; the heatmap is left out, saying why"
+is "$(rows "$tmp/many.html" link-kinds-1 | cut -d, -f4)" "nic_out 598 0.0000 0.000000 0.000 0.000" \
+    "and the kinds table counts the links"
 # The qwen3-30b runs above (counting needs no grid): every link that carried bytes is a cell.
 is "$(cells "$html" heatmap-2 1 1 | wc -l | tr -d ' ')" \
     "$(sql "$db" "SELECT count(*) FROM link_load WHERE run_id = 2")" \
     "a larger run's heatmap has a cell per stored link"
+
+# The comparison: one chart per scenario, bars named by strategy (by dtype or run id where
+# runs share one), on a log axis; runs alone in their scenario share one chart.
+gdb=$tmp/groups.db
+"$REFIT" sim "$scen" --db "$gdb" --compare >/dev/null &&
+    "$REFIT" sim "$scen" --db "$gdb" --strategy reshard >/dev/null &&
+    "$REFIT" sim "$tmp/hand.lua" --db "$gdb" >/dev/null &&
+    "$REFIT" report --db "$gdb" --html "$tmp/groups.html" >/dev/null
+ok $? "a report of two scenarios: qwen3-30b (6 runs) and tiny-llama (1 run)"
+texts() { sed -n "/id=\"$1\"/,/<\/figure>/p" "$tmp/groups.html" | grep -o '<text>[^<]*</text>' |
+    sed 's|<text>\(.*\)</text>|\1|' | tr '\n' '|'; }
+is "$(grep -o 'id="comparison-[0-9]*"' "$tmp/groups.html" | tr '\n' ' ')" \
+    'id="comparison-1" id="comparison-2" ' "a chart for the scenario and one for the single run"
+is "$(texts comparison-1 | grep -o 'broadcast|reshard #2|hierarchical|hybrid|auto|reshard #6|qwen3-30b-a3b, dgx-h100 x 4 nodes, 16 to 16 GPUs|$')" \
+    'broadcast|reshard #2|hierarchical|hybrid|auto|reshard #6|qwen3-30b-a3b, dgx-h100 x 4 nodes, 16 to 16 GPUs|' \
+    "its bars are named by strategy, the shared one by run id, the title by model, cluster, GPUs"
+is "$(texts comparison-1 | cut -d'|' -f2-7)" \
+    "$(sql "$gdb" "SELECT group_concat(printf('%.3g', seconds), '|') FROM
+                   (SELECT seconds FROM prediction WHERE run_id <= 6 ORDER BY run_id)")" \
+    "each bar carries its predicted seconds"
+# A log axis labelled at 1, 2 and 5 of each decade from 0.159 / 2.5 to 1.377 x 2.5; a
+# linear one would label evenly spaced steps from zero.
+is "$(texts comparison-1 | cut -d'|' -f8-12)" "0.1|0.2|0.5|1|2" "the axis has tics at 1, 2, 5"
+# Log, not linear: from 0.1 to 1 is as far up the chart as from 0.2 to 2 (linear: half).
+is "$(sed -n '/id="comparison-1"/,/<\/figure>/p' "$tmp/groups.html" | awk '
+    match($0, /translate\([0-9.]+,[0-9.]+\)/) { split(substr($0, RSTART + 10, RLENGTH - 11), p, ","); y = p[2] }
+    /^\t*<text>[0-9.]*<\/text>$/ { t = $0; gsub(/[^0-9.]/, "", t); at[t] = y }
+    END { printf "%.2f", (at["0.1"] - at["1"]) / (at["0.2"] - at["2"]) }')" "1.00" \
+    "the axis is logarithmic"
+ok "$(texts comparison-2 | grep -q '|#7 tiny-llama reshard|one run per scenario|$'; echo $?)" \
+    "the single run's bar names its run, model and strategy"
+
+# A page of more than 8 simulated runs folds each run's links and rounds and draws the
+# heatmap only for the fastest run of each scenario: qwen3-30b's hierarchical run 3 (auto,
+# run 5, ties with it and comes later) and the single tiny-llama run 7.
+cp "$gdb" "$tmp/fold.db"
+"$REFIT" sim "$scen" --db "$tmp/fold.db" --strategy broadcast >/dev/null &&
+    "$REFIT" sim "$scen" --db "$tmp/fold.db" --strategy hybrid --label x >/dev/null &&
+    "$REFIT" report --db "$tmp/fold.db" --html "$tmp/fold.html" >/dev/null
+ok $? "a report of 9 simulated runs"
+is "$(sql "$tmp/fold.db" "SELECT group_concat(run_id, ' ') FROM (SELECT run_id FROM prediction
+      WHERE run_id <= 6 AND seconds = (SELECT min(seconds) FROM prediction WHERE run_id <= 6)
+      ORDER BY run_id)")" "3 5" "runs 3 and 5 are qwen3-30b's fastest"
+is "$(count '<details class="more">' "$tmp/fold.html")|$(grep -A50 'id="run-3"' "$tmp/fold.html" |
+      grep -c '^<details class="more" open><summary>Links and rounds (the fastest run of its scenario)</summary>$')|$(count '<details class="more" open>' "$tmp/fold.html")" \
+    "7|1|2" "every run folded but run 3 and run 7, which are open"
+is "$(grep -o 'figure class="plot" id="heatmap-[0-9]*"' "$tmp/fold.html" | tr '\n' ' ')" \
+    'figure class="plot" id="heatmap-3" figure class="plot" id="heatmap-7" ' \
+    "heatmaps only for the fastest of each scenario"
+ok "$(grep -q '^<p class="note" id="heatmap-5">No heatmap: on a page of more than 8 runs only the fastest run of each scenario has one; <code>refit report --run 5</code> draws it.</p>$' \
+    "$tmp/fold.html"; echo $?)" "the others say why and how to draw theirs"
+# Bars of a shared strategy are told apart by label, else by run id (an empty label too).
+is "$(sed -n '/id="comparison-1"/,/<\/figure>/p' "$tmp/fold.html" | grep -o '<text>[a-z]* [#x][0-9]*</text>' |
+      sed 's|<text>\(.*\)</text>|\1|' | tr '\n' '|')" \
+    "broadcast #1|reshard #2|hybrid #4|reshard #6|broadcast #8|hybrid x|" \
+    "bars sharing a strategy are named by label or run id"
+is "$(count 'id="timeline-[0-9]*"' "$tmp/fold.html")|$(count 'id="link-top-[0-9]*"' "$tmp/fold.html")" \
+    "9|9" "every run keeps its timeline and link tables"
 
 # The step's phases (schema 8): runs t/step-db stores with hand-made steps get a table each
 # (in the step's order, with shares) and a step column in the overview; a page of
