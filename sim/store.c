@@ -161,7 +161,8 @@ static int migrate(struct rf_store *st, struct rf_error *err)
     if ((rc = read_identity(st, &id, err)) < 0 || (rc = check_identity(st, &id, false, err)) < 0)
         goto out;
     for (int64_t v = id.version; v < RF_STORE_SCHEMA_VERSION; v++)
-        if ((rc = rf_store_exec(st, rf_store_migrations[v], err)) < 0)
+        if ((rc = rf_store_exec(st, rf_store_migrations[v], err)) < 0 ||
+            (rf_store_migration_fill[v] && (rc = rf_store_migration_fill[v](st, err)) < 0))
             goto out;
     snprintf(sql, sizeof(sql), "PRAGMA application_id=%d; PRAGMA user_version=%d;",
              RF_STORE_APPLICATION_ID, RF_STORE_SCHEMA_VERSION);

@@ -9,6 +9,13 @@
 
 /* rf_store_migrations[v] takes a file from version v to v + 1 (sim/store_schema.c). */
 extern const char *const rf_store_migrations[RF_STORE_SCHEMA_VERSION];
+/* rf_store_migration_fill[v], when set, runs after rf_store_migrations[v] in the same
+ * transaction: what SQL would compute too slowly (sim/store_schema.c). */
+extern int (*const rf_store_migration_fill[RF_STORE_SCHEMA_VERSION])(struct rf_store *,
+                                                                     struct rf_error *);
+/* Fills gpu_traffic for every run stored before version 11 from its stored transfers and
+ * broadcasts, as the writer fills a new run's (sim/store_write.c). */
+int rf_store_fill_traffic(struct rf_store *st, struct rf_error *err);
 
 /* Fills err from the connection's last error, naming st->path and, when given, what was
  * being written or read ("transfer"); a lock says how long it waited. Returns the code. */

@@ -2,6 +2,8 @@
  * statements reused row by row (bind, step, reset); any failure rolls the run back. */
 #include "store_int.h"
 
+#include "array.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -354,6 +356,82 @@ static int insert_traffic(struct rf_store *st, sqlite3_stmt *q, int64_t run,
         rc = rf_store_step(st, q, err, "gpu_traffic");
     }
     free(g);
+    return rc;
+}
+
+/* A stored run's transfers and broadcasts, read back as far as insert_traffic needs them. */
+static int load_traffic_rows(struct rf_store *st, sqlite3_stmt *tq, sqlite3_stmt *cq, int64_t run,
+                             struct rf_plan *p, size_t *cap_t, size_t *cap_c, struct rf_error *err)
+{
+    int rc;
+    p->n_transfers = p->n_collectives = 0;
+    sqlite3_bind_int64(tq, 1, run);
+    while ((rc = sqlite3_step(tq)) == SQLITE_ROW) {
+        if ((rc = RF_GROW(p->transfers, *cap_t, p->n_transfers + 1, err)) < 0) {
+            sqlite3_reset(tq);
+            return rc;
+        }
+        p->transfers[p->n_transfers++] = (struct rf_transfer){
+            .src = sqlite3_column_int(tq, 0),
+            .dst = sqlite3_column_int(tq, 1),
+            .dst_count = sqlite3_column_int(tq, 2),
+            .dst_stride = sqlite3_column_int(tq, 3),
+            .chain = (uint8_t)sqlite3_column_int(tq, 4),
+            .bytes = sqlite3_column_int64(tq, 5),
+        };
+    }
+    sqlite3_reset(tq);
+    if (rc != SQLITE_DONE)
+        return rf_store_db_error(st, err, "transfer");
+    sqlite3_bind_int64(cq, 1, run);
+    while ((rc = sqlite3_step(cq)) == SQLITE_ROW) {
+        if ((rc = RF_GROW(p->collectives, *cap_c, p->n_collectives + 1, err)) < 0) {
+            sqlite3_reset(cq);
+            return rc;
+        }
+        p->collectives[p->n_collectives++] = (struct rf_collective){
+            .root = sqlite3_column_int(cq, 0),
+            .first_gpu = sqlite3_column_int(cq, 1),
+            .gpu_count = sqlite3_column_int(cq, 2),
+            .gpu_stride = sqlite3_column_int(cq, 3),
+            .bytes = sqlite3_column_int64(cq, 4),
+        };
+    }
+    sqlite3_reset(cq);
+    return rc == SQLITE_DONE ? 0 : rf_store_db_error(st, err, "collective");
+}
+
+int rf_store_fill_traffic(struct rf_store *st, struct rf_error *err)
+{
+    static const char *const sql[] = {
+        "SELECT id FROM run ORDER BY id",
+        "SELECT src_gpu, dst_gpu, dst_count, dst_stride, coalesce(chain, 0), bytes"
+        " FROM transfer WHERE run_id = ?",
+        "SELECT root_gpu, first_gpu, gpu_count, gpu_stride, bytes FROM collective"
+        " WHERE run_id = ?",
+        "INSERT INTO gpu_traffic VALUES (?,?,?,?,?,?,?,?)",
+    };
+    sqlite3_stmt *q[4] = {NULL};
+    struct rf_plan p = {0};
+    size_t cap_t = 0, cap_c = 0;
+    int rc = 0;
+    for (int i = 0; i < 4; i++)
+        if (sqlite3_prepare_v2(st->db, sql[i], -1, &q[i], NULL) != SQLITE_OK) {
+            rc = rf_store_db_error(st, err, "gpu_traffic");
+            goto out;
+        }
+    while ((rc = sqlite3_step(q[0])) == SQLITE_ROW) {
+        int64_t run = sqlite3_column_int64(q[0], 0);
+        if ((rc = load_traffic_rows(st, q[1], q[2], run, &p, &cap_t, &cap_c, err)) < 0 ||
+            (rc = insert_traffic(st, q[3], run, &p, err)) < 0)
+            goto out;
+    }
+    rc = rc == SQLITE_DONE ? 0 : rf_store_db_error(st, err, "run");
+out:
+    for (int i = 0; i < 4; i++)
+        sqlite3_finalize(q[i]);
+    free(p.transfers);
+    free(p.collectives);
     return rc;
 }
 
