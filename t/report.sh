@@ -65,17 +65,8 @@ is "$(sed -n '/id="timeline-3"/,/<\/figure>/p' "$html" | grep -o '<text> *-*[0-9
 # numbered (nvl_out, nvl_in, copy), columns GPUs. The palette on [0:1] puts 0.887 between
 # #2171b5 (0.75) and #08306b (1): rgb(19,77,140); 0.261 between #c6dbef (0.25) and #6baed6
 # (0.5): rgb(194,217,238). An empty heatmap, or one of other figures, fails.
-cat >"$tmp/hand.lua" <<EOS
-return {
-    model = "$SRCDIR/t/data/exec/tiny-llama.lua",
-    cluster = { system = "localhost" },
-    train = { gpus = 1 },
-    infer = { gpus = 1, first_gpu = 1 },
-    staging_mb = 64,
-    strategy = "reshard",
-}
-EOS
-"$REFIT" sim "$tmp/hand.lua" --db "$tmp/hand.db" >/dev/null &&
+hand=$SRCDIR/t/data/sim/tiny-hand.lua
+"$REFIT" sim "$hand" --db "$tmp/hand.db" >/dev/null &&
     "$REFIT" report --db "$tmp/hand.db" --html "$tmp/hand.html" >/dev/null
 ok $? "a report of the hand-computed run"
 cells() { # cells PAGE ID COLUMNS ROWS: "column row rgb(r,g,b)" per cell of the heatmap ID
@@ -140,7 +131,7 @@ is "$(cells "$html" heatmap-2 1 1 | wc -l | tr -d ' ')" \
 gdb=$tmp/groups.db
 "$REFIT" sim "$scen" --db "$gdb" --compare >/dev/null &&
     "$REFIT" sim "$scen" --db "$gdb" --strategy reshard >/dev/null &&
-    "$REFIT" sim "$tmp/hand.lua" --db "$gdb" >/dev/null &&
+    "$REFIT" sim "$hand" --db "$gdb" >/dev/null &&
     "$REFIT" report --db "$gdb" --html "$tmp/groups.html" >/dev/null
 ok $? "a report of two scenarios: qwen3-30b (6 runs) and tiny-llama (1 run)"
 texts() { sed -n "/id=\"$1\"/,/<\/figure>/p" "$tmp/groups.html" | grep -o '<text>[^<]*</text>' |

@@ -97,17 +97,8 @@ is "$(sql "$db" "SELECT group_concat(id || strategy, ' ') FROM run WHERE id >= 7
 # message latency (1 us), one tensor overhead per tensor (39 x 10 us) and one round's
 # bucket overhead (50 us): 3.903144 ms. The bound is the NVLink time less twice the default
 # tolerance (1e-3): 3.462144 x 0.998 = 3.455219712 ms.
-cat >"$tmp/hand.lua" <<EOS
-return {
-    model = "$SRCDIR/t/data/exec/tiny-llama.lua",
-    cluster = { system = "localhost" },
-    train = { gpus = 1 },
-    infer = { gpus = 1, first_gpu = 1 },
-    staging_mb = 64,
-    strategy = "reshard",
-}
-EOS
-"$REFIT" sim "$tmp/hand.lua" --db "$tmp/hand.db" --json >"$tmp/hand.json"
+hand=$SRCDIR/t/data/sim/tiny-hand.lua
+"$REFIT" sim "$hand" --db "$tmp/hand.db" --json >"$tmp/hand.json"
 ok $? "refit sim on the hand-computed scenario"
 is "$("$SQLITE3" :memory: "SELECT printf('%d %d %d %d %.9f %.12f', j->>'payload_bytes',
       j->>'transfers', j->>'messages', j->>'rounds', j->>'predicted_s', j->>'lower_bound_s')

@@ -6,17 +6,8 @@
 
 # By hand (t/sim.sh): tiny-llama from GPU 0 to GPU 1 on the localhost preset moves its
 # 8655360 bytes once, all of it from GPU 0 to GPU 1.
-cat >"$tmp/hand.lua" <<EOS
-return {
-    model = "$SRCDIR/t/data/exec/tiny-llama.lua",
-    cluster = { system = "localhost" },
-    train = { gpus = 1 },
-    infer = { gpus = 1, first_gpu = 1 },
-    staging_mb = 64,
-    strategy = "reshard",
-}
-EOS
-"$REFIT" sim "$tmp/hand.lua" --db "$tmp/hand.db" >/dev/null
+hand=$SRCDIR/t/data/sim/tiny-hand.lua
+"$REFIT" sim "$hand" --db "$tmp/hand.db" >/dev/null
 ok $? "refit sim of the hand-computed run"
 is "$(sql "$tmp/hand.db" "SELECT group_concat(printf('%d %d %d %d %d', gpu, sent_bytes,
       received_bytes, local_bytes, broadcast_bytes), ', ') FROM gpu_traffic WHERE run_id = 1")" \
@@ -74,7 +65,7 @@ $(sql "$db" "SELECT count(*) FROM gpu_traffic WHERE run_id = $f") " \
 cp "$db" "$tmp/old.db"
 before=$(sql "$db" "$stored WHERE run_id != $s ORDER BY 1, 2" | md5sum)
 sql "$tmp/old.db" "DROP TABLE gpu_traffic; DROP INDEX tensor_name; PRAGMA user_version = 10"
-"$REFIT" sim "$tmp/hand.lua" --db "$tmp/old.db" >/dev/null
+"$REFIT" sim "$hand" --db "$tmp/old.db" >/dev/null
 ok $? "a version 10 file takes a new run"
 is "$(sql "$tmp/old.db" "PRAGMA user_version")" 11 "and is migrated to version 11"
 is "$(sql "$tmp/old.db" "$stored WHERE run_id != $s AND run_id <= $s ORDER BY 1, 2" | md5sum)" \
