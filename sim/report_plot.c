@@ -20,7 +20,7 @@ void report_gp_label(char *dst, size_t size, const char *s)
 {
     size_t i = 0;
     for (; s && *s && i + 1 < size; s++)
-        dst[i++] = (strchr(" ._:+-#/", *s) || (*s >= '0' && *s <= '9') ||
+        dst[i++] = (strchr(" ._:+-#/=", *s) || (*s >= '0' && *s <= '9') ||
                     (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z'))
                        ? *s
                        : '_';

@@ -183,6 +183,21 @@ is "$(sed -n '/id="comparison-1"/,/<\/figure>/p' "$tmp/fold.html" | grep -o '<te
     "bars sharing a strategy are named by label or run id"
 is "$(count 'id="timeline-[0-9]*"' "$tmp/fold.html")|$(count 'id="link-top-[0-9]*"' "$tmp/fold.html")" \
     "9|9" "every run keeps its timeline and link tables"
+# A study's sweep: runs of one strategy and label whose scenarios differ in a field are named
+# by that field and their value (here the fabric's PXN), in path order; a run whose scenario
+# another has exactly (the same sweep point run twice) keeps its id as well.
+sed 's/nodes = 4 }/nodes = 4, fabric = { pxn = false } }/' "$scen" >"$tmp/nopxn.lua"
+vdb=$tmp/sweep.db
+"$REFIT" sim "$scen" --db "$vdb" --strategy reshard --label sweep >/dev/null &&
+    "$REFIT" sim "$tmp/nopxn.lua" --db "$vdb" --strategy reshard --label sweep >/dev/null &&
+    "$REFIT" sim "$tmp/nopxn.lua" --db "$vdb" --strategy reshard --label sweep >/dev/null &&
+    "$REFIT" sim "$scen" --db "$vdb" --strategy broadcast --label sweep >/dev/null &&
+    "$REFIT" report --db "$vdb" --html "$tmp/sweep.html" >/dev/null
+ok $? "a report of a PXN sweep"
+is "$(sed -n '/id="comparison-1"/,/<\/figure>/p' "$tmp/sweep.html" | grep -o '<text>[a-z]*[ a-z=#0-9]*</text>' |
+      sed 's|<text>\(.*\)</text>|\1|' | grep '^reshard' | tr '\n' '|')" \
+    "reshard pxn=true|reshard pxn=false #2|reshard pxn=false #3|" \
+    "bars of one strategy and label are named by the scenario field that differs"
 
 # The step's phases (schema 8): runs t/step-db stores with hand-made steps get a table each
 # (in the step's order, with shares) and a step column in the overview; a page of
