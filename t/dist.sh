@@ -43,7 +43,8 @@ is "$(find models/frameworks -name '*.lua' | wc -l | tr -d ' ')" 6 \
     "the six framework profiles (nemo-rl, verl, slime, miles, m2n, checkpoint-engine)"
 
 # The benchmark scripts are there and parse.
-for f in scripts/bench scripts/bench-relay scripts/bench-search scripts/bench-sim; do
+for f in scripts/bench scripts/bench-relay scripts/bench-search scripts/bench-sim \
+    scripts/bench-study-mem; do
     ok "$(test -x "$f" && sh -n "$f"; echo $?)" "$f is an executable shell script"
 done
 
