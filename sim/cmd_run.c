@@ -2,6 +2,7 @@
  * transaction; study_run_one is also what refit search stores its top rows with. */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +26,22 @@ static const char usage_run[] =
 static void copy_str(char *dst, size_t size, const char *src)
 {
     snprintf(dst, size, "%s", src ? src : "");
+}
+
+/* Frees the copies study_table_one keeps of the tables printed before the study's first
+ * stored run (the store only reads them, hence its const pointers). */
+static void pending_release(struct rf_store_study *study)
+{
+    for (size_t i = 0; i < study->n_pending; i++) {
+        const struct rf_study_table *t = &study->pending[i];
+        free((char *)t->title);
+        free((char *)t->columns_json);
+        free((char *)t->rows_json);
+        free((char *)t->text);
+    }
+    free((struct rf_study_table *)study->pending);
+    study->pending = NULL;
+    study->n_pending = 0;
 }
 
 /* One refit.plan / refit.sim of a study: plan (and simulate), store, report. */
@@ -51,6 +68,9 @@ int study_run_one(void *ctx, const struct rf_scenario_src *src, const char *stra
     r.study = c->study;
     if (rc == 0)
         rc = refit_run_store(c->ls, label, &r, err);
+    /* The run that stored the study's row stored its pending tables with it. */
+    if (rc == 0 && c->study && c->study->id > 0)
+        pending_release(c->study);
     if (rc == 0) {
         const struct rf_scenario *sc = &r.sc;
         const struct rf_plan *plan = &r.plan;
@@ -91,14 +111,38 @@ int study_run_one(void *ctx, const struct rf_scenario_src *src, const char *stra
     return rc;
 }
 
+/* strdup(s), NULL staying NULL; false when out of memory. */
+static bool dup_or_null(const char *s, const char **out)
+{
+    *out = s ? strdup(s) : NULL;
+    return !s || *out;
+}
+
 /* One refit.table of the study: stored with the study once it has a stored run. A table
- * printed before the study's first run is only printed: the study's row comes with that
- * run (sim/store_study.c), so that a study that stores no run writes nothing. */
+ * printed before the study's first run is kept here (study->pending) and stored with that
+ * run, in its transaction, since the study's row comes with it (sim/store_study.c): a study
+ * that stores no run writes nothing, and one that does stores every table it printed. */
 static int study_table_one(void *ctx, const struct rf_study_table *t, struct rf_error *err)
 {
     struct study_ctx *c = ctx;
-    if (!c->study || c->study->id == 0)
+    if (!c->study)
         return 0;
+    if (c->study->id == 0) {
+        struct rf_store_study *s = c->study;
+        struct rf_study_table *p =
+            realloc((struct rf_study_table *)s->pending, (s->n_pending + 1) * sizeof(*p));
+        if (!p)
+            return rf_error_set(err, RF_ENOMEM, "refit.table: out of memory");
+        s->pending = p;
+        struct rf_study_table *n = &p[s->n_pending];
+        *n = (struct rf_study_table){0};
+        /* Counted before the copies are complete, so pending_release frees a partial one. */
+        s->n_pending++;
+        if (!dup_or_null(t->title, &n->title) || !dup_or_null(t->columns_json, &n->columns_json) ||
+            !dup_or_null(t->rows_json, &n->rows_json) || !dup_or_null(t->text, &n->text))
+            return rf_error_set(err, RF_ENOMEM, "refit.table: out of memory");
+        return 0;
+    }
     int rc = lazy_store_get(c->ls, err);
     if (rc == 0)
         rc = rf_store_save_study_table(&c->ls->st, c->study, t, err);
@@ -143,9 +187,10 @@ int cmd_run(int argc, char **argv)
      * that leaves no file; runs stored before a later failure stay (each is one transaction). */
     struct cmd_env env;
     int rc = cmd_open(&env, db, CMD_OPEN_SIM);
-    if (rc != 0)
-        goto out;
-    rc = 1;
+    if (rc != 0) {
+        cmd_close(&env);
+        return rc;
+    }
     char name[256], started[32] = "";
     time_t now = time(NULL);
     struct tm tm;
@@ -179,6 +224,8 @@ int cmd_run(int argc, char **argv)
     }
     rc = 0;
 out:
+    /* A study that stored no run keeps its tables only on stdout. */
+    pending_release(&study);
     cmd_close(&env);
     return rc;
 }

@@ -424,6 +424,8 @@ static int write_page(struct report *rp, struct rf_error *err)
         fputs("<a href=\"#comparison\">strategy comparison</a>", f);
     if (measured > 0)
         fputs("<a href=\"#predicted-vs-measured\">predicted vs measured</a>", f);
+    if ((rc = report_studies_nav(rp, err)) < 0)
+        return rc;
     fputs("</nav>\n", f);
     if ((rc = report_studies(rp, err)) < 0)
         return rc;

@@ -89,5 +89,7 @@ int report_plot_measured(struct report *rp, struct rf_error *err);
 /* A section per study with runs on the page: the tables its refit.table printed
  * (sim/report_study.c). */
 int report_studies(struct report *rp, struct rf_error *err);
+/* The nav's link to each of those sections: `study NAME` to #study-ID. */
+int report_studies_nav(struct report *rp, struct rf_error *err);
 
 #endif

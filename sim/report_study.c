@@ -1,5 +1,6 @@
 /* The report's studies (README "Studies"): for each study with runs on the page, the tables
- * its refit.table printed (schema 10: study, study_table), at the top of the page. */
+ * its refit.table printed (schema 10: study, study_table), at the top of the page, and the
+ * nav's link to them. */
 #include <jansson.h>
 #include <sqlite3.h>
 #include <stdbool.h>
@@ -82,7 +83,40 @@ out:
     return rc;
 }
 
-int report_studies(struct report *rp, struct rf_error *err)
+/* A study's section: its name, path and start, then its tables in order. */
+static int put_study(struct report *rp, sqlite3_stmt *studies, sqlite3_stmt *tables,
+                     struct rf_error *err)
+{
+    FILE *f = rp->out;
+    int64_t id = sqlite3_column_int64(studies, 0);
+    int rc = 0, step;
+    fprintf(f, "<section class=\"study\" id=\"study-%lld\">\n<h2>Study ", (long long)id);
+    report_put_esc(f, (const char *)sqlite3_column_text(studies, 1));
+    fputs("</h2>\n<p><code>", f);
+    report_put_esc(f, (const char *)sqlite3_column_text(studies, 2));
+    fputs("</code>, started ", f);
+    report_put_esc(f, (const char *)sqlite3_column_text(studies, 3));
+    fputs(".</p>\n", f);
+    sqlite3_bind_int64(tables, 1, id);
+    int n = 0;
+    while ((step = sqlite3_step(tables)) == SQLITE_ROW) {
+        n++;
+        if ((rc = put_table(rp, tables, id, err)) < 0)
+            break;
+    }
+    sqlite3_reset(tables);
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = report_db_fail(rp, err);
+    if (rc == 0 && n == 0)
+        fputs("<p class=\"note\">The study stored no refit.table.</p>\n", f);
+    if (rc == 0)
+        fputs("</section>\n", f);
+    return rc;
+}
+
+/* Each study with runs on the page, in id order: its section, or with nav its link in the
+ * page's nav, so that the two always name the same studies. */
+static int walk_studies(struct report *rp, bool nav, struct rf_error *err)
 {
     sqlite3_stmt *studies = NULL, *runs = NULL, *tables = NULL;
     FILE *f = rp->out;
@@ -105,28 +139,13 @@ int report_studies(struct report *rp, struct rf_error *err)
             goto out;
         if (!on)
             continue;
-        fprintf(f, "<section class=\"study\" id=\"study-%lld\">\n<h2>Study ", (long long)id);
-        report_put_esc(f, (const char *)sqlite3_column_text(studies, 1));
-        fputs("</h2>\n<p><code>", f);
-        report_put_esc(f, (const char *)sqlite3_column_text(studies, 2));
-        fputs("</code>, started ", f);
-        report_put_esc(f, (const char *)sqlite3_column_text(studies, 3));
-        fputs(".</p>\n", f);
-        sqlite3_bind_int64(tables, 1, id);
-        int n = 0;
-        while ((step = sqlite3_step(tables)) == SQLITE_ROW) {
-            n++;
-            if ((rc = put_table(rp, tables, id, err)) < 0)
-                goto out;
-        }
-        sqlite3_reset(tables);
-        if (step != SQLITE_DONE) {
-            rc = report_db_fail(rp, err);
+        if (nav) {
+            fprintf(f, "<a href=\"#study-%lld\">study ", (long long)id);
+            report_put_esc(f, (const char *)sqlite3_column_text(studies, 1));
+            fputs("</a>", f);
+        } else if ((rc = put_study(rp, studies, tables, err)) < 0) {
             goto out;
         }
-        if (n == 0)
-            fputs("<p class=\"note\">The study stored no refit.table.</p>\n", f);
-        fputs("</section>\n", f);
     }
     if (step != SQLITE_DONE)
         rc = report_db_fail(rp, err);
@@ -135,4 +154,14 @@ out:
     sqlite3_finalize(runs);
     sqlite3_finalize(tables);
     return rc;
+}
+
+int report_studies(struct report *rp, struct rf_error *err)
+{
+    return walk_studies(rp, false, err);
+}
+
+int report_studies_nav(struct report *rp, struct rf_error *err)
+{
+    return walk_studies(rp, true, err);
 }

@@ -42,6 +42,13 @@ struct rf_store_rows {
     void *ctx;
 };
 
+/* One refit.table of a study as printed (README: table study_table): the title (NULL
+ * when none), the headers and the rows as JSON arrays of the printed cell strings, and the
+ * aligned text exactly as printed. */
+struct rf_study_table {
+    const char *title, *columns_json, *rows_json, *text;
+};
+
 /* A study script's run (refit run STUDY.lua; README: table study). Written in the
  * transaction of the first run it stores, so a study that stores nothing writes nothing;
  * id is 0 until then and the study's id after. */
@@ -51,13 +58,10 @@ struct rf_store_study {
     const char *started_at;    /* ISO 8601 UTC */
     const char *refit_version; /* NULL when the build has none */
     int64_t id;
-};
-
-/* One refit.table of a study as printed (README: table study_table): the title (NULL
- * when none), the headers and the rows as JSON arrays of the printed cell strings, and the
- * aligned text exactly as printed. */
-struct rf_study_table {
-    const char *title, *columns_json, *rows_json, *text;
+    /* The tables printed before the study's row was written (owned by the caller): written
+     * with that row, in the same transaction, as ordinals 1..n_pending. */
+    const struct rf_study_table *pending;
+    size_t n_pending;
 };
 
 /* Stores table t of study, numbered after the study's tables stored before, in its own

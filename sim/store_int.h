@@ -26,8 +26,8 @@ int rf_store_exec(struct rf_store *st, const char *sql, struct rf_error *err);
 void rf_store_bind_text(sqlite3_stmt *s, int i, const char *v);
 /* Steps and resets a bound statement; anything but SQLITE_DONE is an error about what. */
 int rf_store_step(struct rf_store *st, sqlite3_stmt *s, struct rf_error *err, const char *what);
-/* Inserts study's row inside the caller's transaction (a run's first store) and gives its
- * id (sim/store_study.c). */
+/* Inserts study's row, and the tables it printed before (study->pending), inside the
+ * caller's transaction (a run's first store) and gives its id (sim/store_study.c). */
 int rf_store_insert_study(struct rf_store *st, const struct rf_store_study *study, int64_t *id,
                           struct rf_error *err);
 

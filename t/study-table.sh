@@ -1,7 +1,8 @@
 #!/bin/sh
 # End to end: a study's refit.table output is stored with the study (schema 10: study,
 # study_table, run.study_id) exactly as printed, shown at the top of the report, escaped,
-# and removed by refit rm with the study's last run.
+# and removed by refit rm with the study's last run; tables printed before the first run are
+# stored with it; the report's nav links to each study's section.
 . "${SRCDIR:-.}/t/lib.sh"
 db=$tmp/tables.db
 study=$SRCDIR/t/data/study/tables.lua
@@ -49,6 +50,11 @@ study_line=$(grep -n '<h2>Study tables</h2>' "$tmp/r.html" | cut -d: -f1)
 runs_line=$(grep -n '<h2>Runs</h2>' "$tmp/r.html" | cut -d: -f1)
 ok "$(test -n "$study_line" && test "$study_line" -lt "$runs_line"; echo $?)" \
     "the study's section comes before the runs overview"
+# The nav links to the study's section, whose id exists once.
+is "$(grep -o '<nav>.*</nav>' "$tmp/r.html" | grep -o '<a href="#study-[^<]*</a>')" \
+    '<a href="#study-1">study tables</a>' "the nav links to the study"
+is "$(grep -c '<section class="study" id="study-1">' "$tmp/r.html")" 1 \
+    "and the link's target is the study's section"
 is "$(grep -c '<caption>&lt;i&gt;tables&lt;/i&gt; &amp; co</caption>' "$tmp/r.html")" 1 \
     "the title is escaped"
 is "$(grep -c '<i>tables' "$tmp/r.html")" 0 "and never written as HTML"
@@ -61,6 +67,7 @@ is "$(grep -F '<tr><td>reshard</td>' "$tmp/r.html")" \
 "$REFIT" sim "$SRCDIR/t/data/sim/qwen3-30b.lua" --db "$db" >/dev/null 2>&1
 "$REFIT" report --db "$db" --run 3 --html "$tmp/r3.html" >/dev/null 2>&1
 is "$(grep -c '<h2>Study' "$tmp/r3.html")" 0 "a report without the study's runs shows no study"
+is "$(grep -c 'href="#study-' "$tmp/r3.html")" 0 "nor a link to one"
 is "$(sql "$db" "SELECT coalesce(study_id, 'NULL') FROM run WHERE id = 3")" NULL \
     "refit sim's run has no study"
 
@@ -95,4 +102,39 @@ is "$(cat "$tmp/err")" "refit: $SRCDIR/t/data/study/badtitle.lua:4: refit.table.
 valid UTF-8 (a table is stored as text)" "naming the study line and the field"
 is "$(sql "$tmp/bad.db" "SELECT count(*) FROM run")|$(sql "$tmp/bad.db" \
     "SELECT count(*) FROM study_table")" "1|0" "the run stays, no table is stored"
+# A table printed before the study's first run is kept and stored with that run, in its
+# transaction, as ordinal 1; the table after the run is ordinal 2.
+"$REFIT" run "$SRCDIR/t/data/study/early.lua" --db "$tmp/early.db" >"$tmp/out" 2>"$tmp/err"
+ok $? "a study printing a table before its first run succeeds"
+is "$(sql "$tmp/early.db" "SELECT group_concat(study_id || ':' || ordinal || ':' || \
+coalesce(title, 'NULL') || ':' || rows_json, ' ') FROM (SELECT * FROM study_table \
+ORDER BY ordinal)")" "1:1:the plan:[[\"reshard\",\"16\"]] 1:2:NULL:[[\"reshard\",\"$(sql \
+"$tmp/early.db" "SELECT printf('%.3f', seconds) FROM prediction WHERE run_id = 1")\"]]" \
+    "both tables are stored, the early one first, with ordinals 1 and 2"
+# Byte for byte: the hex of the stored texts in order against the hex of stdout.
+is "$(sql "$tmp/early.db" "SELECT hex(group_concat(text, '')) FROM (SELECT text FROM \
+study_table ORDER BY ordinal)")" "$(od -An -tx1 <"$tmp/out" | tr -d ' \n' | tr a-f A-F)" \
+    "the stored texts are stdout byte for byte"
+is "$(sql "$tmp/early.db" "SELECT count(*) FROM study")|$(sql "$tmp/early.db" \
+    "SELECT group_concat(study_id) FROM run")" "1|1" "one study, its one run"
+
+# A study that prints a table and stores no run stores nothing, not even the file.
+"$REFIT" run "$SRCDIR/t/data/study/norun.lua" --db "$tmp/norun.db" >"$tmp/out" 2>"$tmp/err"
+ok $? "a study that only prints a table succeeds"
+is "$(head -1 "$tmp/out")" "never stored" "and prints it"
+ok "$(test ! -e "$tmp/norun.db"; echo $?)" "but writes no database"
+
+# The nav's link names the study escaped and points at its section.
+abs=$(cd "$SRCDIR" && pwd)
+sed "s|\.\./sim/qwen3-30b.lua|$abs/t/data/sim/qwen3-30b.lua|" \
+    "$SRCDIR/t/data/study/early.lua" >"$tmp/a<b>&c.lua"
+"$REFIT" run "$tmp/a<b>&c.lua" --db "$tmp/esc.db" >/dev/null 2>"$tmp/err"
+ok $? "a study named a<b>&c runs"
+"$REFIT" report --db "$tmp/esc.db" --html "$tmp/esc.html" >/dev/null 2>"$tmp/err"
+ok $? "and its report succeeds"
+link=$(grep -o '<nav>.*</nav>' "$tmp/esc.html" | grep -o '<a href="#study-[^<]*</a>')
+is "$link" '<a href="#study-1">study a&lt;b&gt;&amp;c</a>' "the nav's link is escaped"
+target=$(printf '%s' "$link" | sed 's/^<a href="#\([^"]*\)".*/\1/')
+is "$(grep -c "<section class=\"study\" id=\"$target\">" "$tmp/esc.html")" 1 \
+    "and points at the study's section"
 done_testing
