@@ -159,6 +159,16 @@ static void on_progress(void *ctx, int phase, size_t done, size_t total,
 
 /* ---- Output ---- */
 
+/* Whether the rows rank by the step: a profile that runs the strategy gave them step
+ * estimates (auto's screen has none, and ranks by the wire). */
+static bool by_step(const struct rf_search_result *r)
+{
+    for (size_t i = 0; r->framework[0] && i < r->n_rows; i++)
+        if (!isnan(r->rows[i].estimate_step_s))
+            return true;
+    return false;
+}
+
 static void print_table(const struct rf_search_result *r, const char *db)
 {
     char train[128], line[256];
@@ -166,7 +176,7 @@ static void print_table(const struct rf_search_result *r, const char *db)
     rf_memory_describe(&r->mem_train, true, line, sizeof(line));
     /* Under a profile the rows rank by the whole step (sim/step.h), the time the user
      * waits for: a faster wire can come with a slower export. */
-    bool step = r->framework[0] != 0;
+    bool step = by_step(r);
     printf("%s on %s, strategy %s: %zu layouts enumerated, %zu fit", r->model, r->cluster,
            r->strategy, r->enumerated, r->n_rows);
     if (step)
@@ -270,7 +280,7 @@ static int print_json(const struct rf_search_result *r, const char *db, struct r
     const struct rf_side_memory *m = &r->mem_train;
     json_t *rows = json_array();
     for (size_t i = 0; rows && i < r->n_rows; i++) {
-        json_t *o = row_json(&r->rows[i], i + 1, r->framework[0] != 0);
+        json_t *o = row_json(&r->rows[i], i + 1, by_step(r));
         if (!o || json_array_append_new(rows, o) < 0) {
             json_decref(rows);
             return rf_error_set(err, RF_ENOMEM, "cannot build the JSON output");
@@ -285,7 +295,7 @@ static int print_json(const struct rf_search_result *r, const char *db, struct r
                           (json_int_t)r->enumerated, "fit", (json_int_t)r->n_rows, "simulated",
                           (json_int_t)r->simulated, "train", train, "layouts", rows);
     if (o)
-        json_object_set_new(o, "ranked_by", json_string(r->framework[0] ? "step" : "wire"));
+        json_object_set_new(o, "ranked_by", json_string(by_step(r) ? "step" : "wire"));
     if (o && r->framework[0])
         json_object_set_new(o, "framework", json_string(r->framework));
     return rf_json_print(o, stdout, err);

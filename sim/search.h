@@ -55,7 +55,7 @@ struct rf_search_result {
     size_t enumerated; /* layouts models/lib/search.lua listed (fitting or not) */
     size_t simulated;
     char source[256], model[64], cluster[64], strategy[16], label[64];
-    char framework[64]; /* the scenario's profile ("": none); its rows rank by step */
+    char framework[64];              /* the scenario's profile ("": none); its rows rank by step */
     int64_t cluster_nodes;           /* the scenario's (a search may grow it per row) */
     struct rf_side train;            /* the scenario's training side (sizes only) */
     struct rf_side_memory mem_train; /* and its memory */

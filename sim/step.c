@@ -568,8 +568,7 @@ static int step_of(const struct rf_plan *plan, const struct rf_side *train,
                 any |= mask[i];
             }
             double w = 0;
-            if (any &&
-                (rc = wire_of(plan, train, infer, topo, &o, mask, bound, &w, NULL, err)) < 0)
+            if (any && (rc = wire_of(plan, train, infer, topo, &o, mask, bound, &w, NULL, err)) < 0)
                 goto out;
             in.wire_bulk_s += w;
         }
