@@ -82,4 +82,16 @@ is "$(grep -c '^refit s: the wire; step s: export, wire, load and finalize as ne
 is "$(awk '$1 == 2 { print $(NF - 1) }' "$tmp/table" | cut -c1)" "~" \
     "an estimated row's step is marked as an estimate"
 
+# A study's refit.search and refit.estimate give the same figures.
+"$REFIT" run "$SRCDIR/t/data/study/search-step.lua" --db "$tmp/study.db" >"$tmp/study" 2>"$tmp/err"
+ok $? "a study runs refit.search and refit.estimate under the profile"
+is "$(head -1 "$tmp/study")" \
+    "$(q "printf('best: %s on %d GPUs, step %.9f s, wire %.9f s, estimate %.9f s', value->>'layout',
+     value->>'gpus', value->>'step_s', value->>'wire_s', value->>'estimate_step_s')" \
+     "WHERE value->>'rank' = 1")" "refit.search's best row is the command's"
+is "$(sed -n 2p "$tmp/study")" \
+    "$(q "printf('estimate: step %.9f s, wire %.9f s', value->>'estimate_step_s',
+     value->>'estimate_s')" "WHERE value->>'rank' = 1")" \
+    "refit.estimate of that layout alone is the search's estimate of it"
+
 done_testing
