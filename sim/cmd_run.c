@@ -1,6 +1,7 @@
 /* `refit run`: runs a what-if study script, storing each of its runs in its own
  * transaction; study_run_one is also what refit search stores its top rows with. */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,8 @@ int study_run_one(void *ctx, const struct rf_scenario_src *src, const char *stra
         if (r.pred.n_links) {
             out->predicted_s = r.pred.predicted_s;
             out->lower_bound_s = r.pred.lower_bound_s;
+            out->wire_s = r.wire_s > 0 ? r.wire_s : r.pred.predicted_s;
+            out->step_s = r.step.n > 0 ? r.step.total_s : NAN;
             out->fabric_bytes = r.pred.fabric_bytes;
             out->nvlink_bytes = r.pred.nvlink_bytes;
             if (r.pred.bottleneck >= 0)

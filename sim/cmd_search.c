@@ -159,31 +159,58 @@ static void on_progress(void *ctx, int phase, size_t done, size_t total,
 
 /* ---- Output ---- */
 
+/* Whether the rows rank by the step: a profile that runs the strategy gave them step
+ * estimates (auto's screen has none, and ranks by the wire). */
+static bool by_step(const struct rf_search_result *r)
+{
+    for (size_t i = 0; r->framework[0] && i < r->n_rows; i++)
+        if (!isnan(r->rows[i].estimate_step_s))
+            return true;
+    return false;
+}
+
 static void print_table(const struct rf_search_result *r, const char *db)
 {
     char train[128], line[256];
     rf_side_describe(&r->train, train, sizeof(train));
     rf_memory_describe(&r->mem_train, true, line, sizeof(line));
-    printf("%s on %s, strategy %s: %zu layouts enumerated, %zu fit\n", r->model, r->cluster,
+    /* Under a profile the rows rank by the whole step (sim/step.h), the time the user
+     * waits for: a faster wire can come with a slower export. */
+    bool step = by_step(r);
+    printf("%s on %s, strategy %s: %zu layouts enumerated, %zu fit", r->model, r->cluster,
            r->strategy, r->enumerated, r->n_rows);
+    if (step)
+        printf("; framework %s: ranked by the step (step s)", r->framework);
+    printf("\n");
     printf("  train %lld GPUs %s: %s\n\n", (long long)r->train.gpus, train, line);
-    printf("%4s  %-20s %-5s %6s %8s %11s %7s %10s %9s  %s\n", "rank", "layout", "dtype", "gpus",
-           "engines", "weights GB", "KV GB", "refit s", "bound s", "bottleneck");
+    printf("%4s  %-20s %-5s %6s %8s %11s %7s %10s %9s", "rank", "layout", "dtype", "gpus",
+           "engines", "weights GB", "KV GB", "refit s", "bound s");
+    if (step)
+        printf(" %10s", "step s");
+    printf("  %s\n", "bottleneck");
     bool any_estimate = false, any_spans = false;
     for (size_t i = 0; i < r->n_rows; i++) {
         const struct rf_search_row *row = &r->rows[i];
-        char layout[64], figure[32];
+        char layout[64], figure[32], stepf[32] = "";
         rf_search_layout_text(row, layout, sizeof(layout));
         if (row->simulated)
-            snprintf(figure, sizeof(figure), "%.3f", row->run.predicted_s);
+            snprintf(figure, sizeof(figure), "%.3f", step ? row->run.wire_s : row->run.predicted_s);
         else
             snprintf(figure, sizeof(figure), "~%.3f", row->estimate_s);
+        if (step) {
+            char est[24] = "-";
+            if (row->simulated)
+                snprintf(est, sizeof(est), "%.3f", row->run.predicted_s);
+            else if (!isnan(row->estimate_step_s))
+                snprintf(est, sizeof(est), "~%.3f", row->estimate_step_s);
+            snprintf(stepf, sizeof(stepf), " %10s", est);
+        }
         any_estimate |= !row->simulated;
         any_spans |= row->spans;
-        printf("%4zu  %-20s %-5s %6lld %8lld %11.1f %7.1f %10s %9.3f  %s%s\n", i + 1, layout,
+        printf("%4zu  %-20s %-5s %6lld %8lld %11.1f %7.1f %10s %9.3f%s  %s%s\n", i + 1, layout,
                rf_dtype_name(row->dtype), (long long)row->gpus, (long long)row->replicas,
                gb(row->mem.worst.weights), gb(row->mem.headroom_bytes), figure,
-               row->simulated ? row->run.lower_bound_s : row->bound_s,
+               row->simulated ? row->run.lower_bound_s : row->bound_s, stepf,
                row->simulated ? row->run.bottleneck : "-", row->spans ? "  (spans domains)" : "");
     }
     printf("\n");
@@ -192,6 +219,10 @@ static void print_table(const struct rf_search_result *r, const char *db)
                strcmp(r->strategy, "auto") == 0 ? "auto's screen: the best of reshard and "
                                                   "hierarchical, bound mode"
                                                 : "the simulator's bound mode");
+    if (step)
+        printf("refit s: the wire; step s: export, wire, load and finalize as %s runs them (the "
+               "stored prediction); ~: from the wire's estimate\n",
+               r->framework);
     if (any_spans)
         printf("spans domains: packed engines that cross NVLink domain boundaries\n");
     printf("weights GB, KV GB: per GPU, the worst of the inference side; KV: what the engine's "
@@ -208,7 +239,7 @@ static json_t *num_or_null(bool have, double v)
     return have ? json_real(v) : json_null();
 }
 
-static json_t *row_json(const struct rf_search_row *row, size_t rank)
+static json_t *row_json(const struct rf_search_row *row, size_t rank, bool step)
 {
     char layout[64];
     rf_search_layout_text(row, layout, sizeof(layout));
@@ -229,6 +260,13 @@ static json_t *row_json(const struct rf_search_row *row, size_t rank)
                         row->simulated ? json_integer((json_int_t)run->run_id) : json_null());
     json_object_set_new(o, "predicted_s", num_or_null(row->simulated, run->predicted_s));
     json_object_set_new(o, "lower_bound_s", num_or_null(row->simulated, run->lower_bound_s));
+    /* Under a profile: the step, estimated and simulated (then predicted_s), and the wire. */
+    if (step) {
+        json_object_set_new(o, "estimate_step_s",
+                            num_or_null(!isnan(row->estimate_step_s), row->estimate_step_s));
+        json_object_set_new(o, "step_s", num_or_null(row->simulated, run->predicted_s));
+        json_object_set_new(o, "wire_s", num_or_null(row->simulated, run->wire_s));
+    }
     json_object_set_new(o, "bottleneck",
                         row->simulated ? rf_json_text(run->bottleneck) : json_null());
     json_object_set_new(o, "strategy", row->simulated ? rf_json_text(run->strategy) : json_null());
@@ -242,7 +280,7 @@ static int print_json(const struct rf_search_result *r, const char *db, struct r
     const struct rf_side_memory *m = &r->mem_train;
     json_t *rows = json_array();
     for (size_t i = 0; rows && i < r->n_rows; i++) {
-        json_t *o = row_json(&r->rows[i], i + 1);
+        json_t *o = row_json(&r->rows[i], i + 1, by_step(r));
         if (!o || json_array_append_new(rows, o) < 0) {
             json_decref(rows);
             return rf_error_set(err, RF_ENOMEM, "cannot build the JSON output");
@@ -256,6 +294,10 @@ static int print_json(const struct rf_search_result *r, const char *db, struct r
                           "strategy", r->strategy, "label", r->label, "db", db, "enumerated",
                           (json_int_t)r->enumerated, "fit", (json_int_t)r->n_rows, "simulated",
                           (json_int_t)r->simulated, "train", train, "layouts", rows);
+    if (o)
+        json_object_set_new(o, "ranked_by", json_string(by_step(r) ? "step" : "wire"));
+    if (o && r->framework[0])
+        json_object_set_new(o, "framework", json_string(r->framework));
     return rf_json_print(o, stdout, err);
 }
 

@@ -142,6 +142,7 @@ int refit_run_compute(struct rf_lua *L, const struct rf_scenario_src *src, const
         o.skip_gather = fw->present && fw->gather != RF_FW_GATHER_P2P;
         phase(sim, "simulate");
         rc = rf_simulate(&r->plan, &r->sc.train, &r->sc.infer, &r->topo, &o, &r->pred, err);
+        r->wire_s = r->pred.predicted_s;
         if (rc == 0 && fw->present &&
             (rc = rf_step_predict(&r->plan, &r->sc.train, &r->sc.infer, &r->topo, fw, &o, &r->pred,
                                   &r->step, err)) == 0)

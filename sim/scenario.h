@@ -65,6 +65,9 @@ struct rf_study_result {
     int64_t train_gpus, infer_gpus, model_params, model_bytes;
     int64_t payload_bytes, moved_bytes, logical_bytes, transfers, rounds;
     double predicted_s, lower_bound_s;
+    /* The wire alone and, under a framework profile, the whole step (then predicted_s, as
+     * stored); step_s is NAN without a profile. */
+    double wire_s, step_s;
     int64_t fabric_bytes, nvlink_bytes;
     char bottleneck[96];
     char auto_choice[512];

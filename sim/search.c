@@ -14,6 +14,7 @@
 #include "auto.h"
 #include "schedule.h"
 #include "search_lua.h"
+#include "step.h"
 
 /* Worker threads at most; each estimate holds one plan or, for auto, two. */
 #define MAX_THREADS 8
@@ -31,7 +32,19 @@ static int estimate_named(struct rf_scenario *sc, const struct rf_topology *topo
                           struct rf_estimate *out, struct rf_error *err)
 {
     struct rf_plan plan = {0};
-    struct rf_plan_opts opts = {.topo = topo, .sources = sc->sources, .relay = sc->relay};
+    /* Under a profile, the plan and the wire `refit sim` builds for it (sim/refit_run.c):
+     * its broadcast communicator and root, its wire dtype, and no point-to-point gathers
+     * where its export puts whole tensors on the root another way. */
+    const struct rf_framework *fw = &sc->framework;
+    struct rf_plan_opts opts = {.topo = topo,
+                                .sources = sc->sources,
+                                .relay = sc->relay,
+                                .bcast_comm = fw->present ? fw->comm : RF_FW_COMM_RECEIVERS,
+                                .bcast_root = fw->present ? fw->root : RF_FW_ROOT_FIRST,
+                                .wire_native = fw->present && fw->broadcast &&
+                                               fw->quant != RF_FW_QUANT_SENDER};
+    struct rf_sim_options o = *sim;
+    o.skip_gather = fw->present && fw->gather != RF_FW_GATHER_P2P;
     const struct rf_topology *topos[1] = {topo};
     int rc;
     if ((rc = rf_plan_build(&plan, &sc->model, &sc->train, &sc->infer, sc->strategy,
@@ -42,11 +55,20 @@ static int estimate_named(struct rf_scenario *sc, const struct rf_topology *topo
                                                      .chunk_bytes = sc->chunk_bytes,
                                                      .streams = (int32_t)sc->cluster.cal.streams},
                           err)) < 0 ||
-        (rc = rf_simulate_bound(&plan, &sc->train, &sc->infer, topos, 1, sim, &(double){0},
+        (rc = rf_simulate_bound(&plan, &sc->train, &sc->infer, topos, 1, &o, &(double){0},
                                 &out->estimate_s, err)) < 0 ||
         (rc = rf_lower_bound(&plan, &sc->train, &sc->infer, topo, &out->bound_s, err)) < 0)
         goto out;
     out->bound_s *= 1 - 2 * tolerance;
+    /* The whole step around that wire, when the profile runs the strategy (else `refit sim`
+     * refuses the layout, and so will the search's full simulation). */
+    if (fw->present && (fw->strategies & (1u << sc->strategy))) {
+        struct rf_step step;
+        if ((rc = rf_step_estimate(&plan, &sc->train, &sc->infer, topo, fw, &o, out->estimate_s,
+                                   &step, err)) < 0)
+            goto out;
+        out->step_s = step.total_s;
+    }
     snprintf(out->how, sizeof(out->how), "%s", rf_strategy_name(sc->strategy));
 out:
     rf_plan_release(&plan);
@@ -61,6 +83,7 @@ int rf_estimate(struct rf_scenario *sc, const struct rf_sim_options *sim, struct
     double tolerance;
     int rc;
     memset(out, 0, sizeof(*out));
+    out->step_s = NAN;
     if ((rc = rf_sim_options_tolerance(sim, &tolerance, err)) < 0 ||
         (rc = rf_topology_init(&topo, &sc->cluster, err)) < 0)
         goto out;
@@ -126,6 +149,7 @@ static void *worker(void *arg)
         if (t->rc == 0) {
             t->row->bound_s = e.bound_s;
             t->row->estimate_s = e.estimate_s;
+            t->row->estimate_step_s = e.step_s;
             snprintf(t->row->how, sizeof(t->row->how), "%s", e.how);
         }
         rf_scenario_release(&t->sc);
@@ -181,23 +205,32 @@ static int estimate_all(struct task *tasks, size_t n, const struct rf_sim_option
 
 /* ---- Ranking ---- */
 
+/* What ranks an estimated row: its step under a profile (the time the user waits for), else
+ * its wire. */
+static double estimate_key(const struct rf_search_row *r)
+{
+    return isnan(r->estimate_step_s) ? r->estimate_s : r->estimate_step_s;
+}
+
 static int cmp_estimate(const void *a, const void *b)
 {
     const struct rf_search_row *x = *(struct rf_search_row *const *)a;
     const struct rf_search_row *y = *(struct rf_search_row *const *)b;
-    if (x->estimate_s != y->estimate_s)
-        return x->estimate_s < y->estimate_s ? -1 : 1;
+    double fx = estimate_key(x), fy = estimate_key(y);
+    if (fx != fy)
+        return fx < fy ? -1 : 1;
     return (x->index > y->index) - (x->index < y->index);
 }
 
-/* Simulated rows first, by prediction, then the others by estimate. */
+/* Simulated rows first, by prediction (under a profile `refit sim` stores the step as the
+ * prediction: sim/refit_run.c), then the others by estimate. */
 static int cmp_final(const void *a, const void *b)
 {
     const struct rf_search_row *x = a, *y = b;
     if (x->simulated != y->simulated)
         return x->simulated ? -1 : 1;
-    double fx = x->simulated ? x->run.predicted_s : x->estimate_s;
-    double fy = y->simulated ? y->run.predicted_s : y->estimate_s;
+    double fx = x->simulated ? x->run.predicted_s : estimate_key(x);
+    double fy = y->simulated ? y->run.predicted_s : estimate_key(y);
     if (fx != fy)
         return fx < fy ? -1 : 1;
     return (x->index > y->index) - (x->index < y->index);
@@ -233,6 +266,8 @@ static int load_all(struct rf_lua *L, struct rf_search_result *out, const char *
             copy_str(out->model, sizeof(out->model), sc.model.name);
             copy_str(out->cluster, sizeof(out->cluster), sc.cluster_system);
             copy_str(out->strategy, sizeof(out->strategy), rf_strategy_name(sc.strategy));
+            copy_str(out->framework, sizeof(out->framework),
+                     sc.framework.present ? sc.framework.name : NULL);
             out->train = sc.train;
             out->train.stage_layers = out->train.layer_stage = NULL; /* sizes only */
             out->mem_train = sc.mem_train;
@@ -270,8 +305,10 @@ int rf_search(struct rf_lua *L, const struct rf_scenario_src *src,
     out->enumerated = out->n_rows;
     if (out->n_rows == 0)
         goto out;
-    for (size_t i = 0; i < out->n_rows; i++)
+    for (size_t i = 0; i < out->n_rows; i++) {
         out->rows[i].estimate_s = INFINITY;
+        out->rows[i].estimate_step_s = NAN;
+    }
     tasks = calloc(out->n_rows, sizeof(*tasks));
     order = calloc(out->n_rows, sizeof(*order));
     if (!tasks || !order) {

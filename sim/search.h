@@ -39,6 +39,9 @@ struct rf_search_row {
      * simulator, and the estimate that ranks the rows (rf_simulate_bound's, for auto its
      * screen's best: rf_auto_screen, whose winner `how` names). */
     double bound_s, estimate_s;
+    /* Under a framework profile, the whole step around that wire (rf_step_estimate), which
+     * then ranks the rows; NAN without one (or for auto, whose screen has no step). */
+    double estimate_step_s;
     char how[RF_AUTO_NAME_SIZE];
     bool simulated;             /* one of the top: predicted in full and stored */
     struct rf_study_result run; /* then: the stored run and its prediction */
@@ -46,12 +49,13 @@ struct rf_search_row {
 
 struct rf_search_result {
     /* The fitting rows, ranked: the simulated ones by prediction, then the others by
-     * estimate (ties: enumeration order). */
+     * estimate, the step's under a profile (ties: enumeration order). */
     struct rf_search_row *rows;
     size_t n_rows;
     size_t enumerated; /* layouts models/lib/search.lua listed (fitting or not) */
     size_t simulated;
     char source[256], model[64], cluster[64], strategy[16], label[64];
+    char framework[64];              /* the scenario's profile ("": none); its rows rank by step */
     int64_t cluster_nodes;           /* the scenario's (a search may grow it per row) */
     struct rf_side train;            /* the scenario's training side (sizes only) */
     struct rf_side_memory mem_train; /* and its memory */
@@ -90,6 +94,7 @@ struct rf_estimate {
     double bound_s;              /* strategy-independent lower bound, as a prediction's */
     double estimate_s;           /* the estimate */
     char how[RF_AUTO_NAME_SIZE]; /* what was estimated: the strategy, or auto's screen winner */
+    double step_s; /* under a profile that runs the strategy, the step estimate; else NAN */
 };
 int rf_estimate(struct rf_scenario *sc, const struct rf_sim_options *sim, struct rf_estimate *out,
                 struct rf_error *err);

@@ -4,6 +4,7 @@
 
 #include <lauxlib.h>
 #include <lua.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,12 +260,18 @@ static void push_row(lua_State *L, const struct rf_search_row *row, size_t rank)
     set_num(L, "bound_s", row->bound_s);
     set_num(L, "estimate_s", row->estimate_s);
     set_str(L, "estimated_as", row->how);
+    if (!isnan(row->estimate_step_s))
+        set_num(L, "estimate_step_s", row->estimate_step_s);
     set_bool(L, "simulated", row->simulated);
     if (row->simulated) {
         set_int(L, "run_id", row->run.run_id);
         set_num(L, "predicted_s", row->run.predicted_s);
         set_num(L, "lower_bound_s", row->run.lower_bound_s);
         set_str(L, "bottleneck", row->run.bottleneck);
+        if (!isnan(row->estimate_step_s)) {
+            set_num(L, "step_s", row->run.predicted_s);
+            set_num(L, "wire_s", row->run.wire_s);
+        }
         set_str(L, "strategy", row->run.strategy);
         if (row->run.auto_choice[0])
             set_str(L, "auto_choice", row->run.auto_choice);
@@ -369,6 +376,8 @@ static int l_study_estimate(lua_State *L)
         set_num(L, "bound_s", e.bound_s);
         set_num(L, "estimate_s", e.estimate_s);
         set_str(L, "estimated_as", e.how);
+        if (!isnan(e.step_s))
+            set_num(L, "estimate_step_s", e.step_s);
     }
     return 1;
 }

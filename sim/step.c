@@ -466,15 +466,23 @@ static double train_nic_busy(const struct rf_prediction *p, const struct rf_topo
     return worst;
 }
 
-/* The wire time of the tensors of mask, simulated alone, and its busiest training NIC. */
+/* The wire time of the tensors of mask, simulated alone, and its busiest training NIC. With
+ * bound, the simulator's bound-mode estimate instead: it keeps no link's busy time, so the
+ * NIC's is 0. */
 static int wire_of(const struct rf_plan *plan, const struct rf_side *train,
                    const struct rf_side *infer, const struct rf_topology *topo,
-                   const struct rf_sim_options *base, const uint8_t *mask, double *seconds,
-                   double *nic_s, struct rf_error *err)
+                   const struct rf_sim_options *base, const uint8_t *mask, bool bound,
+                   double *seconds, double *nic_s, struct rf_error *err)
 {
     struct rf_sim_options o = base ? *base : (struct rf_sim_options){0};
     struct rf_prediction p;
     o.tensor_mask = mask;
+    if (bound) {
+        const struct rf_topology *topos[1] = {topo};
+        if (nic_s)
+            *nic_s = 0;
+        return rf_simulate_bound(plan, train, infer, topos, 1, &o, &(double){0}, seconds, err);
+    }
     int rc = rf_simulate(plan, train, infer, topo, &o, &p, err);
     if (rc == 0) {
         *seconds = p.predicted_s;
@@ -485,10 +493,13 @@ static int wire_of(const struct rf_plan *plan, const struct rf_side *train,
     return rc;
 }
 
-int rf_step_predict(const struct rf_plan *plan, const struct rf_side *train,
-                    const struct rf_side *infer, const struct rf_topology *topo,
-                    const struct rf_framework *fw, const struct rf_sim_options *opts,
-                    const struct rf_prediction *whole, struct rf_step *out, struct rf_error *err)
+/* The step with the whole plan's wire given (wire_all_s, its busiest training NIC's busy
+ * time) and the parts a hybrid step needs simulated, or with bound estimated in bound mode. */
+static int step_of(const struct rf_plan *plan, const struct rf_side *train,
+                   const struct rf_side *infer, const struct rf_topology *topo,
+                   const struct rf_framework *fw, const struct rf_sim_options *opts,
+                   double wire_all_s, double wire_all_nic_s, bool bound, struct rf_step *out,
+                   struct rf_error *err)
 {
     struct rf_step_input in = {.plan = plan,
                                .train = train,
@@ -496,8 +507,8 @@ int rf_step_predict(const struct rf_plan *plan, const struct rf_side *train,
                                .topo = topo,
                                .fw = fw,
                                .bucket = rf_framework_bucket(fw, topo->cluster->hbm_gb),
-                               .wire_all_s = whole->predicted_s,
-                               .wire_all_nic_s = train_nic_busy(whole, topo, train),
+                               .wire_all_s = wire_all_s,
+                               .wire_all_nic_s = wire_all_nic_s,
                                .bulk_groups = 1};
     uint8_t *mask = NULL;
     int rc = 0;
@@ -537,8 +548,8 @@ int rf_step_predict(const struct rf_plan *plan, const struct rf_side *train,
             return rf_error_set(err, RF_ENOMEM, "out of memory");
         for (size_t i = 0; i < plan->n_tensors; i++)
             mask[i] = plan->tensor_strategy[i] == RF_STRAT_BROADCAST;
-        if ((rc = wire_of(plan, train, infer, topo, &o, mask, &in.wire_misc_s, &in.wire_misc_nic_s,
-                          err)) < 0)
+        if ((rc = wire_of(plan, train, infer, topo, &o, mask, bound, &in.wire_misc_s,
+                          &in.wire_misc_nic_s, err)) < 0)
             goto out;
         /* NeMo RL's engine takes the training stages reshard_stage_groups at a time
          * (NRL_REFIT_NUM_STREAMS, frameworks.md 2.2): each group's tensors are a wire of
@@ -557,7 +568,7 @@ int rf_step_predict(const struct rf_plan *plan, const struct rf_side *train,
                 any |= mask[i];
             }
             double w = 0;
-            if (any && (rc = wire_of(plan, train, infer, topo, &o, mask, &w, NULL, err)) < 0)
+            if (any && (rc = wire_of(plan, train, infer, topo, &o, mask, bound, &w, NULL, err)) < 0)
                 goto out;
             in.wire_bulk_s += w;
         }
@@ -569,4 +580,21 @@ int rf_step_predict(const struct rf_plan *plan, const struct rf_side *train,
 out:
     free(mask);
     return rc;
+}
+
+int rf_step_predict(const struct rf_plan *plan, const struct rf_side *train,
+                    const struct rf_side *infer, const struct rf_topology *topo,
+                    const struct rf_framework *fw, const struct rf_sim_options *opts,
+                    const struct rf_prediction *whole, struct rf_step *out, struct rf_error *err)
+{
+    return step_of(plan, train, infer, topo, fw, opts, whole->predicted_s,
+                   train_nic_busy(whole, topo, train), false, out, err);
+}
+
+int rf_step_estimate(const struct rf_plan *plan, const struct rf_side *train,
+                     const struct rf_side *infer, const struct rf_topology *topo,
+                     const struct rf_framework *fw, const struct rf_sim_options *opts,
+                     double wire_s, struct rf_step *out, struct rf_error *err)
+{
+    return step_of(plan, train, infer, topo, fw, opts, wire_s, 0, true, out, err);
 }

@@ -72,6 +72,16 @@ int rf_step_predict(const struct rf_plan *plan, const struct rf_side *train,
                     const struct rf_side *infer, const struct rf_topology *topo,
                     const struct rf_framework *fw, const struct rf_sim_options *opts,
                     const struct rf_prediction *whole, struct rf_step *out, struct rf_error *err);
+/* The step of the same plan from the simulator's bound mode, as a search ranks layouts:
+ * wire_s is the whole plan's estimate (rf_simulate_bound's, with opts' skip_gather), a
+ * hybrid step's parts are estimated the same way, and export, load and finalize are
+ * rf_step_predict's. Bound mode keeps no link's busy time, so the floor of an overlapped
+ * step (a training NIC the export's collectives and the broadcast share) counts the
+ * export's share alone. */
+int rf_step_estimate(const struct rf_plan *plan, const struct rf_side *train,
+                     const struct rf_side *infer, const struct rf_topology *topo,
+                     const struct rf_framework *fw, const struct rf_sim_options *opts,
+                     double wire_s, struct rf_step *out, struct rf_error *err);
 /* The framework's bucket in bytes on a GPU of hbm_gb. */
 int64_t rf_framework_bucket(const struct rf_framework *fw, double hbm_gb);
 

@@ -162,9 +162,12 @@ is "$(json_keys "$tmp/k4.json")" "$(readme_keys 'refit plan --json')" \
 scen=$SRCDIR/t/data/search/qwen3-30b.lua
 "$REFIT" search "$scen" --gpus 8 --top 1 --json --db "$tmp/k5.db" >"$tmp/k5.json" &&
     "$REFIT" search "$scen" --gpus 8 --top 1 --strategy auto --json --db "$tmp/k6.db" \
-        >"$tmp/k6.json"
-ok $? "refit search --json, reshard and auto"
-is "$(json_keys "$tmp/k5.json" "$tmp/k6.json")" "$(readme_keys 'refit search --json')" \
+        >"$tmp/k6.json" &&
+    "$REFIT" search "$SRCDIR/t/data/search/qwen3-30b-nemo-rl.lua" --gpus 8 --top 1 --json \
+        --db "$tmp/k7.db" >"$tmp/k7.json"
+ok $? "refit search --json, reshard, auto and under a framework profile"
+is "$(json_keys "$tmp/k5.json" "$tmp/k6.json" "$tmp/k7.json")" \
+    "$(readme_keys 'refit search --json')" \
     "README lists exactly the keys refit search --json prints"
 is "$(readme_keys 'refit sim --json' | wc -l | tr -d ' ')" 44 "the sim table has its 44 rows"
 
