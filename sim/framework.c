@@ -312,3 +312,8 @@ out:
     lua_settop(L, top);
     return rc;
 }
+
+bool rf_framework_skips_gather(const struct rf_framework *fw)
+{
+    return fw->present && fw->gather != RF_FW_GATHER_P2P;
+}

@@ -102,6 +102,11 @@ int rf_fw_quant_parse(const char *s, enum rf_fw_quant *out);
  * field present, absent sections false) at stack index t into fw, which it initialises;
  * a broken contract is named by field ("framework.broadcast.buffers: 3 outside 1..2"). On
  * failure fw holds nothing to release. */
+/* Whether the simulator leaves the plan's point-to-point gathers out of the wire: the
+ * profile's export puts whole tensors on the root itself (gather = export, stage or host);
+ * the plan keeps them so refit-exec can replay and verify the run. */
+bool rf_framework_skips_gather(const struct rf_framework *fw);
+
 struct lua_State;
 int rf_framework_read(struct lua_State *L, int t, struct rf_framework *fw, struct rf_error *err);
 

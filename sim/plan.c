@@ -169,3 +169,10 @@ out:
         rf_plan_release(plan);
     return rc;
 }
+
+void rf_plan_opts_profile(struct rf_plan_opts *opts, const struct rf_framework *fw)
+{
+    opts->bcast_comm = fw->present ? fw->comm : RF_FW_COMM_RECEIVERS;
+    opts->bcast_root = fw->present ? fw->root : RF_FW_ROOT_FIRST;
+    opts->wire_native = fw->present && fw->broadcast && fw->quant != RF_FW_QUANT_SENDER;
+}

@@ -58,6 +58,12 @@ struct rf_plan_opts {
     bool wire_native;
 };
 
+/* Sets opts' broadcast fields as a framework profile plans them (zeroed fields when fw is
+ * not present: refit's own plan): its communicator and roots, and native-dtype weights on
+ * the wire when its receivers quantise. refit sim and the layout search's estimates plan
+ * alike through it. */
+void rf_plan_opts_profile(struct rf_plan_opts *opts, const struct rf_framework *fw);
+
 /* Gather moves training shards to the broadcast root (training-side staging); deliver
  * writes into inference-side buffers. */
 enum rf_phase { RF_PHASE_GATHER, RF_PHASE_DELIVER };

@@ -78,13 +78,8 @@ static int plan_scenario(struct rf_lua *L, const struct rf_scenario_src *src, co
         return rc;
     }
     const struct rf_framework *fw = &sc->framework;
-    struct rf_plan_opts opts = {.topo = topo,
-                                .sources = sc->sources,
-                                .relay = sc->relay,
-                                .bcast_comm = fw->present ? fw->comm : RF_FW_COMM_RECEIVERS,
-                                .bcast_root = fw->present ? fw->root : RF_FW_ROOT_FIRST,
-                                .wire_native = fw->present && fw->broadcast &&
-                                               fw->quant != RF_FW_QUANT_SENDER};
+    struct rf_plan_opts opts = {.topo = topo, .sources = sc->sources, .relay = sc->relay};
+    rf_plan_opts_profile(&opts, fw);
     phase(sim, "plan");
     if ((rc = rf_plan_build(plan, &sc->model, &sc->train, &sc->infer, sc->strategy,
                             sc->tensor_strategy, &opts, err)) < 0)
@@ -139,7 +134,7 @@ int refit_run_compute(struct rf_lua *L, const struct rf_scenario_src *src, const
          * point-to-point gathers (kept so refit-exec can replay the run) are its export
          * phase, not wire. */
         struct rf_sim_options o = *sim;
-        o.skip_gather = fw->present && fw->gather != RF_FW_GATHER_P2P;
+        o.skip_gather = rf_framework_skips_gather(fw);
         phase(sim, "simulate");
         rc = rf_simulate(&r->plan, &r->sc.train, &r->sc.infer, &r->topo, &o, &r->pred, err);
         r->wire_s = r->pred.predicted_s;

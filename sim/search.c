@@ -36,15 +36,10 @@ static int estimate_named(struct rf_scenario *sc, const struct rf_topology *topo
      * its broadcast communicator and root, its wire dtype, and no point-to-point gathers
      * where its export puts whole tensors on the root another way. */
     const struct rf_framework *fw = &sc->framework;
-    struct rf_plan_opts opts = {.topo = topo,
-                                .sources = sc->sources,
-                                .relay = sc->relay,
-                                .bcast_comm = fw->present ? fw->comm : RF_FW_COMM_RECEIVERS,
-                                .bcast_root = fw->present ? fw->root : RF_FW_ROOT_FIRST,
-                                .wire_native = fw->present && fw->broadcast &&
-                                               fw->quant != RF_FW_QUANT_SENDER};
+    struct rf_plan_opts opts = {.topo = topo, .sources = sc->sources, .relay = sc->relay};
+    rf_plan_opts_profile(&opts, fw);
     struct rf_sim_options o = *sim;
-    o.skip_gather = fw->present && fw->gather != RF_FW_GATHER_P2P;
+    o.skip_gather = rf_framework_skips_gather(fw);
     const struct rf_topology *topos[1] = {topo};
     int rc;
     if ((rc = rf_plan_build(&plan, &sc->model, &sc->train, &sc->infer, sc->strategy,

@@ -543,7 +543,7 @@ static int step_of(const struct rf_plan *plan, const struct rf_side *train,
     }
     if (plan->strategy == RF_STRAT_HYBRID && fw->reshard) {
         struct rf_sim_options o = opts ? *opts : (struct rf_sim_options){0};
-        o.skip_gather = fw->gather != RF_FW_GATHER_P2P;
+        o.skip_gather = rf_framework_skips_gather(fw);
         if (!(mask = calloc(plan->n_tensors + 1, 1)))
             return rf_error_set(err, RF_ENOMEM, "out of memory");
         for (size_t i = 0; i < plan->n_tensors; i++)
