@@ -585,6 +585,13 @@ int rf_calibration_write(const struct rf_calibration *cal, const char *name, con
     put_field(f, in, "tensor_overhead_us", c->cal.tensor_overhead_us);
     put_field(f, in, "bucket_overhead_us", c->cal.bucket_overhead_us);
     fprintf(f, "%sstreams = %lld,\n", in, (long long)c->cal.streams);
+    put_field(f, in, "kernel_launch_us", c->cal.kernel_launch_us);
+    put_field(f, in, "nccl_call_us", c->cal.nccl_call_us);
+    put_field(f, in, "barrier_us", c->cal.barrier_us);
+    put_field(f, in, "h2d_gbps", c->cal.h2d_gbps);
+    put_field(f, in, "d2h_gbps", c->cal.d2h_gbps);
+    put_field(f, in, "reg_gbps", c->cal.reg_gbps);
+    put_field(f, in, "loader_scan_us", c->cal.loader_scan_us);
     fprintf(f, "    },\n}\n");
     if (ferror(f))
         return rf_error_set(err, RF_EIO, "writing the calibrated cluster failed");

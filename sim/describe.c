@@ -62,7 +62,7 @@ static json_t *preset_json(const struct rf_cluster *c, const struct rf_cluster *
         bad = !t || json_object_set_new(t, f->key, field_value(preset, f)) < 0;
     }
     if (!bad && c->fabric.pxn != preset->fabric.pxn) {
-        json_t *t = field_table(o, &(struct rf_cluster_field){"fabric", "pxn", false, 0});
+        json_t *t = field_table(o, &(struct rf_cluster_field){"fabric", "pxn", false, 0, 0});
         bad = !t || json_object_set_new(t, "pxn", json_boolean(preset->fabric.pxn)) < 0;
     }
     if (!bad && strcmp(c->name ? c->name : "", preset->name ? preset->name : "") != 0)
@@ -279,6 +279,10 @@ int rf_cluster_from_json(const json_t *o, struct rf_cluster *c, struct rf_error 
         const json_t *t = f->table ? json_object_get(o, f->table) : o;
         const json_t *v = json_object_get(t, f->key);
         char *p = (char *)c + f->offset;
+        if (!v && f->since_default > 0) {
+            *(double *)p = f->since_default;
+            continue;
+        }
         if (f->integer ? !json_is_integer(v) : !json_is_number(v)) {
             rc = rf_error_set(err, RF_EINVAL, "cluster.%s%s%s: expected %s",
                               f->table ? f->table : "", f->table ? "." : "", f->key,

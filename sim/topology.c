@@ -14,38 +14,55 @@
  * (sim/scenario.c), the run's description and its reader (sim/describe.c) and calibrate's
  * checks (sim/calibrate.c) all walk it, so none can miss a field. */
 const struct rf_cluster_field rf_cluster_fields[] = {
-    {NULL, "nodes", true, offsetof(struct rf_cluster, nodes)},
-    {NULL, "gpus_per_node", true, offsetof(struct rf_cluster, gpus_per_node)},
-    {NULL, "hbm_gb", false, offsetof(struct rf_cluster, hbm_gb)},
-    {"nvlink", "domain_gpus", true, offsetof(struct rf_cluster, nvlink.domain_gpus)},
-    {"nvlink", "gbps", false, offsetof(struct rf_cluster, nvlink.gbps)},
-    {"nvlink", "latency_us", false, offsetof(struct rf_cluster, nvlink.latency_us)},
-    {"nic", "per_node", true, offsetof(struct rf_cluster, nic.per_node)},
-    {"nic", "gbps", false, offsetof(struct rf_cluster, nic.gbps)},
-    {"nic", "latency_us", false, offsetof(struct rf_cluster, nic.latency_us)},
-    {"pcie", "gbps", false, offsetof(struct rf_cluster, pcie_gbps)},
-    {"fabric", "nodes_per_leaf", true, offsetof(struct rf_cluster, fabric.nodes_per_leaf)},
-    {"fabric", "oversubscription", false, offsetof(struct rf_cluster, fabric.oversubscription)},
-    {"fabric", "switch_latency_us", false, offsetof(struct rf_cluster, fabric.switch_latency_us)},
-    {"calibration", "nvlink_efficiency", false, offsetof(struct rf_cluster, cal.nvlink_efficiency)},
-    {"calibration", "nic_efficiency", false, offsetof(struct rf_cluster, cal.nic_efficiency)},
+    {NULL, "nodes", true, offsetof(struct rf_cluster, nodes), 0},
+    {NULL, "gpus_per_node", true, offsetof(struct rf_cluster, gpus_per_node), 0},
+    {NULL, "hbm_gb", false, offsetof(struct rf_cluster, hbm_gb), 0},
+    {"nvlink", "domain_gpus", true, offsetof(struct rf_cluster, nvlink.domain_gpus), 0},
+    {"nvlink", "gbps", false, offsetof(struct rf_cluster, nvlink.gbps), 0},
+    {"nvlink", "latency_us", false, offsetof(struct rf_cluster, nvlink.latency_us), 0},
+    {"nic", "per_node", true, offsetof(struct rf_cluster, nic.per_node), 0},
+    {"nic", "gbps", false, offsetof(struct rf_cluster, nic.gbps), 0},
+    {"nic", "latency_us", false, offsetof(struct rf_cluster, nic.latency_us), 0},
+    {"pcie", "gbps", false, offsetof(struct rf_cluster, pcie_gbps), 0},
+    {"fabric", "nodes_per_leaf", true, offsetof(struct rf_cluster, fabric.nodes_per_leaf), 0},
+    {"fabric", "oversubscription", false, offsetof(struct rf_cluster, fabric.oversubscription), 0},
+    {"fabric", "switch_latency_us", false, offsetof(struct rf_cluster, fabric.switch_latency_us),
+     0},
+    {"calibration", "nvlink_efficiency", false, offsetof(struct rf_cluster, cal.nvlink_efficiency),
+     0},
+    {"calibration", "nic_efficiency", false, offsetof(struct rf_cluster, cal.nic_efficiency), 0},
     {"calibration", "message_latency_us", false,
-     offsetof(struct rf_cluster, cal.message_latency_us)},
+     offsetof(struct rf_cluster, cal.message_latency_us), 0},
     {"calibration", "nvl_channels_per_peer", true,
-     offsetof(struct rf_cluster, cal.nvl_channels_per_peer)},
+     offsetof(struct rf_cluster, cal.nvl_channels_per_peer), 0},
     {"calibration", "net_channels_per_peer", true,
-     offsetof(struct rf_cluster, cal.net_channels_per_peer)},
-    {"calibration", "p2p_channels", true, offsetof(struct rf_cluster, cal.p2p_channels)},
-    {"calibration", "channel_gbps", false, offsetof(struct rf_cluster, cal.channel_gbps)},
-    {"calibration", "nvl_chunk_kib", true, offsetof(struct rf_cluster, cal.nvl_chunk_kib)},
-    {"calibration", "net_chunk_kib", true, offsetof(struct rf_cluster, cal.net_chunk_kib)},
-    {"calibration", "memcpy_gbps", false, offsetof(struct rf_cluster, cal.memcpy_gbps)},
-    {"calibration", "quant_gbps", false, offsetof(struct rf_cluster, cal.quant_gbps)},
+     offsetof(struct rf_cluster, cal.net_channels_per_peer), 0},
+    {"calibration", "p2p_channels", true, offsetof(struct rf_cluster, cal.p2p_channels), 0},
+    {"calibration", "channel_gbps", false, offsetof(struct rf_cluster, cal.channel_gbps), 0},
+    {"calibration", "nvl_chunk_kib", true, offsetof(struct rf_cluster, cal.nvl_chunk_kib), 0},
+    {"calibration", "net_chunk_kib", true, offsetof(struct rf_cluster, cal.net_chunk_kib), 0},
+    {"calibration", "memcpy_gbps", false, offsetof(struct rf_cluster, cal.memcpy_gbps), 0},
+    {"calibration", "quant_gbps", false, offsetof(struct rf_cluster, cal.quant_gbps), 0},
     {"calibration", "tensor_overhead_us", false,
-     offsetof(struct rf_cluster, cal.tensor_overhead_us)},
+     offsetof(struct rf_cluster, cal.tensor_overhead_us), 0},
     {"calibration", "bucket_overhead_us", false,
-     offsetof(struct rf_cluster, cal.bucket_overhead_us)},
-    {"calibration", "streams", true, offsetof(struct rf_cluster, cal.streams)},
+     offsetof(struct rf_cluster, cal.bucket_overhead_us), 0},
+    {"calibration", "streams", true, offsetof(struct rf_cluster, cal.streams), 0},
+    /* The per-call costs; descriptions stored before them read their defaults. */
+    {"calibration", "kernel_launch_us", false, offsetof(struct rf_cluster, cal.kernel_launch_us),
+     RF_DEFAULT_KERNEL_LAUNCH_US},
+    {"calibration", "nccl_call_us", false, offsetof(struct rf_cluster, cal.nccl_call_us),
+     RF_DEFAULT_NCCL_CALL_US},
+    {"calibration", "barrier_us", false, offsetof(struct rf_cluster, cal.barrier_us),
+     RF_DEFAULT_BARRIER_US},
+    {"calibration", "h2d_gbps", false, offsetof(struct rf_cluster, cal.h2d_gbps),
+     RF_DEFAULT_H2D_GBPS},
+    {"calibration", "d2h_gbps", false, offsetof(struct rf_cluster, cal.d2h_gbps),
+     RF_DEFAULT_D2H_GBPS},
+    {"calibration", "reg_gbps", false, offsetof(struct rf_cluster, cal.reg_gbps),
+     RF_DEFAULT_REG_GBPS},
+    {"calibration", "loader_scan_us", false, offsetof(struct rf_cluster, cal.loader_scan_us),
+     RF_DEFAULT_LOADER_SCAN_US},
 };
 const size_t rf_cluster_n_fields = sizeof(rf_cluster_fields) / sizeof(rf_cluster_fields[0]);
 
@@ -151,6 +168,19 @@ static int check_cluster(const struct rf_cluster *c, struct rf_error *err)
         (rc = rate_ok(c->cal.nvlink_efficiency, 1, "calibration.nvlink_efficiency", err)) < 0 ||
         (rc = rate_ok(c->cal.memcpy_gbps, RF_RATE_MAX_GBPS, "calibration.memcpy_gbps", err)) < 0 ||
         (rc = rate_ok(c->cal.quant_gbps, RF_RATE_MAX_GBPS, "calibration.quant_gbps", err)) < 0)
+        return rc;
+    /* The per-call costs: a zeroed cluster of a C caller (tests) leaves them 0, which costs
+     * nothing; models/lib always gives them. */
+    if ((c->cal.h2d_gbps != 0 &&
+         (rc = rate_ok(c->cal.h2d_gbps, RF_RATE_MAX_GBPS, "calibration.h2d_gbps", err)) < 0) ||
+        (c->cal.d2h_gbps != 0 &&
+         (rc = rate_ok(c->cal.d2h_gbps, RF_RATE_MAX_GBPS, "calibration.d2h_gbps", err)) < 0) ||
+        (c->cal.reg_gbps != 0 &&
+         (rc = rate_ok(c->cal.reg_gbps, RF_RATE_MAX_GBPS, "calibration.reg_gbps", err)) < 0) ||
+        (rc = latency_ok(c->cal.kernel_launch_us, "calibration.kernel_launch_us", err)) < 0 ||
+        (rc = latency_ok(c->cal.nccl_call_us, "calibration.nccl_call_us", err)) < 0 ||
+        (rc = latency_ok(c->cal.barrier_us, "calibration.barrier_us", err)) < 0 ||
+        (rc = latency_ok(c->cal.loader_scan_us, "calibration.loader_scan_us", err)) < 0)
         return rc;
     /* Without NICs their rates build no link (a localhost cluster gives 0 GB/s). */
     if (c->nic.per_node > 0 &&

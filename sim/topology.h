@@ -42,6 +42,12 @@ struct rf_cluster {
         int64_t nvl_chunk_kib, net_chunk_kib;
         double memcpy_gbps, quant_gbps, tensor_overhead_us, bucket_overhead_us;
         int64_t streams;
+        /* Per-call costs of the step's mechanisms (sim/step.c; each cited in
+         * models/lib/cluster.lua): one CUDA kernel launch, one NCCL call's host launch, a
+         * barrier across a communicator, pinned host<->device copies, registering memory
+         * with the NIC, and one entry of an engine loader's linear name scan. */
+        double kernel_launch_us, nccl_call_us, barrier_us, h2d_gbps, d2h_gbps, reg_gbps,
+            loader_scan_us;
     } cal;
 };
 
@@ -52,6 +58,9 @@ struct rf_cluster_field {
     const char *table, *key;
     bool integer;
     size_t offset;
+    /* > 0: the field came after schema 7's descriptions; a stored run's description without
+     * it reads this value (models/lib/cluster.lua's default), not an error. */
+    double since_default;
 };
 extern const struct rf_cluster_field rf_cluster_fields[];
 extern const size_t rf_cluster_n_fields;
@@ -117,6 +126,16 @@ struct rf_p2p {
  * bounds rates, and 1000 s; beyond them capacities and sums of times stop being finite
  * figures worth predicting. */
 #define RF_RATE_MAX_GBPS 1e6
+
+/* models/lib/cluster.lua's defaults of the per-call costs (cited there), which a run's
+ * description stored before they existed reads (rf_cluster_fields' since_default). */
+#define RF_DEFAULT_KERNEL_LAUNCH_US 4.0
+#define RF_DEFAULT_NCCL_CALL_US 5.0
+#define RF_DEFAULT_BARRIER_US 16.7
+#define RF_DEFAULT_H2D_GBPS 35.2
+#define RF_DEFAULT_D2H_GBPS 52.8
+#define RF_DEFAULT_REG_GBPS 21.25
+#define RF_DEFAULT_LOADER_SCAN_US 0.0479
 #define RF_LATENCY_MAX_US 1e9
 
 const char *rf_link_kind_name(enum rf_link_kind kind);

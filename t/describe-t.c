@@ -74,7 +74,7 @@ static void canonical_reals_round_trip(void **state)
 }
 
 /* The numeric fields of a cluster, as pointers into it. */
-enum { N_INTS = 11, N_REALS = 16 };
+enum { N_INTS = 11, N_REALS = 23 };
 static void fields(struct rf_cluster *c, int64_t **ints, double **reals)
 {
     int64_t *i[N_INTS] = {&c->nodes,
@@ -103,7 +103,14 @@ static void fields(struct rf_cluster *c, int64_t **ints, double **reals)
                           &c->cal.memcpy_gbps,
                           &c->cal.quant_gbps,
                           &c->cal.tensor_overhead_us,
-                          &c->cal.bucket_overhead_us};
+                          &c->cal.bucket_overhead_us,
+                          &c->cal.kernel_launch_us,
+                          &c->cal.nccl_call_us,
+                          &c->cal.barrier_us,
+                          &c->cal.h2d_gbps,
+                          &c->cal.d2h_gbps,
+                          &c->cal.reg_gbps,
+                          &c->cal.loader_scan_us};
     memcpy(ints, i, sizeof(i));
     memcpy(reals, r, sizeof(r));
 }

@@ -121,6 +121,33 @@ local CALIBRATION = {
     -- (NVIDIA-NeMo/RL docs/design-docs/nccl-reshard-refit.md; its broadcast path also
     -- alternates 2 buffers, https://docs.nvidia.com/nemo/rl/latest/guides/refit.html).
     streams = positive(false, 2),
+
+    -- Per-call costs of the step's mechanisms (sim/step.c, README "The refit step: phases"),
+    -- each the published figure below; doc/research/refit-costs.md holds the reading, and
+    -- `refit calibrate` fits them to a user's own measurements. sim/topology.h repeats the
+    -- defaults (RF_DEFAULT_*) for run descriptions stored before these fields.
+    --
+    -- One CUDA kernel launch issued back to back from one host thread (what a loop of
+    -- per-parameter kernels pays when the kernels themselves are short). KERNEL_LAUNCH_SOURCE
+    kernel_launch_us = latency(4.0),
+    -- One NCCL call's host launch (enqueue, ncclGroupEnd's kernel launch and proxy hand-off)
+    -- beyond the call's own latency, which NCCL's tuner model gives (sim/ring.c). NCCL_CALL_SOURCE
+    nccl_call_us = latency(5.0),
+    -- A barrier across a communicator (M2N's start and end barriers of each per-parameter
+    -- kernel): the GIN small-message round trip, 16.7 us (arXiv 2511.15076).
+    barrier_us = latency(16.7),
+    -- Pinned host <-> device copies on H100: 35.2 GB/s H2D, 52.8 GB/s D2H
+    -- (NVIDIA/nvbandwidth#24, host_to_device and device_to_host memcpy CE, pinned).
+    h2d_gbps = rate(false, 35.2),
+    d2h_gbps = rate(false, 52.8),
+    -- Registering memory with the NIC (ibv_reg_mr) without a registration cache: 51 GB in
+    -- 1,265 tensors took 2.4 s, 21.25 GB/s (ai-dynamo/nixl#1498; 17 ms with a range cache).
+    -- Paid on the first refit of a job (a scenario's refit = "first").
+    reg_gbps = rate(false, 21.25),
+    -- One entry of an engine loader's linear scan of its parameter-name mapping, per tensor
+    -- loaded: SGLang took 36.9 us a tensor at 771 entries, 0.0479 us an entry
+    -- (sgl-project/sglang#19299; 0.7 us a tensor once the mapping is a dict).
+    loader_scan_us = latency(0.0479),
 }
 
 -- What cluster.system{...} accepts. nodes defaults to 1: a preset describes one node (a

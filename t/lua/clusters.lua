@@ -22,7 +22,9 @@ local CONTRACT = {
                     nvl_chunk_kib = "integer", net_chunk_kib = "integer",
                     memcpy_gbps = "number", quant_gbps = "number",
                     tensor_overhead_us = "number", bucket_overhead_us = "number",
-                    streams = "integer" },
+                    streams = "integer", kernel_launch_us = "number",
+                    nccl_call_us = "number", barrier_us = "number", h2d_gbps = "number",
+                    d2h_gbps = "number", reg_gbps = "number", loader_scan_us = "number" },
 }
 
 -- Returns nil when `value` has exactly the fields of `shape`, else what is wrong.
