@@ -590,7 +590,7 @@ int rf_calibration_write(const struct rf_calibration *cal, const char *name, con
     put_field(f, in, "barrier_us", c->cal.barrier_us);
     put_field(f, in, "h2d_gbps", c->cal.h2d_gbps);
     put_field(f, in, "d2h_gbps", c->cal.d2h_gbps);
-    put_field(f, in, "reg_gbps", c->cal.reg_gbps);
+    put_field(f, in, "reg_region_us", c->cal.reg_region_us);
     put_field(f, in, "loader_scan_us", c->cal.loader_scan_us);
     fprintf(f, "    },\n}\n");
     if (ferror(f))
