@@ -142,8 +142,8 @@ static void impl_of(const struct probe *p, int probe, char *out, size_t size)
     case P_NARROW: config_token(p->be, "fp8=", "host", out, size); break;
     case P_FILL:
     case P_CHECK: config_token(p->be, "fill=", "host", out, size); break;
-    case P_LAUNCH: snprintf(out, size, "<<<1,1>>> x %d", LAUNCHES); break;
-    case P_LATENCY: snprintf(out, size, "<<<1,1>>> + sync"); break;
+    case P_LAUNCH: snprintf(out, size, "empty kernel x %d", LAUNCHES); break;
+    case P_LATENCY: snprintf(out, size, "empty kernel + sync"); break;
     case P_GROUP: snprintf(out, size, "ncclGroupStart/End"); break;
     case P_BARRIER: snprintf(out, size, "%s", mpi ? "MPI_Ibarrier" : "ncclAllReduce 4 B"); break;
     case P_H2D:
