@@ -48,6 +48,8 @@ is "$(grep -c -E '^(send4k|barrier) +MPI_I[A-Za-z/_]+ +[0-9]+\.[0-9]{3}  (nccl_c
     "$tmp/out")" 2 "the MPI send and barrier are timed in microseconds beside their fields"
 is "$(grep -c -E '^(launch|latency|group|h2d|d2h) .*(kernel_launch_us|nccl_call_us|h2d_gbps|d2h_gbps) .* not measured \(host backend\)$' \
     "$tmp/out")" 5 "kernel launches, the empty group and the pinned copies are not measured on host memory"
+ok "$(grep -q -E '^barrier .* barrier_us +[0-9.]+ +[0-9.]+  ok$' "$tmp/out"; echo $?)" \
+    "the barrier stands beside the preset's barrier_us (cluster.lua's default), with the ratio"
 cal=$(sed -n 's/.*calibration = { \(.*\) }$/\1/p' "$tmp/out")
 ok "$(echo "$cal" | grep -q -E '^memcpy_gbps = [0-9]+, quant_gbps = [0-9]+, nccl_call_us = [0-9.e+-]+, barrier_us = [0-9.e+-]+$'; echo $?)" \
     "it prints the calibration line to fold into the preset, with the MPI run's nccl_call_us and barrier_us"
