@@ -206,6 +206,8 @@ static json_t *framework_json(const struct rf_framework *fw)
     if (!bad && fw->reshard && fw->reshard_barriers > 0)
         bad = json_object_set_new(json_object_get(o, "reshard"), "barriers",
                                   json_integer(fw->reshard_barriers)) < 0;
+    if (!bad && fw->reshard && fw->reshard_serial)
+        bad = json_object_set_new(json_object_get(o, "reshard"), "serial_calls", json_true()) < 0;
     if (!bad && fw->colocated)
         bad = json_object_set_new(
                   o, "colocated",

@@ -349,6 +349,7 @@ static int read_reshard(lua_State *L, int r, struct rf_framework *fw, struct rf_
     if ((rc = get_int(L, r, ctx, "barriers", 0, 16, &barriers, err)) < 0)
         return rc;
     fw->reshard_barriers = (int32_t)barriers;
+    fw->reshard_serial = get_bool(L, r, "serial_calls");
     return 0;
 }
 

@@ -106,6 +106,9 @@ struct rf_framework {
      * start, one at its end, each barrier_us); each call is one kernel launch from the
      * engine's single host thread. 0: no per-call kernel is modelled. */
     int32_t reshard_barriers;
+    /* The calls' times add up: each runs alone, none overlapping the next (M2N's
+     * reshard_model_bench reports the slowest rank's sum of per-pattern timings). */
+    bool reshard_serial;
 
     /* The broadcast path's engine loader. */
     enum rf_fw_loader loader;

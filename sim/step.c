@@ -298,7 +298,7 @@ static double broadcast_part(const struct rf_step_input *in, const uint8_t *mask
     const struct rf_cluster *c = in->topo->cluster;
     double tensor_s = c->cal.tensor_overhead_us * 1e-6;
     struct export_rings x;
-    int64_t hf = 0, gcalls = 0, bytes = 0, shard = 0, qbytes = 0;
+    int64_t hf = 0, gcalls = 0, bytes = 0, shard = 0, qbytes = 0, sbytes = 0;
     double gather_s = 0;
     bool fp8 = in->infer->dtype == RF_DT_FP8;
 
@@ -319,6 +319,12 @@ static double broadcast_part(const struct rf_step_input *in, const uint8_t *mask
         if (fp8 && t->quant && plan->wire_dtype[i] != RF_DT_FP8)
             qbytes += fw->quant == RF_FW_QUANT_RECEIVER_SHARD ? first_numel(in->infer, t, NULL) * 2
                                                               : rf_tensor_numel(t) * 2;
+        /* The sender block-quantises each whole BF16 tensor it puts on the wire as FP8
+         * (slime's and miles' quantize_params_fp8); checkpoint-engine's host copies are
+         * already in the engine's dtype. */
+        if (fp8 && t->quant && t->scale_of < 0 && plan->wire_dtype[i] == RF_DT_FP8 &&
+            fw->gather != RF_FW_GATHER_HOST)
+            sbytes += rf_tensor_numel(t) * 2;
         if (export_all && t->scale_of < 0)
             gather_s += export_gather(in, &x, weight_of(plan, i), &gcalls);
     }
@@ -339,17 +345,18 @@ static double broadcast_part(const struct rf_step_input *in, const uint8_t *mask
     double h2d = fw->gather == RF_FW_GATHER_HOST
                      ? (double)bytes / (double)(in->roots > 0 ? in->roots : 1) / (h2d_gbps * 1e9)
                      : 0;
-    double device = gather_s + pack + h2d;
+    double squant = (double)sbytes / (c->cal.quant_gbps * 1e9);
+    double device = gather_s + pack + h2d + squant;
     double e = issued(host, device, gcalls > 0 ? nccl_s : 0);
     const char *how = fw->gather == RF_FW_GATHER_EXPORT  ? "Bridge export on every trainer"
                       : fw->gather == RF_FW_GATHER_STAGE ? "gathers within each stage"
                       : fw->gather == RF_FW_GATHER_HOST  ? "H2D copy from pinned host memory"
                                                          : "point-to-point gather (simulated)";
     add_phase(st, part, RF_STEP_EXPORT, e, bytes, gcalls + hf,
-              "%s: %lld collectives %.3g s, pack %.3g s%s on the device; host %.3g s "
+              "%s: %lld collectives %.3g s, pack %.3g s%s%s on the device; host %.3g s "
               "(%lld HF tensors x %.3g calls)",
-              how, (long long)gcalls, gather_s, pack, h2d > 0 ? ", H2D" : "", host, (long long)hf,
-              fw->export_calls);
+              how, (long long)gcalls, gather_s, pack, h2d > 0 ? ", H2D" : "",
+              squant > 0 ? ", FP8 quantisation" : "", host, (long long)hf, fw->export_calls);
 
     /* The wire: the simulated broadcasts, and NCCL's launch latency per tensor when the
      * framework broadcasts tensor by tensor (each call's launch on the host beside it). */
@@ -677,6 +684,25 @@ static double train_nic_busy(const struct rf_prediction *p, const struct rf_topo
     return worst;
 }
 
+/* Whether two parameter names differ only in their layer index ("layers.<n>."). */
+static bool same_pattern(const char *a, const char *b)
+{
+    while (*a && *b) {
+        if (strncmp(a, "layers.", 7) == 0 && strncmp(b, "layers.", 7) == 0) {
+            a += 7;
+            b += 7;
+            while (*a >= '0' && *a <= '9')
+                a++;
+            while (*b >= '0' && *b <= '9')
+                b++;
+            continue;
+        }
+        if (*a++ != *b++)
+            return false;
+    }
+    return *a == *b;
+}
+
 /* The wire time of the tensors of mask, simulated alone, and its busiest training NIC. With
  * bound, the simulator's bound-mode estimate instead: it keeps no link's busy time, so the
  * NIC's is 0. */
@@ -784,6 +810,44 @@ static int step_of(const struct rf_plan *plan, const struct rf_side *train,
                 goto out;
             in.wire_bulk_s += w;
         }
+    }
+    /* A framework whose calls' times add up (M2N's reshard_model_bench): the parameters
+     * whose names differ only in their layer index ("model.layers.X.mlp.down_proj.weight")
+     * are one pattern group, launched together and synchronised, each group timed alone
+     * after a barrier, and the bench reports the sum over groups: the wire is the sum of
+     * each group simulated alone. */
+    if (fw->reshard && fw->reshard_serial && plan->strategy != RF_STRAT_BROADCAST &&
+        plan->strategy != RF_STRAT_HYBRID) {
+        struct rf_sim_options o = opts ? *opts : (struct rf_sim_options){0};
+        size_t *group = malloc((plan->n_tensors + 1) * sizeof(size_t));
+        if (!group || !(mask = calloc(plan->n_tensors + 1, 1))) {
+            free(group);
+            return rf_error_set(err, RF_ENOMEM, "out of memory");
+        }
+        /* Each tensor's group: the first weight of the same pattern (the scales their
+         * weight's). */
+        for (size_t i = 0; i < plan->n_tensors; i++) {
+            const struct rf_tensor *w = weight_of(plan, i);
+            group[i] = i;
+            for (size_t j = 0; j < i; j++)
+                if (same_pattern(weight_of(plan, j)->name, w->name)) {
+                    group[i] = group[j];
+                    break;
+                }
+        }
+        in.wire_all_s = 0;
+        for (size_t g = 0; g < plan->n_tensors && rc == 0; g++) {
+            if (group[g] != g)
+                continue;
+            for (size_t i = 0; i < plan->n_tensors; i++)
+                mask[i] = group[i] == g;
+            double t = 0;
+            if ((rc = wire_of(plan, train, infer, topo, &o, mask, bound, &t, NULL, err)) == 0)
+                in.wire_all_s += t;
+        }
+        free(group);
+        if (rc < 0)
+            goto out;
     }
     for (size_t i = 0; i < plan->n_collectives; i++)
         in.buckets = plan->collectives[i].round + 1 > in.buckets ? plan->collectives[i].round + 1

@@ -24,6 +24,9 @@ return framework.profile{
         -- Each call is one device kernel that starts with a barrier over the communicator
         -- and ends with a fence and a barrier (GIN), launched from one host thread.
         barriers = 2,
+        -- The bench's "max latency" is the slowest rank's sum of its per-pattern timings:
+        -- no overlap between calls is counted (frameworks.md §6).
+        serial_calls = true,
     },
     sources = {
         { field = "strategies", repo = M2N, commit = AT, file = "nccl_m2n/README.md",
@@ -39,6 +42,12 @@ return framework.profile{
         { field = "reshard.calls", repo = M2N, commit = AT, file = "nccl_m2n/RELEASE.md",
           func = "limitations", says = "one reshard in flight per (communicator, stream); the "
               .. "host serialises M2N calls (l.245-246)" },
+        { field = "reshard.serial_calls", repo = M2N, commit = AT,
+          file = "nccl_m2n/benchmarks/reshard_model_bench.cu",
+          func = "main: pattern groups, timed iterations",
+          says = "groups by the name with layers.N -> layers.X; per group a barrier, runGroup, "
+              .. "timed; cumulativeLatencyMs sums the groups (reshard_model_bench.cu "
+              .. "l.894-907, 1136-1160, 1224-1232)" },
         { field = "reshard.barriers", repo = M2N, commit = AT, file = "src/reshard_mesh.cc",
           func = "the reshard kernel (8 CTAs x 512 threads on 4 GIN contexts)",
           says = "an initial barrier, then a final fence and barrier over the communicator "

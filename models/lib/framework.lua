@@ -116,6 +116,9 @@ local RESHARD = { type = "record", fields = {
     -- start, one at the end), each calibration.barrier_us; each call is one kernel launch
     -- (calibration.kernel_launch_us) from the engine's host thread. 0: not modelled.
     barriers = { type = "integer", min = 0, max = 16, default = 0 },
+    -- The calls' times add up: each call runs alone and none overlaps the next (M2N's
+    -- reshard_model_bench reports the slowest rank's sum of its per-pattern timings).
+    serial_calls = flag(),
 } }
 
 -- One citation: the public code a field mirrors. `field` is the dotted profile field it

@@ -18,7 +18,7 @@ local BROADCAST = {
 }
 local RESHARD = {
     plan = "string", stage_groups = "integer", misc_after_bulk = "boolean", stack_experts = "boolean",
-    fused_copy = "boolean", calls = "number", barriers = "integer",
+    fused_copy = "boolean", calls = "number", barriers = "integer", serial_calls = "boolean",
 }
 local COLOCATED = {
     export = "string", bucket = { hbm_fraction = "number", max_mib = "integer", mib = "integer" },
