@@ -56,8 +56,8 @@ static bool parse_phase(const char *arg, struct rf_log_phase *p)
     if (k < 0) {
         char names[96] = "";
         for (int i = 0; i < RF_STEP_PHASE_COUNT; i++)
-            snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
-                     i ? ", " : "", rf_step_phase_name((enum rf_step_phase_kind)i));
+            snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? ", " : "",
+                     rf_step_phase_name((enum rf_step_phase_kind)i));
         return cmd_usage_fail("measure", "--phase %s: unknown phase '%.*s' (the step's are %s)",
                               arg, (int)(eq - arg), arg, names),
                false;
@@ -102,12 +102,12 @@ static int print_json(const char *db, int64_t mid, const struct rf_log_measureme
                               json_pack("{ss sf so}", "phase", m->phases[i].phase, "seconds",
                                         m->phases[i].seconds, "predicted_s",
                                         real_or_null(predicted_phase(v, m->phases[i].phase))));
-    json_t *o = json_pack("{sI sI so ss sf so so so so}", "measurement_id", (json_int_t)mid,
-                          "run_id", (json_int_t)m->run_id, "db", rf_json_text(db), "backend",
-                          "log", "seconds", m->seconds, "source",
-                          m->source ? rf_json_text(m->source) : json_null(), "predicted_s",
-                          real_or_null(pred), "compared_with",
-                          isnan(pred) ? json_null() : json_string(what), "phases", phases);
+    json_t *o =
+        json_pack("{sI sI so ss sf so so so so}", "measurement_id", (json_int_t)mid, "run_id",
+                  (json_int_t)m->run_id, "db", rf_json_text(db), "backend", "log", "seconds",
+                  m->seconds, "source", m->source ? rf_json_text(m->source) : json_null(),
+                  "predicted_s", real_or_null(pred), "compared_with",
+                  isnan(pred) ? json_null() : json_string(what), "phases", phases);
     /* Canonical text, as refit show writes it: reals shortest and exact (0.06). */
     char *text = o ? rf_json_canonical(o, 2) : NULL;
     json_decref(o);
@@ -142,11 +142,13 @@ static void print_text(const char *db, int64_t mid, const struct rf_log_measurem
 
 int cmd_measure(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"seconds", required_argument, NULL, 's'}, {"phase", required_argument, NULL, 'p'},
-        {"source", required_argument, NULL, 'S'},  {"db", required_argument, NULL, 'd'},
-        {"json", no_argument, NULL, 'j'},          {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"seconds", required_argument, NULL, 's'},
+                                         {"phase", required_argument, NULL, 'p'},
+                                         {"source", required_argument, NULL, 'S'},
+                                         {"db", required_argument, NULL, 'd'},
+                                         {"json", no_argument, NULL, 'j'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
     const char *db = "refit.db";
     struct rf_log_phase phases[RF_STEP_PHASE_COUNT * 2];
     struct rf_log_measurement m = {.seconds = NAN, .phases = phases};

@@ -121,12 +121,11 @@ static int check_log(const struct rf_log_measurement *m, struct rf_error *err)
     for (size_t i = 0; i < m->n_phases; i++) {
         const struct rf_log_phase *p = &m->phases[i];
         if (!isfinite(p->seconds) || p->seconds < 0)
-            return rf_error_set(err, RF_EINVAL, "phase %s: %g s: must be finite and >= 0",
-                                p->phase, p->seconds);
+            return rf_error_set(err, RF_EINVAL, "phase %s: %g s: must be finite and >= 0", p->phase,
+                                p->seconds);
         if (p->seconds > m->seconds)
-            return rf_error_set(err, RF_EINVAL,
-                                "phase %s: %g s is more than the whole step's %g s", p->phase,
-                                p->seconds, m->seconds);
+            return rf_error_set(err, RF_EINVAL, "phase %s: %g s is more than the whole step's %g s",
+                                p->phase, p->seconds, m->seconds);
         for (size_t j = 0; j < i; j++)
             if (strcmp(m->phases[j].phase, p->phase) == 0)
                 return rf_error_set(err, RF_EINVAL, "phase %s given twice", p->phase);

@@ -525,5 +525,5 @@ int (*const rf_store_migration_fill[RF_STORE_SCHEMA_VERSION])(struct rf_store *,
 
 /* rf_store_migrations[v] takes a file from version v to v + 1; a new file runs them all. */
 const char *const rf_store_migrations[RF_STORE_SCHEMA_VERSION] = {
-    schema_v1,    migration_v2, migration_v3, migration_v4,  migration_v5, migration_v6,
+    schema_v1,    migration_v2, migration_v3, migration_v4,  migration_v5,  migration_v6,
     migration_v7, migration_v8, migration_v9, migration_v10, migration_v11, migration_v12};

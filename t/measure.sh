@@ -145,4 +145,125 @@ is "$(sql "$old" "SELECT count(*) FROM measured_round WHERE measurement_id = 1")
 sql "$old" "PRAGMA integrity_check; PRAGMA foreign_key_check" >"$tmp/out"
 is "$(cat "$tmp/out")" "ok" "the migrated file passes integrity and foreign key checks"
 
+# Log measurements of the step, after calibrate: a profile-free run's against its wire.
+"$REFIT" calibrate --db "$old" --cluster dgx-h100 --out "$tmp/old-cal.lua" --json \
+    >"$tmp/old.json" 2>"$tmp/err"
+ok $? "refit calibrate takes a log measurement beside refit-exec's"
+sed 's/^/# /' "$tmp/err"
+is "$("$SQLITE3" :memory: "SELECT group_concat(p.value->>'measurement_id' || ':' ||
+     (p.value->>'backend') || ':' || (p.value->>'compared_with'))
+     FROM json_each(readfile('$tmp/old.json'), '$.points') AS p")" "3:replay:wire,4:log:wire" \
+    "each point says what it was compared with (no profile: the wire)"
+
+# The recovery target: log measurements synthesised from a profile with chosen per-call
+# costs give those costs back. Four NeMo RL steps whose tensor counts differ (dense, MoE with
+# stacked experts, MLA with experts, Qwen3-8B) are predicted twice: with the preset's
+# defaults (tensor_overhead_us 10, bucket_overhead_us 50) into the database, and with chosen
+# costs (37 and 180) into another, whose step seconds are imported as the first's log
+# measurements. calibrate must find 37 and 180 within 5%.
+fit=$tmp/fit.db truth=$tmp/truth.db
+chosen=", calibration = { tensor_overhead_us = 37, bucket_overhead_us = 180 }"
+scenario() { # scenario FILE MODEL TRAIN INFER [CLUSTER-EXTRA]
+    cat >"$1" <<LUA
+return {
+    model = "$2",
+    cluster = { system = "dgx-h100", nodes = 1 ${5:-} },
+    train = { $3 },
+    infer = { $4 },
+    strategy = "broadcast",
+    framework = "nemo-rl",
+}
+LUA
+}
+ex=$SRCDIR/t/data/exec
+k=0
+for spec in "$ex/tiny-llama.lua|gpus = 2, tp = 2|gpus = 2, first_gpu = 2, tp = 2" \
+    "$ex/tiny-qwen3-moe.lua|gpus = 2, ep = 2|gpus = 2, first_gpu = 2" \
+    "$ex/tiny-dsv3.lua|gpus = 4, tp = 2, ep = 2|gpus = 4, first_gpu = 4, tp = 4" \
+    "qwen3-8b|gpus = 4, tp = 2|gpus = 4, first_gpu = 4, tp = 2"; do
+    k=$((k + 1))
+    model=${spec%%|*} rest=${spec#*|}
+    train=${rest%%|*} infer=${rest#*|}
+    scenario "$tmp/s$k.lua" "$model" "$train" "$infer"
+    scenario "$tmp/t$k.lua" "$model" "$train" "$infer" "$chosen"
+    "$REFIT" sim "$tmp/s$k.lua" --db "$fit" >/dev/null 2>"$tmp/err" &&
+        "$REFIT" sim "$tmp/t$k.lua" --db "$truth" >/dev/null 2>>"$tmp/err" &&
+        "$REFIT" measure "$k" --db "$fit" --source "synthesised: tensor 37 us, bucket 180 us" \
+            --seconds "$(sql "$truth" "SELECT printf('%.17g', step_seconds) FROM prediction
+                                       WHERE run_id = $k")" >/dev/null 2>>"$tmp/err"
+    ok $? "run $k ($(basename "$model" .lua)): predicted with the defaults, measured with the \
+chosen costs"
+    sed 's/^/# /' "$tmp/err"
+done
+is "$(sql "$fit" "SELECT count(DISTINCT r.transfers) FROM run r")" 4 \
+    "the four runs' plans differ"
+(cd "$tmp" && "$REFIT" calibrate --db "$fit" --cluster dgx-h100 >"$tmp/cal.txt" 2>"$tmp/err")
+ok $? "refit calibrate fits the defaults to the log measurements"
+sed 's/^/# /' "$tmp/cal.txt" "$tmp/err"
+(cd "$tmp" && "$REFIT" calibrate --db "$fit" --cluster dgx-h100 --framework nemo-rl \
+    --out "$tmp/cal.lua" --json >"$tmp/cal.json" 2>"$tmp/err")
+ok $? "and with --framework nemo-rl, as JSON"
+within() { # within JSON-PATH WANT: the fitted knob within 5% of WANT
+    "$SQLITE3" :memory: "SELECT abs(json_extract(readfile('$tmp/cal.json'), '$1') / $2 - 1)
+                         < 0.05"
+}
+is "$(within '$.parameters.tensor_overhead_us.after' 37)" 1 \
+    "tensor_overhead_us recovered within 5% of 37 ($(json "$tmp/cal.json" \
+    '$.parameters.tensor_overhead_us.after'))"
+is "$(within '$.parameters.bucket_overhead_us.after' 180)" 1 \
+    "bucket_overhead_us recovered within 5% of 180 ($(json "$tmp/cal.json" \
+    '$.parameters.bucket_overhead_us.after'))"
+is "$(within '$.parameters.nvlink_efficiency.after' 0.82)" 1 \
+    "nvlink_efficiency, which the steps also move, stays at the truth's 0.82"
+is "$(json "$tmp/cal.json" '$.parameters.message_latency_us.identifiable') $(json \
+    "$tmp/cal.json" '$.parameters.message_latency_us.tied_to')" "0 bucket_overhead_us" \
+    "message_latency_us, which adds to bucket_overhead_us on every broadcast, is tied to it"
+is "$(json "$tmp/cal.json" '$.parameters.nccl_call_us.identifiable') $(json \
+    "$tmp/cal.json" '$.parameters.nccl_call_us.after')" "0 5.0" \
+    "a per-call cost the step does not use is kept"
+is "$("$SQLITE3" :memory: "SELECT count(*) FROM json_each(readfile('$tmp/cal.json'), '$.points')
+     AS p WHERE p.value->>'compared_with' = 'step' AND p.value->>'backend' = 'log'
+     AND abs(p.value->>'after_s' / (p.value->>'measured_s') - 1) < 0.01
+     AND abs(p.value->>'before_s' / (p.value->>'measured_s') - 1) > 0.1")" 4 \
+    "every step: off by more than 10% before, within 1% after"
+is "$(grep -c '^[0-9]' "$tmp/cal.txt")" 4 "the table has one row per measurement"
+ok "$(grep -q '^        kernel_launch_us = 4,$' "$tmp/cal.lua" &&
+    grep -q '^        loader_scan_us = 0.0479,$' "$tmp/cal.lua"; echo $?)" \
+    "the written cluster carries the per-call costs it did not fit"
+# The calibrated cluster predicts the chosen costs' steps.
+sed "s|system = \"dgx-h100\"|system = \"$tmp/cal.lua\"|" "$tmp/s4.lua" >"$tmp/again.lua"
+"$REFIT" sim "$tmp/again.lua" --db "$truth" --json >"$tmp/again.json" 2>"$tmp/err"
+ok $? "a scenario on the calibrated cluster"
+is "$(sql "$truth" "SELECT abs(a.step_seconds / t.step_seconds - 1) < 0.01 FROM prediction a,
+                    prediction t WHERE a.run_id = $(json "$tmp/again.json" '$.run_id')
+                    AND t.run_id = 4")" 1 "predicts the chosen costs' step within 1%"
+"$REFIT" calibrate --db "$fit" --cluster dgx-h100 --framework verl --out "$tmp/v.lua" \
+    >/dev/null 2>"$tmp/err"
+is "$? $(cat "$tmp/err")" "1 refit: no usable measurement: no run predicted on cluster \
+'dgx-h100' under framework 'verl' (refit sim) has an ok measurement (refit-exec --check, or \
+refit measure)" "--framework keeps the runs of that profile only"
+
+# The phases a log printed are fitted too: one run's export, transfer and load alone give
+# both costs back (tensor_overhead_us is in export and load, bucket_overhead_us on the wire).
+# Qwen3-8B's, whose wire is mostly bandwidth: on a tiny model's the wire is all fixed costs,
+# and NVLink's efficiency moves it as bucket_overhead_us does (calibrate then ties them).
+one=$tmp/one.db
+"$REFIT" sim "$tmp/s4.lua" --db "$one" >/dev/null
+phases=$(sql "$truth" "SELECT group_concat('--phase ' || phase || '=' || printf('%.17g', s), ' ')
+                       FROM (SELECT phase, sum(seconds) AS s FROM predicted_step_phase
+                             WHERE run_id = 4 GROUP BY phase HAVING s > 0)")
+# shellcheck disable=SC2086
+"$REFIT" measure 1 --db "$one" $phases --seconds "$(sql "$truth" "SELECT printf('%.17g',
+    step_seconds) FROM prediction WHERE run_id = 4")" >/dev/null
+ok $? "one run measured with its phases ($phases)"
+(cd "$tmp" && "$REFIT" calibrate --db "$one" --cluster dgx-h100 --out "$tmp/one.lua" --json \
+    >"$tmp/cal.json" 2>"$tmp/err")
+ok $? "refit calibrate on that one measurement"
+is "$(within '$.parameters.tensor_overhead_us.after' 37) $(within \
+    '$.parameters.bucket_overhead_us.after' 180)" "1 1" \
+    "its phases identify both costs within 5%"
+is "$("$SQLITE3" :memory: "SELECT group_concat(ph.value->>'phase') FROM
+     json_each(readfile('$tmp/cal.json'), '$.points[0].phases') AS ph")" "export,transfer,load" \
+    "--json lists each phase with its error before and after"
+
 done_testing
