@@ -49,8 +49,10 @@ static bool parse_phase(const char *arg, struct rf_log_phase *p)
 {
     const char *eq = strchr(arg, '=');
     char name[32];
-    if (!eq || eq == arg)
-        return cmd_usage_fail("measure", "--phase %s: expected NAME=SECONDS", arg), false;
+    if (!eq || eq == arg) {
+        cmd_usage_fail("measure", "--phase %s: expected NAME=SECONDS", arg);
+        return false;
+    }
     snprintf(name, sizeof(name), "%.*s", (int)(eq - arg), arg);
     int k = (size_t)(eq - arg) < sizeof(name) ? rf_step_phase_parse(name) : -1;
     if (k < 0) {
@@ -58,9 +60,9 @@ static bool parse_phase(const char *arg, struct rf_log_phase *p)
         for (int i = 0; i < RF_STEP_PHASE_COUNT; i++)
             snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? ", " : "",
                      rf_step_phase_name((enum rf_step_phase_kind)i));
-        return cmd_usage_fail("measure", "--phase %s: unknown phase '%.*s' (the step's are %s)",
-                              arg, (int)(eq - arg), arg, names),
-               false;
+        cmd_usage_fail("measure", "--phase %s: unknown phase '%.*s' (the step's are %s)", arg,
+                       (int)(eq - arg), arg, names);
+        return false;
     }
     p->phase = rf_step_phase_name((enum rf_step_phase_kind)k);
     return parse_seconds("--phase", arg, eq + 1, &p->seconds);
