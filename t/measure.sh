@@ -175,7 +175,7 @@ return {
 }
 LUA
 }
-ex=$SRCDIR/t/data/exec
+ex=$(cd "$SRCDIR/t/data/exec" && pwd)
 k=0
 for spec in "$ex/tiny-llama.lua|gpus = 2, tp = 2|gpus = 2, first_gpu = 2, tp = 2" \
     "$ex/tiny-qwen3-moe.lua|gpus = 2, ep = 2|gpus = 2, first_gpu = 2" \
