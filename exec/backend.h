@@ -90,6 +90,22 @@ struct rf_backend {
     int (*mark)(struct rf_backend *b, int i, struct rf_error *err);
     int (*wait_mark)(struct rf_backend *b, int i, struct rf_error *err);
     int (*elapsed)(struct rf_backend *b, int from, int to, double *seconds, struct rf_error *err);
+    /* What --probe times of a call's fixed cost (probe.c). A barrier across every rank of the
+     * world, complete when it returns (with the control plane's deadline): NCCL, a 4-byte
+     * ncclAllReduce on the world communicator; MPI, MPI_Ibarrier. */
+    int (*barrier)(struct rf_backend *b, struct rf_error *err);
+    /* Optional (NULL: not measured, there is no device or no kernel to launch): n empty
+     * kernels queued back to back, and an ncclGroupStart/ncclGroupEnd with nothing in it. */
+    int (*launch)(struct rf_backend *b, int64_t n, struct rf_error *err);
+    int (*empty_group)(struct rf_backend *b, struct rf_error *err);
+    /* Optional (NULL: host memory is the device's): pinned host memory, and copies between
+     * it and device memory queued like a copy (cudaMemcpyAsync on the rank's stream). */
+    int (*host_alloc)(struct rf_backend *b, void **ptr, size_t bytes, struct rf_error *err);
+    void (*host_free)(struct rf_backend *b, void *ptr);
+    int (*h2d)(struct rf_backend *b, void *dev, const void *host, size_t bytes,
+               struct rf_error *err);
+    int (*d2h)(struct rf_backend *b, void *host, const void *dev, size_t bytes,
+               struct rf_error *err);
     /* After a failure: stop in-flight communication so no call blocks (NCCL abort). */
     void (*abort)(struct rf_backend *b);
     /* Memory the replay's buffers can take, and the pool it comes from: ranks whose pools

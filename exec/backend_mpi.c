@@ -184,6 +184,13 @@ static int m_bcast(struct rf_backend *b, int group, void *buf, size_t bytes, str
     return 0;
 }
 
+/* On the data communicator, as the replay's messages are (the control plane's is for its
+ * notices). */
+static int m_barrier(struct rf_backend *b, struct rf_error *err)
+{
+    return rf_ctl_barrier(b->ctl, impl(b)->data, err);
+}
+
 static int m_sync(struct rf_backend *b, struct rf_error *err)
 {
     return rf_ctl_poll(b->ctl, err);
@@ -266,6 +273,7 @@ int rf_backend_mpi_new(struct rf_backend **out, struct rf_ctl *ctl, struct rf_er
                              .groups = m_groups,
                              .bcast = m_bcast,
                              .sync = m_sync,
+                             .barrier = m_barrier,
                              .timers = m_timers,
                              .mark = m_mark,
                              .wait_mark = m_wait_mark,

@@ -1,10 +1,11 @@
 /* The GPU backend: one rank per GPU, MPI bootstraps NCCL (rank 0's ncclUniqueId is
  * broadcast, as nccl-tests does), everything runs on one CUDA stream: pack and unpack are
  * cudaMemcpy2D/3DAsync, a step is ncclSend/ncclRecv inside ncclGroupStart/End, broadcasts
- * are ncclBroadcast on communicators split off the world, timers are CUDA events. Built with
- * nvcc, the root's FP8 conversion and the pattern's fill and check are kernels (kernels.cu);
- * without, the conversion is a 1-byte-wide 2-d copy and fill and check go through host
- * memory. exec_config says which ran.
+ * are ncclBroadcast on communicators split off the world, timers are CUDA events, --probe's
+ * barrier is a 4-byte ncclAllReduce on the world. Built with nvcc, the root's FP8 conversion
+ * and the pattern's fill and check are kernels (kernels.cu); without, the conversion is a
+ * 1-byte-wide 2-d copy and fill and check go through host memory. exec_config says which
+ * ran.
  *
  * What --timeout bounds depends on the communicators' mode (REFIT_EXEC_NCCL_BLOCKING):
  *  - Blocking (the default, as nccl-tests times NCCL): the data movement is bounded. Every
@@ -12,11 +13,11 @@
  *    NCCL's asynchronous errors and the control plane, so a send or receive whose peer died
  *    or hangs ends in ncclCommAbort and an error naming the round within --timeout. Not
  *    bounded: the calls that block inside NCCL until every rank involved joins them,
- *    ncclCommInitRank, ncclCommSplit, ncclCommFinalize, and an ncclGroupEnd or ncclBroadcast
- *    that connects to a peer for the first time (NCCL 2.28 connects at first use, a
- *    handshake with the peer before it queues the kernel). A peer that hangs there (alive)
- *    stalls this rank until the launcher ends the job; one that dies makes the launcher end
- *    it (mpirun does).
+ *    ncclCommInitRank, ncclCommSplit, ncclCommFinalize, and an ncclGroupEnd, ncclBroadcast
+ *    or (--probe's barrier) ncclAllReduce that connects to a peer for the first time (NCCL 2.28
+ * connects at first use, a handshake with the peer before it queues the kernel). A peer that hangs
+ * there (alive) stalls this rank until the launcher ends the job; one that dies makes the launcher
+ * end it (mpirun does).
  *  - Non-blocking (REFIT_EXEC_NCCL_BLOCKING=0): every NCCL call returns at once
  *    (ncclInProgress) and is polled with the deadline like the stream, so all of the above is
  *    bounded too. But NCCL runs each non-blocking ncclGroupEnd on a thread it creates for that
@@ -48,6 +49,7 @@ struct nccl_impl {
     bool *same_host; /* per world rank: on this rank's host (the P2P transport's reach) */
     unsigned long long *check_result; /* device: a check's count and first wrong index */
     unsigned long long *check_host;   /* pinned: where they are read back */
+    int32_t *barrier_word;            /* device: what a barrier's all-reduce sums (--probe) */
     cudaStream_t stream;
     ncclComm_t world;
     ncclComm_t *group_comm; /* NULL where this rank is not a member */
@@ -335,6 +337,77 @@ static int g_exchange(struct rf_backend *b, const struct rf_xfer *sends, size_t 
                       err);
 }
 
+/* A barrier through NCCL: a 4-byte sum over the world on the stream, which completes on no
+ * rank before every rank has joined it, waited for with the deadline. It stands in for the
+ * barrier M2N's transfer engine runs over GIN (NCCL's GPU-initiated networking): what a
+ * device-side barrier across the ranks costs through NCCL. Only --probe calls it, so its
+ * word is allocated at the first call. */
+static int g_barrier(struct rf_backend *b, struct rf_error *err)
+{
+    struct nccl_impl *n = impl(b);
+    int rc;
+    if (!n->barrier_word) {
+        CUDA_TRY(cudaMalloc((void **)&n->barrier_word, sizeof(*n->barrier_word)),
+                 "cudaMalloc (a barrier's word)");
+        CUDA_TRY(cudaMemsetAsync(n->barrier_word, 0, sizeof(*n->barrier_word), n->stream),
+                 "cudaMemsetAsync (a barrier's word)");
+    }
+    if ((rc = check_call(b, n->world,
+                         ncclAllReduce(n->barrier_word, n->barrier_word, 1, ncclInt32, ncclSum,
+                                       n->world, n->stream),
+                         "ncclAllReduce (a barrier)", err)) < 0)
+        return rc;
+    return g_sync(b, err);
+}
+
+/* A group with nothing in it: the fixed cost of ncclGroupStart/ncclGroupEnd alone. */
+static int g_empty_group(struct rf_backend *b, struct rf_error *err)
+{
+    struct nccl_impl *n = impl(b);
+    ncclResult_t r;
+    if ((r = ncclGroupStart()) != ncclSuccess)
+        return nccl_error(err, n->world, r, "ncclGroupStart");
+    return check_call(b, n->world, ncclGroupEnd(), "ncclGroupEnd (an empty group)", err);
+}
+
+#ifdef RF_HAVE_KERNELS
+static int g_launch(struct rf_backend *b, int64_t count, struct rf_error *err)
+{
+    CUDA_TRY((cudaError_t)rf_kernel_empty(impl(b)->stream, count), "an empty kernel's launch");
+    return 0;
+}
+#endif
+
+static int g_host_alloc(struct rf_backend *b, void **ptr, size_t bytes, struct rf_error *err)
+{
+    char what[128];
+    snprintf(what, sizeof(what), "cudaHostAlloc of %zu bytes (pinned host memory)", bytes);
+    CUDA_TRY(cudaHostAlloc(ptr, bytes ? bytes : 1, cudaHostAllocDefault), what);
+    return 0;
+}
+
+static void g_host_free(struct rf_backend *b, void *ptr)
+{
+    cudaFreeHost(ptr);
+}
+
+/* Queued like a copy (upload and download wait for theirs): --probe times them with marks. */
+static int g_h2d(struct rf_backend *b, void *dev, const void *host, size_t bytes,
+                 struct rf_error *err)
+{
+    CUDA_TRY(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, impl(b)->stream),
+             "cudaMemcpyAsync from pinned host memory");
+    return 0;
+}
+
+static int g_d2h(struct rf_backend *b, void *host, const void *dev, size_t bytes,
+                 struct rf_error *err)
+{
+    CUDA_TRY(cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, impl(b)->stream),
+             "cudaMemcpyAsync to pinned host memory");
+    return 0;
+}
+
 static int g_groups(struct rf_backend *b, const struct rf_group *groups, size_t count,
                     struct rf_error *err)
 {
@@ -515,6 +588,8 @@ static void g_release(struct rf_backend *b)
             cudaFree(n->check_result);
         if (n->check_host)
             cudaFreeHost(n->check_host);
+        if (n->barrier_word)
+            cudaFree(n->barrier_word);
         if (n->stream)
             cudaStreamDestroy(n->stream);
         free(n->same_host);
@@ -717,6 +792,7 @@ static void describe(struct rf_backend *b, struct nccl_impl *n)
     if (n->kernels) {
         b->fill = g_fill;
         b->check = g_check;
+        b->launch = g_launch;
     } else if (n->rank == 0) {
         fprintf(stderr,
                 "refit-exec: this refit-exec's kernels cannot run on %s (compute capability "
@@ -759,6 +835,12 @@ int rf_backend_nccl_new(struct rf_backend **out, struct rf_ctl *ctl, int32_t net
                              .groups = g_groups,
                              .bcast = g_bcast,
                              .sync = g_sync,
+                             .barrier = g_barrier,
+                             .empty_group = g_empty_group,
+                             .host_alloc = g_host_alloc,
+                             .host_free = g_host_free,
+                             .h2d = g_h2d,
+                             .d2h = g_d2h,
                              .timers = g_timers,
                              .mark = g_mark,
                              .wait_mark = g_wait_mark,

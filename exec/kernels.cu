@@ -1,7 +1,8 @@
-/* The NCCL backend's kernels: BF16 -> FP8 conversion, pattern fill and check. Each thread
- * walks a grid-stride loop, so any size runs with one launch; a warp touches consecutive
- * elements, so every load and store is coalesced. The values come from pattern_math.h, the
- * definition the host fill and check (pattern.c) and the host tests use. */
+/* The NCCL backend's kernels: BF16 -> FP8 conversion, pattern fill and check, and an empty
+ * one whose launches --probe times. Each thread walks a grid-stride loop, so any size runs
+ * with one launch; a warp touches consecutive elements, so every load and store is
+ * coalesced. The values come from pattern_math.h, the definition the host fill and check
+ * (pattern.c) and the host tests use. */
 #include <cuda_runtime.h>
 #include <limits.h>
 
@@ -143,6 +144,17 @@ extern "C" int rf_kernel_check(void *stream, const void *buf, const struct rf_pa
         break;
     default: return (int)cudaErrorInvalidValue;
     }
+    return (int)cudaGetLastError();
+}
+
+/* Nothing: what a launch costs when the kernel does no work. */
+static __global__ void empty() {}
+
+extern "C" int rf_kernel_empty(void *stream, int64_t n)
+{
+    cudaStream_t s = (cudaStream_t)stream;
+    for (int64_t i = 0; i < n; i++)
+        empty<<<1, 1, 0, s>>>();
     return (int)cudaGetLastError();
 }
 

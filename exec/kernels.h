@@ -1,7 +1,7 @@
 /* The NCCL backend's CUDA kernels (kernels.cu, built when configure finds nvcc): the root's
  * BF16 -> FP8 conversion and the pattern's fill and check on the GPU, with pattern_math.h's
- * values. A C interface: each launches on `stream` (a cudaStream_t) and returns the
- * cudaError_t of the launch (0 when queued). */
+ * values, and an empty kernel whose launches --probe times. A C interface: each launches on
+ * `stream` (a cudaStream_t) and returns the cudaError_t of the launch (0 when queued). */
 #ifndef RF_KERNELS_H
 #define RF_KERNELS_H
 
@@ -29,6 +29,10 @@ int rf_kernel_fill(void *stream, void *buf, const struct rf_pattern_geom *g, int
  * the caller initialised ({0, UINT64_MAX} for one check). */
 int rf_kernel_check(void *stream, const void *buf, const struct rf_pattern_geom *g, int32_t tensor,
                     size_t elem, int64_t numel, unsigned long long *result);
+
+/* n launches of an empty kernel (one thread), back to back; the cudaError_t of the last
+ * launch error, if any. */
+int rf_kernel_empty(void *stream, int64_t n);
 
 /* The nvcc that compiled them, as "13.0". */
 const char *rf_kernels_nvcc(void);

@@ -9,10 +9,22 @@
  *   narrow    A's BF16 -> FP8 into B (GB/s of BF16 read: quant_gbps's convention)
  *   selfsend  A -> B through the backend's exchange, a send and a receive to itself in one
  *             group (NCCL allows self point-to-point)
+ * then the fixed cost of one call, each on the host's clock (MPI_Wtime) from before the call
+ * to its completion, the median of --iters x CALLS calls one at a time:
+ *   launch    LAUNCHES empty kernels back to back on the rank's stream, per launch (one
+ *             sample is all of them, to the last one's completion)
+ *   latency   one empty kernel, launched and waited for
+ *   group     an empty ncclGroupStart/ncclGroupEnd
+ *   send4k    a group of one 4 KiB send to rank r + 1 and receive from r - 1 (mod N; itself
+ *             on one rank), to completion
+ *   barrier   the backend's barrier across the world's N ranks
+ * and host <-> device copies between pinned host memory and A or B, with the marks:
+ *   h2d, d2h  cudaMemcpyAsync of N bytes (GB/s = bytes / s, 1 GB = 1e9 B)
  * in that order, every rank together (a barrier between probes). Each result is checked
  * after its timing against the host's definition of the pattern (a sample downloaded), and
  * the check against known answers (a poisoned buffer, one corrupted element), so a probe
- * that is fast but wrong says "failed". */
+ * that is fast but wrong says "failed". On host memory (the MPI backend) there is no kernel,
+ * group or pinned copy: those say "not measured (host backend)", never a figure. */
 #include "probe.h"
 
 #include <jansson.h>
@@ -22,16 +34,63 @@
 
 #include "replay.h"
 
-enum { P_COPY, P_PACK, P_NARROW, P_FILL, P_CHECK, P_SELFSEND, N_PROBES };
-static const char *const probe_name[N_PROBES] = {"copy", "pack",  "narrow",
-                                                 "fill", "check", "selfsend"};
+enum {
+    P_COPY,
+    P_PACK,
+    P_NARROW,
+    P_FILL,
+    P_CHECK,
+    P_SELFSEND,
+    P_LAUNCH,
+    P_LATENCY,
+    P_GROUP,
+    P_SEND4K,
+    P_BARRIER,
+    P_H2D,
+    P_D2H,
+    N_PROBES
+};
+static const char *const probe_name[N_PROBES] = {"copy",     "pack",   "narrow",  "fill",  "check",
+                                                 "selfsend", "launch", "latency", "group", "send4k",
+                                                 "barrier",  "h2d",    "d2h"};
 /* The order they run in: fill first, so every later probe moves the pattern and its result
- * can be checked. */
-static const int run_order[N_PROBES] = {P_FILL, P_CHECK, P_COPY, P_PACK, P_NARROW, P_SELFSEND};
+ * can be checked; the probes added for the calibration after the first six, which keep
+ * their order and buffers. */
+static const int run_order[N_PROBES] = {P_FILL,     P_CHECK,  P_COPY,    P_PACK,  P_NARROW,
+                                        P_SELFSEND, P_LAUNCH, P_LATENCY, P_GROUP, P_SEND4K,
+                                        P_BARRIER,  P_H2D,    P_D2H};
+
+/* The cluster preset's calibration field (models/lib/cluster.lua) each probe measures, and
+ * whether the calibration line takes its figure. Of the two launch probes the line takes the
+ * back-to-back one: the replay and the refit paths it models issue their kernels back to
+ * back on one stream, so a launch costs them its share of the stream's throughput, not the
+ * round trip of a lone kernel waited for. Of the two NCCL calls it takes the 4 KiB send, the
+ * fixed cost a small collective or message pays; the empty group is printed beside it. */
+static const struct {
+    const char *field;
+    bool line;
+} calib[N_PROBES] = {[P_COPY] = {"memcpy_gbps", true},
+                     [P_NARROW] = {"quant_gbps", true},
+                     [P_LAUNCH] = {"kernel_launch_us", true},
+                     [P_LATENCY] = {"kernel_launch_us", false},
+                     [P_GROUP] = {"nccl_call_us", false},
+                     [P_SEND4K] = {"nccl_call_us", true},
+                     [P_BARRIER] = {"barrier_us", true},
+                     [P_H2D] = {"h2d_gbps", true},
+                     [P_D2H] = {"d2h_gbps", true}};
 
 #define ROW ((int64_t)4096)
 #define PITCH ((int64_t)16384)
 #define SAMPLE ((int64_t)4 << 20) /* bytes of a result downloaded to be checked */
+#define MSG ((int64_t)4096)       /* the send4k probe's message */
+#define CALLS 100                 /* calls timed one at a time per iteration */
+#define LAUNCHES 1000             /* back-to-back launches in one sample of the launch probe */
+
+/* The probes that time one call's fixed cost on the host's clock. */
+static bool per_call(int probe)
+{
+    return probe >= P_LAUNCH && probe <= P_BARRIER;
+}
 
 /* One probe's result, gathered on rank 0 as plain bytes (every rank runs the same binary). */
 struct result {
@@ -52,10 +111,12 @@ struct probe {
     struct rf_backend *be;
     const struct rf_probe_opts *o;
     uint8_t *a, *b, *host;
-    int64_t n; /* bytes of each buffer */
+    uint8_t *pinned; /* N bytes of pinned host memory (h2d, d2h), at their first use */
+    int64_t n;       /* bytes of each buffer */
     int64_t shape[RF_MAX_DIMS];
-    struct rf_box box;
+    struct rf_box box, head_box, msg_box;
     struct rf_pattern_buf bf16, fp8; /* A (and B after a copy) as BF16; B after narrow */
+    struct rf_pattern_buf head, msg; /* the first SAMPLE (or N) bytes; the first MSG bytes */
     double *samples;
 };
 
@@ -81,13 +142,48 @@ static void impl_of(const struct probe *p, int probe, char *out, size_t size)
     case P_NARROW: config_token(p->be, "fp8=", "host", out, size); break;
     case P_FILL:
     case P_CHECK: config_token(p->be, "fill=", "host", out, size); break;
+    case P_LAUNCH: snprintf(out, size, "empty kernel x %d", LAUNCHES); break;
+    case P_LATENCY: snprintf(out, size, "empty kernel + sync"); break;
+    case P_GROUP: snprintf(out, size, "ncclGroupStart/End"); break;
+    case P_BARRIER: snprintf(out, size, "%s", mpi ? "MPI_Ibarrier" : "ncclAllReduce 4 B"); break;
+    case P_H2D:
+    case P_D2H: snprintf(out, size, "cudaMemcpyAsync"); break;
     default: snprintf(out, size, "%s", mpi ? "MPI_Isend/MPI_Irecv" : "ncclSend/ncclRecv"); break;
     }
 }
 
 static int64_t probe_bytes(const struct probe *p, int probe)
 {
-    return probe == P_PACK ? p->n / PITCH * ROW : p->n;
+    switch (probe) {
+    case P_PACK: return p->n / PITCH * ROW;
+    case P_LAUNCH:
+    case P_LATENCY:
+    case P_GROUP: return 0;
+    case P_SEND4K: return MSG;
+    case P_BARRIER: return strcmp(p->be->name, "mpi") == 0 ? 0 : 4;
+    default: return p->n;
+    }
+}
+
+/* Why this backend cannot run a probe (its status), or NULL. Host memory is the MPI
+ * backend's device: it launches no kernel, has no group and no pinned copy to time. */
+static const char *unmeasured(const struct probe *p, int probe)
+{
+    const struct rf_backend *be = p->be;
+    bool host = !be->host_alloc;
+    switch (probe) {
+    case P_LAUNCH:
+    case P_LATENCY:
+        if (be->launch)
+            return NULL;
+        return host ? "not measured (host backend)"
+                    : "unsupported: no kernels (refit-exec was built without nvcc, or they "
+                      "cannot run on this GPU)";
+    case P_GROUP: return be->empty_group ? NULL : "not measured (host backend)";
+    case P_H2D:
+    case P_D2H: return host ? "not measured (host backend)" : NULL;
+    default: return NULL;
+    }
 }
 
 /* One untimed run of a probe's operation. */
@@ -111,6 +207,8 @@ static int op(struct probe *p, int probe, struct rf_error *err)
         return be->copy(be, p->b, p->a, &c, err);
     }
     case P_NARROW: return be->narrow(be, p->b, p->a, p->n / 2, err);
+    case P_H2D: return be->h2d(be, p->b, p->pinned, (size_t)p->n, err);
+    case P_D2H: return be->d2h(be, p->pinned, p->a, (size_t)p->n, err);
     case P_FILL: return rf_fill_buffer(be, p->a, &p->bf16, false, err);
     case P_CHECK:
         if ((rc = rf_check_buffer(be, p->a, &p->bf16, &errors, &first, err)) < 0)
@@ -137,6 +235,33 @@ static int timed(struct probe *p, int probe, double *seconds, struct rf_error *e
         (rc = be->mark(be, 1, err)) < 0 || (rc = be->wait_mark(be, 1, err)) < 0)
         return rc;
     return be->elapsed(be, 0, 1, seconds, err);
+}
+
+/* One sample of a per-call probe, on the host's clock from before the call to its
+ * completion: a call's fixed cost is what the host waits for it, the launch included, which
+ * the device's marks would not see. A wait is the backend's, polled with the deadline (a
+ * microsecond or so of polling is in every figure, as it is in the replay's waits). */
+static int timed_call(struct probe *p, int probe, double *seconds, struct rf_error *err)
+{
+    struct rf_backend *be = p->be;
+    int rank = be->ctl->rank, size = be->ctl->size;
+    struct rf_xfer send = {(rank + 1) % size, p->a, (size_t)MSG};
+    struct rf_xfer recv = {(rank + size - 1) % size, p->b, (size_t)MSG};
+    int64_t calls = probe == P_LAUNCH ? LAUNCHES : 1;
+    double start = MPI_Wtime();
+    int rc;
+    switch (probe) {
+    case P_LAUNCH:
+    case P_LATENCY: rc = be->launch(be, calls, err); break;
+    case P_GROUP: rc = be->empty_group(be, err); break;
+    case P_SEND4K: rc = be->exchange(be, &send, 1, &recv, 1, err); break;
+    default: rc = be->barrier(be, err); break;
+    }
+    /* An empty group queues nothing; a barrier returns complete. */
+    if (rc == 0 && probe != P_GROUP && probe != P_BARRIER)
+        rc = be->sync(be, err);
+    *seconds = (MPI_Wtime() - start) / (double)calls;
+    return rc;
 }
 
 /* The first bytes of a device buffer against the pattern of pb, on the host. */
@@ -192,10 +317,50 @@ static int check_answers(struct probe *p, struct rf_error *err)
     return rf_fill_buffer(be, p->a, &p->bf16, false, err);
 }
 
+/* Before a probe runs: the complement of the pattern where it writes, so that its check
+ * proves it wrote there, and the pattern in the pinned buffer h2d copies from. */
+static int prepare(struct probe *p, int probe, struct rf_error *err)
+{
+    struct rf_backend *be = p->be;
+    int64_t numel = rf_box_numel(p->head.box, p->head.ndim);
+    int rc = 0;
+    switch (probe) {
+    case P_SEND4K: rc = rf_fill_buffer(be, p->b, &p->msg, true, err); break;
+    case P_H2D:
+    case P_D2H:
+        if (!p->pinned && (rc = be->host_alloc(be, (void **)&p->pinned, (size_t)p->n, err)) < 0)
+            return rc;
+        rf_pattern_fill(p->pinned, &p->head, 0, numel, probe == P_D2H);
+        if (probe == P_H2D)
+            rc = rf_fill_buffer(be, p->b, &p->head, true, err);
+        break;
+    default: return 0;
+    }
+    return rc < 0 ? rc : be->sync(be, err);
+}
+
+/* The pinned buffer's first bytes (d2h's destination) against the pattern. */
+static int pinned_ok(struct probe *p, struct rf_error *err)
+{
+    int64_t numel = rf_box_numel(p->head.box, p->head.ndim), first = -1, wrong;
+    int rc;
+    if ((rc = p->be->sync(p->be, err)) < 0)
+        return rc;
+    if ((wrong = rf_pattern_check(p->pinned, &p->head, 0, numel, &first)) != 0)
+        return rf_error_set(err, RF_EINVAL,
+                            "what it copied into pinned host memory differs from the pattern: "
+                            "%lld of the first %lld elements wrong, the first at %lld",
+                            (long long)wrong, (long long)numel, (long long)first);
+    return 0;
+}
+
 /* What a probe's destination must hold after it ran. */
 static int validate(struct probe *p, int probe, struct rf_error *err)
 {
     switch (probe) {
+    case P_SEND4K: return sample_ok(p, p->b, &p->msg, "the 4 KiB message it received", err);
+    case P_H2D: return sample_ok(p, p->b, &p->head, "what it copied from pinned host memory", err);
+    case P_D2H: return pinned_ok(p, err);
     case P_FILL: return sample_ok(p, p->a, &p->bf16, "the filled buffer", err);
     case P_CHECK: return check_answers(p, err);
     case P_COPY: return sample_ok(p, p->b, &p->bf16, "the copy", err);
@@ -224,12 +389,22 @@ static int run_probe(struct probe *p, int probe, struct result *res, struct rf_e
     res->probe = probe;
     res->bytes = probe_bytes(p, probe);
     res->seconds = res->gbps = -1;
+    const char *why = unmeasured(p, probe);
+    if (why) {
+        snprintf(res->impl, sizeof(res->impl), "-");
+        snprintf(res->status, sizeof(res->status), "%s", why);
+        return 0;
+    }
     impl_of(p, probe, res->impl, sizeof(res->impl));
     snprintf(p->be->ctl->where, sizeof(p->be->ctl->where), "the %s probe", probe_name[probe]);
-    for (int64_t it = 0; it < o->warmup + o->iters && rc == 0; it++) {
+    /* A per-call probe times each of CALLS calls an iteration on its own (the launch probe
+     * one batch of LAUNCHES), so its median is over many. */
+    int64_t calls = per_call(probe) && probe != P_LAUNCH ? CALLS : 1;
+    rc = prepare(p, probe, &e);
+    for (int64_t it = 0; it < (o->warmup + o->iters) * calls && rc == 0; it++) {
         double s = 0;
-        rc = timed(p, probe, &s, &e);
-        if (rc == 0 && it >= o->warmup)
+        rc = per_call(probe) ? timed_call(p, probe, &s, &e) : timed(p, probe, &s, &e);
+        if (rc == 0 && it >= o->warmup * calls)
             p->samples[k++] = s;
     }
     if (rc == 0)
@@ -245,7 +420,7 @@ static int run_probe(struct probe *p, int probe, struct result *res, struct rf_e
     }
     qsort(p->samples, (size_t)k, sizeof(double), cmp_double);
     res->seconds = k % 2 ? p->samples[k / 2] : 0.5 * (p->samples[k / 2 - 1] + p->samples[k / 2]);
-    res->gbps = res->seconds > 0 ? (double)res->bytes / res->seconds / 1e9 : -1;
+    res->gbps = res->seconds > 0 && !per_call(probe) ? (double)res->bytes / res->seconds / 1e9 : -1;
     snprintf(res->status, sizeof(res->status), "ok");
     return 0;
 }
@@ -276,23 +451,60 @@ static int64_t buffer_bytes(const struct rf_probe_opts *o, const struct rank_inf
     return n / PITCH * PITCH;
 }
 
+/* A probe's figure in its calibration field's unit (microseconds for the _us fields, else
+ * GB/s), or -1 when it has none. */
+static double field_value(const struct result *r)
+{
+    const char *f = calib[r->probe].field;
+    if (!f || strcmp(r->status, "ok") != 0)
+        return -1;
+    size_t len = strlen(f);
+    if (len > 3 && strcmp(f + len - 3, "_us") == 0)
+        return r->seconds > 0 ? r->seconds * 1e6 : -1;
+    return r->gbps > 0 ? r->gbps : -1;
+}
+
+/* As the calibration line writes it: whole GB/s, microseconds to three significant digits
+ * (more below one, so a figure that was measured never prints as 0). */
+static void format_value(const struct result *r, char *out, size_t size)
+{
+    double v = field_value(r);
+    const char *f = calib[r->probe].field;
+    if (strcmp(f + strlen(f) - 3, "_us") != 0)
+        snprintf(out, size, "%.0f", v);
+    else if (v >= 1)
+        snprintf(out, size, "%.*f", v >= 100 ? 0 : v >= 10 ? 1 : 2, v);
+    else
+        snprintf(out, size, "%.3g", v);
+}
+
 static void print_json(const struct rf_backend *be, const struct result *res, int n,
                        const char *devices)
 {
-    json_t *probes = json_array();
+    json_t *probes = json_array(), *cal = json_object();
     for (int i = 0; probes && i < n; i++) {
         const struct result *r = &res[i];
-        json_array_append_new(
-            probes, json_pack("{si ss sI so so ss ss}", "rank", r->rank, "name",
+        json_t *o = json_pack("{si ss sI so so ss ss}", "rank", r->rank, "name",
                               probe_name[r->probe], "bytes", (json_int_t)r->bytes, "seconds",
                               r->seconds >= 0 ? json_real(r->seconds) : json_null(), "gbps",
                               r->gbps >= 0 ? json_real(r->gbps) : json_null(), "impl", r->impl,
-                              "status", r->status));
+                              "status", r->status);
+        double v = field_value(r);
+        /* The first six keep their keys; the calibration's probes say which field they
+         * measure, their figure in its unit, and whether the calibration line takes it. */
+        if (o && r->probe >= P_LAUNCH) {
+            json_object_set_new(o, "field", json_string(calib[r->probe].field));
+            json_object_set_new(o, "value", v >= 0 ? json_real(v) : json_null());
+            json_object_set_new(o, "calibrates", json_boolean(calib[r->probe].line));
+        }
+        if (cal && r->rank == 0 && calib[r->probe].line && v >= 0)
+            json_object_set_new(cal, calib[r->probe].field, json_real(v));
+        json_array_append_new(probes, o);
     }
-    json_t *j = json_pack("{so ss ss? ss? ss? ss? ss? si}", "probe", probes, "backend", be->name,
+    json_t *j = json_pack("{so ss ss? ss? ss? ss? ss? si so}", "probe", probes, "backend", be->name,
                           "device", devices[0] ? devices : NULL, "nccl_version", be->library,
                           "cuda_runtime", be->cuda_runtime, "driver", be->driver, "exec_config",
-                          be->config, "ranks", be->ctl->size);
+                          be->config, "ranks", be->ctl->size, "calibration", cal);
     char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
     if (s)
         puts(s);
@@ -321,9 +533,36 @@ static void print_table(const struct rf_backend *be, const struct result *res, i
             snprintf(ms, sizeof(ms), "%.3f", r->seconds * 1e3);
         if (r->gbps >= 0)
             snprintf(gbps, sizeof(gbps), "%.1f", r->gbps);
-        printf("  %4d  %-8s  %-20s  %12lld  %10s  %9s  %s\n", r->rank, probe_name[r->probe],
-               r->impl, (long long)r->bytes, ms, gbps, r->status);
+        if (!per_call(r->probe))
+            printf("  %4d  %-8s  %-20s  %12lld  %10s  %9s  %s\n", r->rank, probe_name[r->probe],
+                   r->impl, (long long)r->bytes, ms, gbps, r->status);
     }
+    /* The fixed cost of one call, in microseconds. */
+    printf("  %4s  %-8s  %-20s  %12s  %10s  %-16s  %s\n", "rank", "probe", "impl", "bytes",
+           "us/call", "field", "status");
+    for (int i = 0; i < n; i++) {
+        const struct result *r = &res[i];
+        char us[32] = "-";
+        if (!per_call(r->probe))
+            continue;
+        if (r->seconds >= 0)
+            snprintf(us, sizeof(us), "%.3f", r->seconds * 1e6);
+        printf("  %4d  %-8s  %-20s  %12lld  %10s  %-16s  %s\n", r->rank, probe_name[r->probe],
+               r->impl, (long long)r->bytes, us, calib[r->probe].field, r->status);
+    }
+    /* Rank 0's figures, only those measured, as a preset's calibration table takes them. */
+    int fields = 0;
+    for (int i = 0; i < n && res[i].rank == 0; i++) {
+        char v[32];
+        if (!calib[res[i].probe].line || field_value(&res[i]) < 0)
+            continue;
+        format_value(&res[i], v, sizeof(v));
+        printf("%s%s = %s",
+               fields++ ? ", " : "  rank 0's, to fold into a cluster preset: calibration = { ",
+               calib[res[i].probe].field, v);
+    }
+    if (fields)
+        printf(" }\n");
 }
 
 /* Rank 0: the distinct device names, joined with commas. */
@@ -375,7 +614,12 @@ int rf_probe_run(struct rf_backend *be, const struct rf_probe_opts *o, struct rf
     }
     p.bf16 = (struct rf_pattern_buf){0, 1, p.shape, &p.box, 2};
     p.fp8 = (struct rf_pattern_buf){0, 1, p.shape, &p.box, 1};
-    p.samples = calloc((size_t)o->iters + 1, sizeof(double));
+    p.head_box = p.msg_box = p.box;
+    p.head_box.len[0] = (p.n < SAMPLE ? p.n : SAMPLE) / 2;
+    p.msg_box.len[0] = MSG / 2;
+    p.head = (struct rf_pattern_buf){0, 1, p.shape, &p.head_box, 2};
+    p.msg = (struct rf_pattern_buf){0, 1, p.shape, &p.msg_box, 2};
+    p.samples = calloc((size_t)o->iters * CALLS + 1, sizeof(double));
     p.host = malloc((size_t)SAMPLE);
     if (!p.samples || !p.host) {
         rc = rf_error_set(err, RF_ENOMEM, "out of memory");
@@ -424,6 +668,8 @@ out:
         be->free(be, p.a);
     if (p.b)
         be->free(be, p.b);
+    if (p.pinned)
+        be->host_free(be, p.pinned);
     free(p.samples);
     free(p.host);
     free(gathered);

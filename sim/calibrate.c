@@ -60,19 +60,19 @@ struct cal_ctx {
 static const char *const param_names[RF_CAL_PARAM_COUNT] = {
     "nvlink_efficiency",  "nic_efficiency",   "message_latency_us", "tensor_overhead_us",
     "bucket_overhead_us", "kernel_launch_us", "nccl_call_us",       "barrier_us",
-    "loader_scan_us",     "h2d_gbps",         "d2h_gbps",           "reg_gbps"};
+    "loader_scan_us",     "reg_region_us",    "h2d_gbps",           "d2h_gbps"};
 
 /* Bounds of each knob: efficiencies as the cluster schema allows them (0, 1]; fixed costs
  * from 1 ns to 1 s; rates from 1 MB/s to the schema's largest (RF_RATE_MAX_GBPS). */
 static const double lower[RF_CAL_PARAM_COUNT] = {1e-3, 1e-3, 1e-3, 1e-3, 1e-3, 1e-3,
                                                  1e-3, 1e-3, 1e-3, 1e-3, 1e-3, 1e-3};
 static const double upper[RF_CAL_PARAM_COUNT] = {
-    1, 1, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6, RF_RATE_MAX_GBPS, RF_RATE_MAX_GBPS, RF_RATE_MAX_GBPS};
+    1, 1, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6, RF_RATE_MAX_GBPS, RF_RATE_MAX_GBPS};
 
 /* A rate or an efficiency (halved to see whether it matters), else a fixed cost (doubled). */
 static bool is_rate(int p)
 {
-    return p <= RF_CAL_NIC_EFFICIENCY || p >= RF_CAL_H2D_GBPS;
+    return p <= RF_CAL_NIC_EFFICIENCY || p == RF_CAL_H2D_GBPS || p == RF_CAL_D2H_GBPS;
 }
 
 /* The order knobs are tried in when deciding which are identifiable: a knob that only
@@ -83,8 +83,8 @@ static bool is_rate(int p)
 static const int priority[RF_CAL_PARAM_COUNT] = {
     RF_CAL_NVLINK_EFFICIENCY,  RF_CAL_NIC_EFFICIENCY,   RF_CAL_TENSOR_OVERHEAD_US,
     RF_CAL_BUCKET_OVERHEAD_US, RF_CAL_KERNEL_LAUNCH_US, RF_CAL_NCCL_CALL_US,
-    RF_CAL_BARRIER_US,         RF_CAL_LOADER_SCAN_US,   RF_CAL_H2D_GBPS,
-    RF_CAL_D2H_GBPS,           RF_CAL_REG_GBPS,         RF_CAL_MESSAGE_LATENCY_US};
+    RF_CAL_BARRIER_US,         RF_CAL_LOADER_SCAN_US,   RF_CAL_REG_REGION_US,
+    RF_CAL_H2D_GBPS,           RF_CAL_D2H_GBPS,         RF_CAL_MESSAGE_LATENCY_US};
 
 const char *rf_cal_param_name(enum rf_cal_param p)
 {
@@ -103,9 +103,9 @@ static double *param_ref(struct rf_cluster *c, int p)
     case RF_CAL_NCCL_CALL_US: return &c->cal.nccl_call_us;
     case RF_CAL_BARRIER_US: return &c->cal.barrier_us;
     case RF_CAL_LOADER_SCAN_US: return &c->cal.loader_scan_us;
+    case RF_CAL_REG_REGION_US: return &c->cal.reg_region_us;
     case RF_CAL_H2D_GBPS: return &c->cal.h2d_gbps;
-    case RF_CAL_D2H_GBPS: return &c->cal.d2h_gbps;
-    default: return &c->cal.reg_gbps;
+    default: return &c->cal.d2h_gbps;
     }
 }
 
@@ -358,7 +358,9 @@ static double nelder_mead(struct cal_ctx *x, double *v, double step, int max_eva
 
 /* The profile a run's description holds (key "framework", written by sim/describe.c's
  * framework_json under the profile's own field names): what its step is re-predicted with.
- * Every field it writes is read back; a missing or mistyped one is named. */
+ * Every field it writes is read back (a field added there must be added here); a missing or
+ * mistyped one is named. The citations of overlaps (overlap_why) are not in the document:
+ * they only word the step's composition line, never its time. */
 struct fw_reader {
     const json_t *o;
     const char *section; /* "framework", "framework.broadcast", ... */
@@ -447,6 +449,15 @@ static int framework_from_json(const json_t *o, struct rf_framework *fw, struct 
         fw->pack_copy = fw_bool(&rb, "pack_copy");
         fw->export_calls = fw_num(&rb, "export_calls");
         fw->load_calls = fw_num(&rb, "load_calls");
+        /* Written only when not vLLM's (descriptions stored before it mean vLLM). */
+        fw->loader = RF_FW_LOADER_VLLM;
+        if (json_object_get(b, "loader")) {
+            const char *l = fw_text(&rb, "loader");
+            if (strcmp(l, rf_fw_loader_name(RF_FW_LOADER_SGLANG)) == 0)
+                fw->loader = RF_FW_LOADER_SGLANG;
+            else
+                fw_enum(&rb, "loader", strcmp(l, rf_fw_loader_name(RF_FW_LOADER_VLLM)) ? -1 : 0);
+        }
         r.rc = rb.rc;
     }
     if (rs && r.rc == 0) {
@@ -458,7 +469,40 @@ static int framework_from_json(const json_t *o, struct rf_framework *fw, struct 
         fw->stack_experts = fw_bool(&rr, "stack_experts");
         fw->fused_copy = fw_bool(&rr, "fused_copy");
         fw->reshard_calls = fw_num(&rr, "calls");
+        /* Written only when > 0. */
+        if (json_object_get(rs, "barriers"))
+            fw->reshard_barriers = (int32_t)fw_num(&rr, "barriers");
         r.rc = rr.rc;
+    }
+    const json_t *co = json_object_get(o, "colocated");
+    if (co && r.rc == 0) {
+        struct fw_reader rc = {.o = co, .section = "framework.colocated", .err = err};
+        const char *ex = fw_text(&rc, "export");
+        fw->colocated = true;
+        if (strcmp(ex, rf_fw_colo_export_name(RF_FW_COLO_EXPORT_FSDP)) == 0)
+            fw->colo_export = RF_FW_COLO_EXPORT_FSDP;
+        else
+            fw_enum(&rc, "export",
+                    strcmp(ex, rf_fw_colo_export_name(RF_FW_COLO_EXPORT_BRIDGE)) ? -1 : 0);
+        const json_t *bucket = fw_get(&rc, "bucket", JSON_OBJECT);
+        if (bucket) {
+            struct fw_reader rk = {
+                .o = bucket, .section = "framework.colocated.bucket", .err = err};
+            fw->colo_bucket_hbm_fraction = fw_num(&rk, "hbm_fraction");
+            fw->colo_bucket_max_bytes = (int64_t)fw_num(&rk, "max_bytes");
+            fw->colo_bucket_bytes = (int64_t)fw_num(&rk, "bytes");
+            rc.rc = rc.rc ? rc.rc : rk.rc;
+        }
+        fw->colo_buffers = (int32_t)fw_num(&rc, "buffers");
+        fw->colo_clone = fw_bool(&rc, "clone");
+        fw_enum(&rc, "quantize", rf_fw_quant_parse(fw_text(&rc, "quantize"), &fw->colo_quant));
+        fw->colo_export_calls = fw_num(&rc, "export_calls");
+        fw->colo_load_calls = fw_num(&rc, "load_calls");
+        fw->colo_offload_optimizer = fw_bool(&rc, "offload_optimizer");
+        fw->colo_wake_weights = fw_bool(&rc, "wake_weights");
+        fw->colo_offload_weights = fw_bool(&rc, "offload_weights");
+        fw->colocated_run = fw_bool(&rc, "run");
+        r.rc = rc.rc;
     }
     if (r.rc < 0)
         rf_framework_release(fw);
@@ -943,7 +987,7 @@ int rf_calibration_write(const struct rf_calibration *cal, const char *name, con
     put_field(f, in, "barrier_us", c->cal.barrier_us);
     put_field(f, in, "h2d_gbps", c->cal.h2d_gbps);
     put_field(f, in, "d2h_gbps", c->cal.d2h_gbps);
-    put_field(f, in, "reg_gbps", c->cal.reg_gbps);
+    put_field(f, in, "reg_region_us", c->cal.reg_region_us);
     put_field(f, in, "loader_scan_us", c->cal.loader_scan_us);
     fprintf(f, "    },\n}\n");
     if (ferror(f))

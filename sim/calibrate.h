@@ -26,9 +26,9 @@ enum rf_cal_param {
     RF_CAL_NCCL_CALL_US,
     RF_CAL_BARRIER_US,
     RF_CAL_LOADER_SCAN_US,
+    RF_CAL_REG_REGION_US,
     RF_CAL_H2D_GBPS,
     RF_CAL_D2H_GBPS,
-    RF_CAL_REG_GBPS,
     RF_CAL_PARAM_COUNT
 };
 

@@ -24,8 +24,9 @@ static const char usage[] =
     "beside the run's prediction: the step under a framework profile, else the wire. `refit\n"
     "calibrate` fits the cluster's per-call constants to such measurements.\n"
     "  --seconds S        the whole step, in seconds (finite, > 0)\n"
-    "  --phase NAME=S     one phase the log printed: export, transfer, load or finalize\n"
-    "                     (repeatable, each once; at most the step's seconds)\n"
+    "  --phase NAME=S     one phase the log printed, by the step's names: export, transfer,\n"
+    "                     load, finalize, prepare, resume (repeatable, each once; at most the\n"
+    "                     step's seconds)\n"
     "  --source TEXT      where the figure comes from (\"verl timing_s/update_weights, job 123\")\n"
     "  --json             one JSON object instead of text\n";
 

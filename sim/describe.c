@@ -189,6 +189,12 @@ static json_t *framework_json(const struct rf_framework *fw)
                             "per_tensor", fw->broadcast_per_tensor, "wait_load", fw->wait_load,
                             "pack_copy", fw->pack_copy, "quantize", rf_fw_quant_name(fw->quant),
                             "export_calls", fw->export_calls, "load_calls", fw->load_calls)) < 0;
+    /* Fields added with the per-call costs: written only where they differ from what a
+     * description stored before them means (vLLM's loader, no barriers, not colocated), so
+     * earlier runs' documents read the same. */
+    if (!bad && fw->broadcast && fw->loader != RF_FW_LOADER_VLLM)
+        bad = json_object_set_new(json_object_get(o, "broadcast"), "loader",
+                                  json_string(rf_fw_loader_name(fw->loader))) < 0;
     if (!bad && fw->reshard)
         bad = json_object_set_new(o, "reshard",
                                   json_pack("{ss si sb sb sb sf}", "plan",
@@ -197,6 +203,22 @@ static json_t *framework_json(const struct rf_framework *fw)
                                             "misc_after_bulk", fw->misc_after_bulk, "stack_experts",
                                             fw->stack_experts, "fused_copy", fw->fused_copy,
                                             "calls", fw->reshard_calls)) < 0;
+    if (!bad && fw->reshard && fw->reshard_barriers > 0)
+        bad = json_object_set_new(json_object_get(o, "reshard"), "barriers",
+                                  json_integer(fw->reshard_barriers)) < 0;
+    if (!bad && fw->colocated)
+        bad = json_object_set_new(
+                  o, "colocated",
+                  json_pack("{ss s{sf sI sI} si sb ss sf sf sb sb sb sb}", "export",
+                            rf_fw_colo_export_name(fw->colo_export), "bucket", "hbm_fraction",
+                            fw->colo_bucket_hbm_fraction, "max_bytes",
+                            (json_int_t)fw->colo_bucket_max_bytes, "bytes",
+                            (json_int_t)fw->colo_bucket_bytes, "buffers", (int)fw->colo_buffers,
+                            "clone", fw->colo_clone, "quantize", rf_fw_quant_name(fw->colo_quant),
+                            "export_calls", fw->colo_export_calls, "load_calls",
+                            fw->colo_load_calls, "offload_optimizer", fw->colo_offload_optimizer,
+                            "wake_weights", fw->colo_wake_weights, "offload_weights",
+                            fw->colo_offload_weights, "run", fw->colocated_run)) < 0;
     if (bad) {
         json_decref(o);
         return NULL;

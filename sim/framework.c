@@ -16,6 +16,8 @@ static const char *const comm_names[] = {"receivers", "all"};
 static const char *const root_names[] = {"first", "stage", "owner"};
 static const char *const gather_names[] = {"p2p", "export", "stage", "host"};
 static const char *const quant_names[] = {"sender", "receiver_full", "receiver_shard"};
+static const char *const loader_names[] = {"vllm", "sglang"};
+static const char *const colo_export_names[] = {"export", "fsdp"};
 
 #define N_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -47,6 +49,15 @@ const char *rf_fw_gather_name(enum rf_fw_gather v)
 const char *rf_fw_quant_name(enum rf_fw_quant v)
 {
     return name_of((int)v, quant_names, N_OF(quant_names));
+}
+
+const char *rf_fw_loader_name(enum rf_fw_loader v)
+{
+    return name_of((int)v, loader_names, N_OF(loader_names));
+}
+const char *rf_fw_colo_export_name(enum rf_fw_colo_export v)
+{
+    return name_of((int)v, colo_export_names, N_OF(colo_export_names));
 }
 
 int rf_fw_comm_parse(const char *s, enum rf_fw_comm *out)
@@ -176,6 +187,34 @@ static int parse_quant(const char *s, void *out)
 {
     return rf_fw_quant_parse(s, out);
 }
+static int parse_loader(const char *s, void *out)
+{
+    int i = parse_name(s, loader_names, N_OF(loader_names));
+    if (i >= 0)
+        *(enum rf_fw_loader *)out = (enum rf_fw_loader)i;
+    return i < 0 ? -1 : 0;
+}
+static int parse_colo_export(const char *s, void *out)
+{
+    int i = parse_name(s, colo_export_names, N_OF(colo_export_names));
+    if (i >= 0)
+        *(enum rf_fw_colo_export *)out = (enum rf_fw_colo_export)i;
+    return i < 0 ? -1 : 0;
+}
+
+/* An optional string field copied into buf (empty when absent). */
+static void get_text(lua_State *L, int t, const char *key, char *buf, size_t size)
+{
+    lua_getfield(L, t, key);
+    const char *s = lua_tostring(L, -1);
+    snprintf(buf, size, "%s", s ? s : "");
+    lua_pop(L, 1);
+}
+
+/* A bucket table { hbm_fraction, max_mib, mib } at the top of the stack: one form or the
+ * other (framework.lua checks it; the step model relies on it). */
+static int read_bucket(lua_State *L, const char *section, double *fraction, int64_t *max_bytes,
+                       int64_t *bytes, struct rf_error *err);
 
 /* Counts of calls per tensor and MiB bounds as framework.lua sets them. */
 #define RF_FW_MAX_CALLS 1e6
@@ -209,7 +248,7 @@ static int read_strategies(lua_State *L, int t, struct rf_framework *fw, struct 
 static int read_broadcast(lua_State *L, int b, struct rf_framework *fw, struct rf_error *err)
 {
     int rc;
-    int64_t buffers, max_mib, mib;
+    int64_t buffers;
     const char *ctx = "broadcast";
     if ((rc = get_enum(L, b, ctx, "communicator", parse_comm, &fw->comm, err)) < 0 ||
         (rc = get_enum(L, b, ctx, "root", parse_root, &fw->root, err)) < 0 ||
@@ -224,22 +263,64 @@ static int read_broadcast(lua_State *L, int b, struct rf_framework *fw, struct r
     fw->wait_load = get_bool(L, b, "wait_load");
     fw->pack_copy = get_bool(L, b, "pack_copy");
     lua_getfield(L, b, "bucket");
-    int k = lua_gettop(L);
-    ctx = "broadcast.bucket";
-    if (!lua_istable(L, k))
-        rc = fail(err, "broadcast", "bucket", "expected a table");
-    else if ((rc = get_num(L, k, ctx, "hbm_fraction", 0, 1, &fw->bucket_hbm_fraction, err)) == 0 &&
-             (rc = get_int(L, k, ctx, "max_mib", 0, RF_FW_MAX_MIB, &max_mib, err)) == 0 &&
-             (rc = get_int(L, k, ctx, "mib", 0, RF_FW_MAX_MIB, &mib, err)) == 0) {
-        /* One form or the other (framework.lua checks it; the step model relies on it). */
-        bool fraction = fw->bucket_hbm_fraction > 0;
-        if (fraction ? max_mib < 1 || mib != 0 : mib < 1 || max_mib != 0)
-            rc = fail(err, "broadcast", "bucket",
-                      "expected mib > 0 alone, or hbm_fraction > 0 with max_mib > 0");
-        fw->bucket_max_bytes = max_mib * RF_MIB;
-        fw->bucket_bytes = mib * RF_MIB;
+    rc = read_bucket(L, "broadcast", &fw->bucket_hbm_fraction, &fw->bucket_max_bytes,
+                     &fw->bucket_bytes, err);
+    get_text(L, b, "overlap_why", fw->overlap_why, sizeof(fw->overlap_why));
+    if (rc == 0 && (rc = get_enum(L, b, ctx, "loader", parse_loader, &fw->loader, err)) < 0) {
+        lua_pop(L, 1);
+        return rc;
     }
     lua_pop(L, 1);
+    return rc;
+}
+
+static int read_bucket(lua_State *L, const char *section, double *fraction, int64_t *max_bytes,
+                       int64_t *bytes, struct rf_error *err)
+{
+    int rc;
+    int64_t max_mib, mib;
+    int k = lua_gettop(L);
+    char ctx[64];
+    snprintf(ctx, sizeof(ctx), "%s.bucket", section);
+    if (!lua_istable(L, k))
+        return fail(err, section, "bucket", "expected a table");
+    if ((rc = get_num(L, k, ctx, "hbm_fraction", 0, 1, fraction, err)) < 0 ||
+        (rc = get_int(L, k, ctx, "max_mib", 0, RF_FW_MAX_MIB, &max_mib, err)) < 0 ||
+        (rc = get_int(L, k, ctx, "mib", 0, RF_FW_MAX_MIB, &mib, err)) < 0)
+        return rc;
+    bool by_fraction = *fraction > 0;
+    if (by_fraction ? max_mib < 1 || mib != 0 : mib < 1 || max_mib != 0)
+        return fail(err, section, "bucket",
+                    "expected mib > 0 alone, or hbm_fraction > 0 with max_mib > 0");
+    *max_bytes = max_mib * RF_MIB;
+    *bytes = mib * RF_MIB;
+    return 0;
+}
+
+static int read_colocated(lua_State *L, int c, struct rf_framework *fw, struct rf_error *err)
+{
+    int rc;
+    int64_t buffers;
+    const char *ctx = "colocated";
+    if ((rc = get_enum(L, c, ctx, "export", parse_colo_export, &fw->colo_export, err)) < 0 ||
+        (rc = get_enum(L, c, ctx, "quantize", parse_quant, &fw->colo_quant, err)) < 0 ||
+        (rc = get_int(L, c, ctx, "buffers", 1, 2, &buffers, err)) < 0 ||
+        (rc = get_num(L, c, ctx, "export_calls", 0, RF_FW_MAX_CALLS, &fw->colo_export_calls, err)) <
+            0 ||
+        (rc = get_num(L, c, ctx, "load_calls", 0, RF_FW_MAX_CALLS, &fw->colo_load_calls, err)) < 0)
+        return rc;
+    fw->colo_buffers = (int32_t)buffers;
+    fw->colo_clone = get_bool(L, c, "clone");
+    fw->colo_offload_optimizer = get_bool(L, c, "offload_optimizer");
+    fw->colo_wake_weights = get_bool(L, c, "wake_weights");
+    fw->colo_offload_weights = get_bool(L, c, "offload_weights");
+    get_text(L, c, "overlap_why", fw->colo_overlap_why, sizeof(fw->colo_overlap_why));
+    lua_getfield(L, c, "bucket");
+    rc = read_bucket(L, "colocated", &fw->colo_bucket_hbm_fraction, &fw->colo_bucket_max_bytes,
+                     &fw->colo_bucket_bytes, err);
+    lua_pop(L, 1);
+    if (rc == 0)
+        fw->colocated = true;
     return rc;
 }
 
@@ -264,6 +345,10 @@ static int read_reshard(lua_State *L, int r, struct rf_framework *fw, struct rf_
     fw->misc_after_bulk = get_bool(L, r, "misc_after_bulk");
     fw->stack_experts = get_bool(L, r, "stack_experts");
     fw->fused_copy = get_bool(L, r, "fused_copy");
+    int64_t barriers;
+    if ((rc = get_int(L, r, ctx, "barriers", 0, 16, &barriers, err)) < 0)
+        return rc;
+    fw->reshard_barriers = (int32_t)barriers;
     return 0;
 }
 
@@ -296,6 +381,17 @@ int rf_framework_read(lua_State *L, int t, struct rf_framework *fw, struct rf_er
     lua_pop(L, 1);
     if (rc < 0)
         goto out;
+    lua_getfield(L, t, "colocated");
+    if (lua_istable(L, -1))
+        rc = read_colocated(L, lua_gettop(L), fw, err);
+    lua_pop(L, 1);
+    if (rc < 0)
+        goto out;
+    fw->colocated_run = get_bool(L, t, "colocated_run");
+    if (fw->colocated_run && !fw->colocated) {
+        rc = fail(err, "", "colocated", "missing for a run whose sides are colocated");
+        goto out;
+    }
     /* The relations the step model relies on, checked again (framework.lua's finish). */
     uint32_t wants_bc = (1u << RF_STRAT_BROADCAST) | (1u << RF_STRAT_HYBRID);
     uint32_t wants_rs =
@@ -311,6 +407,17 @@ out:
         rf_framework_release(fw);
     lua_settop(L, top);
     return rc;
+}
+
+int64_t rf_framework_colo_bucket(const struct rf_framework *fw, double hbm_gb)
+{
+    if (fw->colo_bucket_hbm_fraction > 0) {
+        double b = fw->colo_bucket_hbm_fraction * hbm_gb * 1e9;
+        if (fw->colo_bucket_max_bytes > 0 && b > (double)fw->colo_bucket_max_bytes)
+            b = (double)fw->colo_bucket_max_bytes;
+        return (int64_t)b;
+    }
+    return fw->colo_bucket_bytes;
 }
 
 bool rf_framework_skips_gather(const struct rf_framework *fw)

@@ -44,6 +44,25 @@ enum rf_fw_quant {
                                   nccl_reshard's MXFP8 post step) */
 };
 
+/* The engine's loader, for its per-tensor cost on every receiver. */
+enum rf_fw_loader {
+    RF_FW_LOADER_VLLM,  /* one weight_loader call per HF tensor (FusedMoE: per expert and
+                           projection): load_calls x tensor_overhead_us */
+    RF_FW_LOADER_SGLANG /* as vLLM, and each tensor scans the model's parameter-name mapping
+                           linearly: entries x loader_scan_us (sgl-project/sglang#19299) */
+};
+
+/* How a colocated framework puts whole tensors on every GPU before the engine's copy. */
+enum rf_fw_colo_export {
+    RF_FW_COLO_EXPORT_BRIDGE, /* Megatron-Bridge on every rank: PP broadcast, TP all-gather,
+                                 experts an EP all-gather per local expert (as gather = export) */
+    RF_FW_COLO_EXPORT_FSDP    /* FSDP's full_tensor(): one all-gather per parameter over the
+                                 data-parallel (expert data-parallel) group, then TP/EP */
+};
+
+/* The longest reason a profile gives for an overlap (the `says` of its citation). */
+#define RF_FW_WHY_MAX 240
+
 struct rf_framework {
     bool present; /* false: no profile, the plan refit would run itself */
     char *name, *source;
@@ -83,6 +102,33 @@ struct rf_framework {
     bool fused_copy;              /* receivers land fused gate/up targets in a temporary and
                                      copy them into the parameter (one HBM copy) */
     double reshard_calls;         /* framework calls per bulk tensor (host side) */
+    /* Barriers over the communicator each bulk call's device kernel runs (M2N: one at its
+     * start, one at its end, each barrier_us); each call is one kernel launch from the
+     * engine's single host thread. 0: no per-call kernel is modelled. */
+    int32_t reshard_barriers;
+
+    /* The broadcast path's engine loader. */
+    enum rf_fw_loader loader;
+    /* Why the broadcast path's buffers overlap export, wire and load (the citation of
+     * broadcast.buffers, empty when buffers = 1). */
+    char overlap_why[RF_FW_WHY_MAX];
+
+    /* The colocated path (training and the engine on the same GPUs: verl's hybrid engine,
+     * NeMo RL's colocated IPC path), when the profile has one. colocated_run says whether
+     * this run's sides are colocated, which selects it. */
+    bool colocated, colocated_run;
+    enum rf_fw_colo_export colo_export;
+    double colo_bucket_hbm_fraction;
+    int64_t colo_bucket_max_bytes, colo_bucket_bytes;
+    int32_t colo_buffers;        /* 2: the sender fills one IPC buffer while the engine loads
+                                    the other; 1: it waits for the engine's ACK */
+    bool colo_clone;             /* the engine clones each tensor out of the IPC buffer */
+    enum rf_fw_quant colo_quant; /* where FP8 happens for an FP8 engine */
+    double colo_export_calls, colo_load_calls;
+    bool colo_offload_optimizer; /* optimizer state to host before the refit */
+    bool colo_wake_weights;      /* the engine's weights come back from host (sleep level 1) */
+    bool colo_offload_weights;   /* the training weights go to host after the refit */
+    char colo_overlap_why[RF_FW_WHY_MAX];
 };
 
 void rf_framework_release(struct rf_framework *fw);
@@ -97,6 +143,10 @@ int rf_fw_comm_parse(const char *s, enum rf_fw_comm *out);
 int rf_fw_root_parse(const char *s, enum rf_fw_root *out);
 int rf_fw_gather_parse(const char *s, enum rf_fw_gather *out);
 int rf_fw_quant_parse(const char *s, enum rf_fw_quant *out);
+const char *rf_fw_loader_name(enum rf_fw_loader v);
+const char *rf_fw_colo_export_name(enum rf_fw_colo_export v);
+/* The colocated path's bucket in bytes on a GPU of hbm_gb. */
+int64_t rf_framework_colo_bucket(const struct rf_framework *fw, double hbm_gb);
 
 /* Reads the normalised profile models/lib/framework.lua builds (the Lua -> C contract: every
  * field present, absent sections false) at stack index t into fw, which it initialises;

@@ -40,8 +40,10 @@ static int plan_scenario(struct rf_lua *L, const struct rf_scenario_src *src, co
         (rc = rf_topology_init(topo, &sc->cluster, err)) < 0)
         return rc;
     /* A profile says how its framework moves weights: a strategy it does not run has no
-     * step to predict (refit's own plans are the profile-free scenario). */
-    if (sc->framework.present && !(sc->framework.strategies & (1u << sc->strategy)))
+     * step to predict (refit's own plans are the profile-free scenario). Colocated sides run
+     * the profile's colocated path, planned as reshard (models/lib/scenario.lua). */
+    bool colocated = sc->framework.colocated_run && sc->strategy == RF_STRAT_RESHARD;
+    if (sc->framework.present && !colocated && !(sc->framework.strategies & (1u << sc->strategy)))
         return rf_error_set(err, RF_ENOTSUP,
                             "%s: framework: %s does not run strategy %s (its profile %s lists "
                             "the ones it does; drop `framework` for refit's own plan)",

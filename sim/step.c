@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memory.h"
 #include "ring.h"
 #include "simulate.h"
 
@@ -69,14 +70,14 @@ static int axis_ring(const struct rf_topology *topo, const struct rf_mesh *mesh,
 }
 
 /* Megatron's mesh axes (sim/layout.c): dense (pp, dp, cp, tp), expert (pp, edp, ep, etp). */
-enum { MG_PP = 0, MG_TP = 3, MG_EP = 2, MG_ETP = 3 };
+enum { MG_PP = 0, MG_DP = 1, MG_EDP = 1, MG_TP = 3, MG_EP = 2, MG_ETP = 3 };
 
 struct export_rings {
-    struct rf_ring pp, tp, ep, etp;
-    bool has_pp, has_tp, has_ep, has_etp;
+    struct rf_ring pp, tp, ep, etp, dp, edp;
+    bool has_pp, has_tp, has_ep, has_etp, has_dp, has_edp;
     /* Per ring: seconds a byte of one call (a broadcast's buffer, an all-gather's output)
      * keeps its busiest NIC port busy. */
-    double nic_pp, nic_tp, nic_ep, nic_etp;
+    double nic_pp, nic_tp, nic_ep, nic_etp, nic_dp, nic_edp;
     double nic_s; /* the export's busy time on that port so far */
 };
 
@@ -123,6 +124,10 @@ static void export_rings_release(struct export_rings *x)
         rf_ring_release(&x->ep);
     if (x->has_etp)
         rf_ring_release(&x->etp);
+    if (x->has_dp)
+        rf_ring_release(&x->dp);
+    if (x->has_edp)
+        rf_ring_release(&x->edp);
 }
 
 static int export_rings_init(struct export_rings *x, const struct rf_topology *topo,
@@ -138,6 +143,15 @@ static int export_rings_init(struct export_rings *x, const struct rf_topology *t
         (x->has_tp && (rc = nic_rate(&x->tp, topo, RF_COLL_OP_ALLGATHER, &x->nic_tp, err)) < 0) ||
         (x->has_ep && (rc = nic_rate(&x->ep, topo, RF_COLL_OP_ALLGATHER, &x->nic_ep, err)) < 0) ||
         (x->has_etp && (rc = nic_rate(&x->etp, topo, RF_COLL_OP_ALLGATHER, &x->nic_etp, err)) < 0))
+        export_rings_release(x);
+    /* FSDP's groups: its shards are whole only after an all-gather over data parallelism. */
+    else if (train->fsdp &&
+             ((rc = axis_ring(topo, &train->dense, MG_DP, &x->dp, &x->has_dp, err)) < 0 ||
+              (rc = axis_ring(topo, &train->expert, MG_EDP, &x->edp, &x->has_edp, err)) < 0 ||
+              (x->has_dp &&
+               (rc = nic_rate(&x->dp, topo, RF_COLL_OP_ALLGATHER, &x->nic_dp, err)) < 0) ||
+              (x->has_edp &&
+               (rc = nic_rate(&x->edp, topo, RF_COLL_OP_ALLGATHER, &x->nic_edp, err)) < 0)))
         export_rings_release(x);
     return rc;
 }
@@ -168,8 +182,21 @@ static double export_gather(const struct rf_step_input *in, struct export_rings 
     double piece = (double)first_numel(train, t, NULL) * (double)rf_dtype_size(dt);
     double full = (double)rf_tensor_numel(t) * (double)rf_dtype_size(dt);
     const struct rf_topology *topo = in->topo;
-    bool stage_only = in->fw->gather == RF_FW_GATHER_STAGE;
+    bool stage_only = in->fw->gather == RF_FW_GATHER_STAGE && !in->fw->colocated_run;
     double s = 0;
+    /* FSDP (verl's default, full_tensor()): one all-gather per parameter over its data-
+     * parallel group makes the TP-local piece whole first. */
+    if (train->fsdp) {
+        bool ex = is_expert(t);
+        int64_t n = ex ? train->edp : train->dp;
+        if (n > 1) {
+            piece *= (double)n;
+            s += ex ? coll(&x->edp, x->has_edp, topo, RF_COLL_OP_ALLGATHER, 1, piece, x->nic_edp,
+                           &x->nic_s, calls)
+                    : coll(&x->dp, x->has_dp, topo, RF_COLL_OP_ALLGATHER, 1, piece, x->nic_dp,
+                           &x->nic_s, calls);
+        }
+    }
     if (is_expert(t)) {
         int64_t local = t->experts / (train->ep > 0 ? train->ep : 1);
         if (local < 1)
@@ -214,6 +241,35 @@ add_phase(struct rf_step *st, enum rf_step_part part, enum rf_step_phase_kind ki
     va_start(ap, fmt);
     vsnprintf(p->mechanism, sizeof(p->mechanism), fmt, ap);
     va_end(ap);
+}
+
+/* Calls one host thread issues onto the device: each returns once enqueued (NCCL collectives
+ * through torch.distributed, tensor.copy_, kernel launches), so the host runs ahead of the
+ * device until the part's synchronisation. The longer of the host's and the device's work,
+ * and the first launch before the device has anything to do. */
+static double issued(double host_s, double device_s, double first_s)
+{
+    return (host_s > device_s ? host_s : device_s) + first_s;
+}
+
+/* Entries an SGLang loader scans per tensor: its expert-parameter mapping, one entry per
+ * expert and projection (w1, w2, w3) of the routed experts and the fused shared one
+ * (sgl-project/sglang PR #19299: 771 = 257 x 3 for DeepSeek); 0 for a dense model. */
+static int64_t scan_entries(const struct rf_plan *plan)
+{
+    int64_t experts = 0;
+    for (size_t i = 0; i < plan->n_tensors; i++)
+        if (plan->tensors[i].experts > experts)
+            experts = plan->tensors[i].experts;
+    return experts > 0 ? 3 * (experts + 1) : 0;
+}
+
+/* Appends the citation of an overlap to the composition line. */
+static void cite_overlap(struct rf_step *st, const char *why)
+{
+    size_t len = strlen(st->composition);
+    if (why && why[0] && len < sizeof(st->composition))
+        snprintf(st->composition + len, sizeof(st->composition) - len, ", as %s", why);
 }
 
 /* The time of a part from its phases' own times. With two buffers the framework exports
@@ -272,46 +328,59 @@ static double broadcast_part(const struct rf_step_input *in, const uint8_t *mask
     if (bytes == 0)
         return 0;
 
-    /* Export on the root. */
-    double e = gather_s + (double)hf * fw->export_calls * tensor_s;
+    /* Export on the root: the framework's conversion calls and the collectives' launches
+     * on the host, the collectives, the pack and the H2D copies on the device. */
+    double nccl_s = c->cal.nccl_call_us * 1e-6;
+    double host = (double)gcalls * nccl_s + (double)hf * fw->export_calls * tensor_s;
     double pack = fw->pack_copy ? (double)bytes / (c->cal.memcpy_gbps * 1e9) : 0;
     /* checkpoint-engine: every owner copies its own buckets from pinned host memory at
-     * once, each over its own PCIe link. */
-    double h2d =
-        fw->gather == RF_FW_GATHER_HOST
-            ? (double)bytes / (double)(in->roots > 0 ? in->roots : 1) / (c->pcie_gbps * 1e9)
-            : 0;
-    e += pack + h2d;
+     * once, each by its own copy engine over its own PCIe link. */
+    double h2d_gbps = c->cal.h2d_gbps > 0 ? c->cal.h2d_gbps : c->pcie_gbps;
+    double h2d = fw->gather == RF_FW_GATHER_HOST
+                     ? (double)bytes / (double)(in->roots > 0 ? in->roots : 1) / (h2d_gbps * 1e9)
+                     : 0;
+    double device = gather_s + pack + h2d;
+    double e = issued(host, device, gcalls > 0 ? nccl_s : 0);
     const char *how = fw->gather == RF_FW_GATHER_EXPORT  ? "Bridge export on every trainer"
                       : fw->gather == RF_FW_GATHER_STAGE ? "gathers within each stage"
                       : fw->gather == RF_FW_GATHER_HOST  ? "H2D copy from pinned host memory"
                                                          : "point-to-point gather (simulated)";
     add_phase(st, part, RF_STEP_EXPORT, e, bytes, gcalls + hf,
-              "%s: %lld collectives %.3f s, %lld HF tensors x %.3g calls, pack %.3f s%s", how,
-              (long long)gcalls, gather_s, (long long)hf, fw->export_calls, pack,
-              h2d > 0 ? ", H2D" : "");
+              "%s: %lld collectives %.3g s, pack %.3g s%s on the device; host %.3g s "
+              "(%lld HF tensors x %.3g calls)",
+              how, (long long)gcalls, gather_s, pack, h2d > 0 ? ", H2D" : "", host, (long long)hf,
+              fw->export_calls);
 
     /* The wire: the simulated broadcasts, and NCCL's launch latency per tensor when the
-     * framework broadcasts tensor by tensor. */
-    double w = wire_s + (fw->broadcast_per_tensor ? (double)hf * in->bcast_latency_s : 0);
+     * framework broadcasts tensor by tensor (each call's launch on the host beside it). */
+    double w = wire_s;
+    if (fw->broadcast_per_tensor)
+        w = issued((double)hf * nccl_s, wire_s + (double)hf * in->bcast_latency_s, 0);
     add_phase(st, part, RF_STEP_TRANSFER, w, bytes, fw->broadcast_per_tensor ? hf : in->buckets,
               "NCCL broadcast over %lld ranks on %d channels, %s%s", (long long)in->comm_ranks,
               in->comm_rings, fw->broadcast_per_tensor ? "one per tensor" : "one per bucket",
               fw->gather == RF_FW_GATHER_P2P ? ", gathers included" : "");
 
-    /* The engine's load on each receiver. */
+    /* The engine's load on each receiver: loader calls (and SGLang's mapping scan) on the
+     * host, the stream-ordered copies and quantisation on the device. */
     double copy = (double)shard / (c->cal.memcpy_gbps * 1e9);
     double quant = 0;
     if (qbytes > 0)
         quant = (double)qbytes / (c->cal.quant_gbps * 1e9);
-    double l = copy + quant + (double)hf * fw->load_calls * tensor_s;
-    char qs[64] = "";
+    int64_t entries = fw->loader == RF_FW_LOADER_SGLANG ? scan_entries(plan) : 0;
+    double scan = (double)hf * (double)entries * c->cal.loader_scan_us * 1e-6;
+    double lhost = (double)hf * fw->load_calls * tensor_s + scan;
+    double l = issued(lhost, copy + quant, 0);
+    char qs[64] = "", ss[80] = "";
     if (quant > 0)
         snprintf(qs, sizeof(qs), ", quantises %s %.3f s",
                  fw->quant == RF_FW_QUANT_RECEIVER_SHARD ? "its shard" : "whole tensors", quant);
+    if (scan > 0)
+        snprintf(ss, sizeof(ss), ", SGLang scans %lld mapping entries a tensor %.3g s",
+                 (long long)entries, scan);
     add_phase(st, part, RF_STEP_LOAD, l, shard, hf,
-              "loader: %lld HF tensors x %.3g calls, copy of its shard %.3f s%s", (long long)hf,
-              fw->load_calls, copy, qs);
+              "%s loader: %lld HF tensors x %.3g calls%s, copy of its shard %.3g s%s",
+              rf_fw_loader_name(fw->loader), (long long)hf, fw->load_calls, ss, copy, qs);
 
     int64_t buckets = in->bucket > 0 ? (bytes + in->bucket - 1) / in->bucket : 1;
     bool overlap = fw->buffers >= 2 && !fw->wait_load;
@@ -321,6 +390,8 @@ static double broadcast_part(const struct rf_step_input *in, const uint8_t *mask
                            "3-stage pipeline)"
                          : "%d buffer: export, wire and load of each of %lld buckets in turn",
                  fw->buffers, (long long)buckets);
+    if (part == RF_STEP_ALL && overlap)
+        cite_overlap(st, fw->overlap_why);
     double t = compose(e, w, l, buckets, overlap);
     /* Overlapped, the export's collectives and the broadcast share the training nodes'
      * NICs (NeMo RL's ring crosses every node of both sides): the part takes at least the
@@ -371,12 +442,22 @@ static double bulk_part(const struct rf_step_input *in, const uint8_t *mask, enu
               "%lld reshard calls x %.3g framework calls%s", (long long)calls, fw->reshard_calls,
               stack > 0 ? ", local experts stacked (one HBM copy)" : "");
     const char *how = relayed ? "hierarchical (M2N's relays)" : "reshard";
+    /* M2N: each call is one device kernel with barriers over the communicator at its start
+     * and end, so the calls' barriers follow each other on the device; the engine's one host
+     * thread launches them (kernel_launch_us each) ahead of the device. */
+    double barriers = (double)calls * fw->reshard_barriers * c->cal.barrier_us * 1e-6;
+    double launches = fw->reshard_barriers > 0 ? (double)calls * c->cal.kernel_launch_us * 1e-6 : 0;
+    double w = issued(launches, wire_s + barriers, 0);
+    char bs[96] = "";
+    if (fw->reshard_barriers > 0)
+        snprintf(bs, sizeof(bs), "; %lld kernels x %d barriers %.3g s", (long long)calls,
+                 (int)fw->reshard_barriers, barriers);
     if (groups > 1)
-        add_phase(st, part, RF_STEP_TRANSFER, wire_s, bytes, calls,
-                  "%s, %d groups of training stages one after another", how, groups);
+        add_phase(st, part, RF_STEP_TRANSFER, w, bytes, calls,
+                  "%s, %d groups of training stages one after another%s", how, groups, bs);
     else
-        add_phase(st, part, RF_STEP_TRANSFER, wire_s, bytes, calls,
-                  "%s, every training stage at once", how);
+        add_phase(st, part, RF_STEP_TRANSFER, w, bytes, calls, "%s, every training stage at once%s",
+                  how, bs);
     double q = (double)qshard / (c->cal.quant_gbps * 1e9);
     double l = (double)fused / (c->cal.memcpy_gbps * 1e9) + q;
     add_phase(st, part, RF_STEP_LOAD, l, fused + qshard, fused > 0 ? 1 : 0, "%s%s",
@@ -385,7 +466,145 @@ static double bulk_part(const struct rf_step_input *in, const uint8_t *mask, enu
               q > 0 ? "; BF16 shards quantised to FP8" : "");
     /* The trainer stacks and sends on one stream, the engine copies after each receive:
      * the three follow each other. */
-    return e + wire_s + l;
+    return e + w + l;
+}
+
+/* One GPU's memory on each side (sim/memory.c), from the plan's model tensors (scale tensors
+ * follow them). */
+static void gpu_memory(const struct rf_step_input *in, struct rf_side_memory *train,
+                       struct rf_side_memory *infer)
+{
+    const struct rf_plan *plan = in->plan;
+    size_t n = 0;
+    while (n < plan->n_tensors && plan->tensors[n].scale_of < 0)
+        n++;
+    struct rf_model m = {.tensors = plan->tensors, .n_tensors = n};
+    struct rf_memory_opts o = {.hbm_gb = in->topo->cluster->hbm_gb};
+    rf_memory_of(&m, in->train, in->infer, &o, train, infer);
+}
+
+/* The colocated path (verl's hybrid engine, NeMo RL's colocated IPC path,
+ * doc/research/frameworks.md 2.3, 3.1): training and the engine share each GPU. Before: the
+ * optimizer state goes to host and the engine's weights come back. The export's gathers put
+ * whole tensors on every GPU; each GPU copies them into an IPC buffer its engine maps (one
+ * handshake per buffer: a device synchronisation, the handle and names over ZMQ, the ACK);
+ * the engine clones and loads its shard. After: the training weights go to host. Nothing
+ * crosses a NIC but the export's collectives. */
+static double colocated_part(const struct rf_step_input *in, struct rf_step *st,
+                             struct rf_error *err, int *rcp)
+{
+    const struct rf_framework *fw = in->fw;
+    const struct rf_plan *plan = in->plan;
+    const struct rf_cluster *c = in->topo->cluster;
+    double tensor_s = c->cal.tensor_overhead_us * 1e-6, nccl_s = c->cal.nccl_call_us * 1e-6;
+    double d2h = c->cal.d2h_gbps > 0 ? c->cal.d2h_gbps : c->pcie_gbps;
+    double h2d = c->cal.h2d_gbps > 0 ? c->cal.h2d_gbps : c->pcie_gbps;
+    struct export_rings x;
+    int64_t hf = 0, gcalls = 0, bytes = 0, shard = 0, qbytes = 0;
+    double gather_s = 0;
+    bool fp8 = in->infer->dtype == RF_DT_FP8;
+
+    if ((*rcp = export_rings_init(&x, in->topo, in->train, err)) < 0)
+        return 0;
+    for (size_t i = 0; i < plan->n_tensors; i++) {
+        const struct rf_tensor *t = &plan->tensors[i];
+        /* Whole tensors in the engine's dtype: BF16 unless the sender quantises. */
+        bool q8 = fp8 && fw->colo_quant == RF_FW_QUANT_SENDER;
+        if (t->scale_of >= 0 && !q8)
+            continue;
+        size_t es = t->scale_of >= 0 ? rf_dtype_size(t->dtype)
+                                     : (q8 && t->quant ? 1 : rf_dtype_size(in->train->dtype));
+        if (t->scale_of < 0) {
+            hf += hf_tensors(t);
+            gather_s += export_gather(in, &x, t, &gcalls);
+            if (fp8 && t->quant && !q8)
+                qbytes += fw->colo_quant == RF_FW_QUANT_RECEIVER_SHARD
+                              ? first_numel(in->infer, t, NULL) * 2
+                              : rf_tensor_numel(t) * 2;
+        }
+        bytes += rf_tensor_numel(t) * (int64_t)es;
+        shard += first_numel(in->infer, t, NULL) * (int64_t)es;
+    }
+    export_rings_release(&x);
+    if (bytes == 0)
+        return 0;
+
+    struct rf_side_memory mt, mi;
+    gpu_memory(in, &mt, &mi);
+    double opt = fw->colo_offload_optimizer ? (double)mt.worst.optimizer / (d2h * 1e9) : 0;
+    double wake = fw->colo_wake_weights ? (double)mi.worst.weights / (h2d * 1e9) : 0;
+    add_phase(st, RF_STEP_ALL, RF_STEP_PREPARE, opt + wake,
+              (fw->colo_offload_optimizer ? mt.worst.optimizer : 0) +
+                  (fw->colo_wake_weights ? mi.worst.weights : 0),
+              (fw->colo_offload_optimizer ? 1 : 0) + (fw->colo_wake_weights ? 1 : 0),
+              "optimizer state to host %.3g s (D2H), the engine's weights back %.3g s (H2D)", opt,
+              wake);
+
+    double host = (double)gcalls * nccl_s + (double)hf * fw->colo_export_calls * tensor_s;
+    double e = issued(host, gather_s, gcalls > 0 ? nccl_s : 0);
+    add_phase(st, RF_STEP_ALL, RF_STEP_EXPORT, e, bytes, gcalls + hf,
+              "%s on every GPU: %lld collectives %.3g s on the device; host %.3g s (%lld HF "
+              "tensors x %.3g calls)",
+              fw->colo_export == RF_FW_COLO_EXPORT_FSDP ? "FSDP full_tensor()" : "Bridge export",
+              (long long)gcalls, gather_s, host, (long long)hf, fw->colo_export_calls);
+
+    int64_t bucket = in->colo_bucket > 0 ? in->colo_bucket : bytes;
+    int64_t buckets = (bytes + bucket - 1) / bucket;
+    double fill = (double)bytes / (c->cal.memcpy_gbps * 1e9);
+    double hand = (double)buckets * c->cal.bucket_overhead_us * 1e-6;
+    add_phase(st, RF_STEP_ALL, RF_STEP_TRANSFER, fill + hand, bytes, buckets,
+              "CUDA IPC on each GPU: whole tensors copied into %lld buffer(s) %.3g s, a "
+              "handshake each (sync, ZMQ, ACK) %.3g s; no NIC",
+              (long long)buckets, fill, hand);
+
+    double clone = fw->colo_clone ? (double)bytes / (c->cal.memcpy_gbps * 1e9) : 0;
+    double copy = (double)shard / (c->cal.memcpy_gbps * 1e9);
+    double quant = qbytes > 0 ? (double)qbytes / (c->cal.quant_gbps * 1e9) : 0;
+    double lhost = (double)hf * fw->colo_load_calls * tensor_s;
+    double l = issued(lhost, clone + copy + quant, 0);
+    add_phase(st, RF_STEP_ALL, RF_STEP_LOAD, l, shard + (fw->colo_clone ? bytes : 0), hf,
+              "vllm loader: %lld HF tensors x %.3g calls, %scopy of its shard %.3g s%s",
+              (long long)hf, fw->colo_load_calls,
+              fw->colo_clone ? "clone out of the IPC buffer, " : "", copy,
+              quant > 0 ? ", quantised" : "");
+
+    double off = fw->colo_offload_weights ? (double)mt.worst.weights / (d2h * 1e9) : 0;
+    add_phase(st, RF_STEP_ALL, RF_STEP_RESUME, off, fw->colo_offload_weights ? mt.worst.weights : 0,
+              fw->colo_offload_weights ? 1 : 0,
+              "training weights to host %.3g s (D2H); the engine's KV cache rebuilt (not "
+              "measured: 0)",
+              off);
+
+    bool overlap = fw->colo_buffers >= 2;
+    /* One buffer the engine clones before it ACKs: its load of bucket k overlaps the
+     * sender's export and fill of bucket k + 1, a two-stage pipeline (sender and clone,
+     * then load). */
+    bool clone_releases = !overlap && fw->colo_clone;
+    double body;
+    if (overlap) {
+        body = compose(e, fill + hand, l, buckets, true);
+        snprintf(st->composition, sizeof(st->composition),
+                 "colocated: prepare, then %d IPC buffers: export, copy and load of %lld "
+                 "buckets overlap (a 3-stage pipeline), then resume",
+                 (int)fw->colo_buffers, (long long)buckets);
+        cite_overlap(st, fw->colo_overlap_why);
+    } else if (clone_releases) {
+        double a = e + fill + hand + clone, b = l - clone > 0 ? l - clone : 0;
+        double n = (double)buckets;
+        body = (a > b ? a : b) * (n - 1) / n + (a + b) / n;
+        snprintf(st->composition, sizeof(st->composition),
+                 "colocated: prepare, then 1 IPC buffer over %lld buckets: the engine clones a "
+                 "bucket and ACKs, so its load overlaps the next bucket's export and copy, "
+                 "then resume",
+                 (long long)buckets);
+    } else {
+        body = e + fill + hand + l;
+        snprintf(st->composition, sizeof(st->composition),
+                 "colocated: prepare, then export, copy and load of each of %lld buckets in turn "
+                 "(the sender waits for the engine's ACK), then resume",
+                 (long long)buckets);
+    }
+    return opt + wake + body + off;
 }
 
 static int step_model(const struct rf_step_input *in, struct rf_step *st, struct rf_error *err)
@@ -398,7 +617,9 @@ static int step_model(const struct rf_step_input *in, struct rf_step *st, struct
         return rf_error_set(err, RF_ENOMEM, "out of memory");
     int rc = 0;
     double total = 0;
-    if (plan->strategy == RF_STRAT_BROADCAST) {
+    if (fw->colocated_run) {
+        total = colocated_part(in, st, err, &rc);
+    } else if (plan->strategy == RF_STRAT_BROADCAST) {
         memset(mask, 1, plan->n_tensors);
         total =
             broadcast_part(in, mask, RF_STEP_ALL, in->wire_all_s, in->wire_all_nic_s, st, err, &rc);
@@ -507,6 +728,7 @@ static int step_of(const struct rf_plan *plan, const struct rf_side *train,
                                .topo = topo,
                                .fw = fw,
                                .bucket = rf_framework_bucket(fw, topo->cluster->hbm_gb),
+                               .colo_bucket = rf_framework_colo_bucket(fw, topo->cluster->hbm_gb),
                                .wire_all_s = wire_all_s,
                                .wire_all_nic_s = wire_all_nic_s,
                                .bulk_groups = 1};

@@ -16,6 +16,8 @@ enum rf_step_phase_kind {
     RF_STEP_TRANSFER, /* the wire: the simulated plan (or its part) */
     RF_STEP_LOAD,     /* receivers: copies into parameters, quantisation, loader calls */
     RF_STEP_FINALIZE, /* once per refit on the engine */
+    RF_STEP_PREPARE,  /* colocated: optimizer state to host, the engine's weights back */
+    RF_STEP_RESUME,   /* colocated: the training weights to host after the refit */
     RF_STEP_PHASE_COUNT
 };
 
@@ -24,6 +26,8 @@ enum rf_step_phase_kind {
 enum rf_step_part { RF_STEP_ALL, RF_STEP_BULK, RF_STEP_MISC, RF_STEP_PART_COUNT };
 
 #define RF_STEP_MECHANISM_MAX 160
+/* A composition line holds the citation of an overlap (RF_FW_WHY_MAX) besides its own. */
+#define RF_STEP_COMPOSITION_MAX 480
 struct rf_step_phase {
     enum rf_step_part part;
     enum rf_step_phase_kind phase;
@@ -39,7 +43,7 @@ struct rf_step {
     size_t n;
     /* How the phases compose into the step's time (one line, e.g. "2 buffers: max(export,
      * transfer, load) + first export + last load"). */
-    char composition[RF_STEP_MECHANISM_MAX];
+    char composition[RF_STEP_COMPOSITION_MAX];
     double total_s;
 };
 
@@ -59,7 +63,8 @@ struct rf_step_input {
     int bulk_groups; /* groups of training stages the bulk went in */
     /* The broadcast communicator: ranks, NCCL's rings, one call's launch latency. */
     int64_t comm_ranks;
-    int64_t roots; /* distinct broadcast roots */
+    int64_t roots;       /* distinct broadcast roots */
+    int64_t colo_bucket; /* the colocated path's IPC buffer, bytes */
     int comm_rings;
     double bcast_latency_s;
 };

@@ -4,8 +4,8 @@
 
 #include "step.h"
 
-static const char *const phase_names[RF_STEP_PHASE_COUNT] = {"export", "transfer", "load",
-                                                             "finalize"};
+static const char *const phase_names[RF_STEP_PHASE_COUNT] = {"export",   "transfer", "load",
+                                                             "finalize", "prepare",  "resume"};
 static const char *const part_names[RF_STEP_PART_COUNT] = {"all", "bulk", "misc"};
 
 /* A value outside the enum is named "?", which no CHECK constraint accepts: storing it fails

@@ -1,4 +1,4 @@
-/* The SQLite store: schema (version 12), and one transaction per run. The schema is the
+/* The SQLite store: schema (version 13), and one transaction per run. The schema is the
  * user-facing API of the results; README.md documents every table. */
 #ifndef RF_STORE_H
 #define RF_STORE_H
@@ -10,7 +10,7 @@
 #include "plan.h"
 
 #define RF_STORE_APPLICATION_ID 0x52454654 /* "REFT" */
-#define RF_STORE_SCHEMA_VERSION 12
+#define RF_STORE_SCHEMA_VERSION 13
 
 struct sqlite3;
 
@@ -179,7 +179,7 @@ int rf_store_measurement_finish(struct rf_store *st, int64_t id, const struct rf
 
 /* One phase of the step a framework's log printed (table measured_phase). */
 struct rf_log_phase {
-    const char *phase; /* the step's name for it: export, transfer, load or finalize */
+    const char *phase; /* the step's name for it (rf_step_phase_name): export, transfer, ... */
     double seconds;
 };
 

@@ -419,7 +419,38 @@ static const char migration_v11[] =
     "  WHERE i + 1 < (SELECT max(gpu_count) FROM collective))\n"
     "INSERT OR IGNORE INTO ordinal SELECT i FROM k WHERE EXISTS (SELECT 1 FROM collective);\n";
 
-/* Version 12: refit steps read from a framework's own log (refit measure). A measurement's
+/* Version 12: the step's phases of a colocated refit (sim/step.h): 'prepare' (optimizer
+ * state to host, the engine's weights back) and 'resume' (the training weights to host).
+ * SQLite cannot alter a CHECK constraint, so predicted_step_phase is rebuilt with its rows
+ * (and run_phases, which reads it, dropped and made again unchanged). */
+static const char migration_v12[] =
+    "DROP VIEW run_phases;\n"
+    "CREATE TABLE predicted_step_phase_v12 (\n"
+    "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,\n"
+    "  seq INTEGER NOT NULL,\n"
+    "  part TEXT NOT NULL CHECK (part IN ('all', 'bulk', 'misc')),\n"
+    "  phase TEXT NOT NULL CHECK (phase IN ('export', 'transfer', 'load', 'finalize', 'prepare', "
+    "'resume')),\n"
+    "  seconds REAL NOT NULL CHECK (seconds >= 0),\n"
+    "  bytes INTEGER NOT NULL CHECK (bytes >= 0), calls INTEGER NOT NULL CHECK (calls >= 0),\n"
+    "  mechanism TEXT NOT NULL,\n"
+    "  PRIMARY KEY (run_id, seq),\n"
+    "  UNIQUE (run_id, part, phase)\n"
+    ") WITHOUT ROWID;\n"
+    "INSERT INTO predicted_step_phase_v12 SELECT * FROM predicted_step_phase;\n"
+    "DROP TABLE predicted_step_phase;\n"
+    "ALTER TABLE predicted_step_phase_v12 RENAME TO predicted_step_phase;\n"
+    "CREATE VIEW run_phases AS\n"
+    "SELECT r.id AS run_id, r.label, r.model, r.strategy,\n"
+    "  CASE WHEN json_valid(r.scenario_json)\n"
+    "       THEN json_extract(r.scenario_json, '$.framework.name') END AS framework,\n"
+    "  s.seq, s.part, s.phase, s.seconds, p.step_seconds,\n"
+    "  CASE WHEN p.step_seconds > 0 THEN s.seconds / p.step_seconds END AS share_of_step,\n"
+    "  s.bytes, s.calls, s.mechanism, p.step_composition\n"
+    "FROM predicted_step_phase s JOIN run r ON r.id = s.run_id\n"
+    "LEFT JOIN prediction p ON p.run_id = s.run_id;\n";
+
+/* Version 13: refit steps read from a framework's own log (refit measure). A measurement's
  * backend may be 'log': its seconds are the step as the framework printed it, nothing
  * replayed or verified (bytes_verified 0, iters 1, world_size 0); `source` says where the
  * figure came from, as the user wrote it (NULL for refit-exec's). measured_phase holds the
@@ -427,10 +458,8 @@ static const char migration_v11[] =
  * measurement table is rebuilt in this transaction with its ids and rows: copied aside,
  * the two tables and the views over them dropped (measured_round first, so dropping
  * measurement cascades over nothing), created anew and filled back. The views compare a
- * log measurement with the step (prediction.step_seconds) where the run has one. The new
- * table and view are made only if absent, so a test's file set back to an older version
- * (PRAGMA user_version) migrates too. */
-static const char migration_v12[] =
+ * log measurement with the step (prediction.step_seconds) where the run has one. */
+static const char migration_v13[] =
     "CREATE TEMP TABLE keep_measurement AS SELECT * FROM measurement;\n"
     "CREATE TEMP TABLE keep_measured_round AS SELECT * FROM measured_round;\n"
     "DROP VIEW measured_run;\n"
@@ -471,9 +500,10 @@ static const char migration_v12[] =
     "SELECT measurement_id, round, seconds FROM temp.keep_measured_round;\n"
     "DROP TABLE temp.keep_measurement;\n"
     "DROP TABLE temp.keep_measured_round;\n"
-    "CREATE TABLE IF NOT EXISTS measured_phase (\n"
+    "CREATE TABLE measured_phase (\n"
     "  measurement_id INTEGER NOT NULL REFERENCES measurement(id) ON DELETE CASCADE,\n"
-    "  phase TEXT NOT NULL CHECK (phase IN ('export', 'transfer', 'load', 'finalize')),\n"
+    "  phase TEXT NOT NULL CHECK (phase IN ('export', 'transfer', 'load', 'finalize', 'prepare',\n"
+    "    'resume')),\n"
     "  seconds REAL NOT NULL CHECK (seconds >= 0),\n"
     "  PRIMARY KEY (measurement_id, phase)\n"
     ") WITHOUT ROWID;\n"
@@ -508,7 +538,6 @@ static const char migration_v12[] =
     "WHERE m.status = 'ok';\n"
     /* A phase a log printed beside the step's phase of that name, summed over the parts
      * (a hybrid step has a bulk and a misc export, transfer and load). */
-    "DROP VIEW IF EXISTS predicted_vs_measured_phase;\n"
     "CREATE VIEW predicted_vs_measured_phase AS\n"
     "SELECT m.run_id, m.id AS measurement_id, mp.phase,\n"
     "  (SELECT sum(s.seconds) FROM predicted_step_phase s\n"
@@ -525,5 +554,6 @@ int (*const rf_store_migration_fill[RF_STORE_SCHEMA_VERSION])(struct rf_store *,
 
 /* rf_store_migrations[v] takes a file from version v to v + 1; a new file runs them all. */
 const char *const rf_store_migrations[RF_STORE_SCHEMA_VERSION] = {
-    schema_v1,    migration_v2, migration_v3, migration_v4,  migration_v5,  migration_v6,
-    migration_v7, migration_v8, migration_v9, migration_v10, migration_v11, migration_v12};
+    schema_v1,     migration_v2,  migration_v3, migration_v4, migration_v5,
+    migration_v6,  migration_v7,  migration_v8, migration_v9, migration_v10,
+    migration_v11, migration_v12, migration_v13};

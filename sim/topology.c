@@ -59,8 +59,8 @@ const struct rf_cluster_field rf_cluster_fields[] = {
      RF_DEFAULT_H2D_GBPS},
     {"calibration", "d2h_gbps", false, offsetof(struct rf_cluster, cal.d2h_gbps),
      RF_DEFAULT_D2H_GBPS},
-    {"calibration", "reg_gbps", false, offsetof(struct rf_cluster, cal.reg_gbps),
-     RF_DEFAULT_REG_GBPS},
+    {"calibration", "reg_region_us", false, offsetof(struct rf_cluster, cal.reg_region_us),
+     RF_DEFAULT_REG_REGION_US},
     {"calibration", "loader_scan_us", false, offsetof(struct rf_cluster, cal.loader_scan_us),
      RF_DEFAULT_LOADER_SCAN_US},
 };
@@ -175,8 +175,7 @@ static int check_cluster(const struct rf_cluster *c, struct rf_error *err)
          (rc = rate_ok(c->cal.h2d_gbps, RF_RATE_MAX_GBPS, "calibration.h2d_gbps", err)) < 0) ||
         (c->cal.d2h_gbps != 0 &&
          (rc = rate_ok(c->cal.d2h_gbps, RF_RATE_MAX_GBPS, "calibration.d2h_gbps", err)) < 0) ||
-        (c->cal.reg_gbps != 0 &&
-         (rc = rate_ok(c->cal.reg_gbps, RF_RATE_MAX_GBPS, "calibration.reg_gbps", err)) < 0) ||
+        (rc = latency_ok(c->cal.reg_region_us, "calibration.reg_region_us", err)) < 0 ||
         (rc = latency_ok(c->cal.kernel_launch_us, "calibration.kernel_launch_us", err)) < 0 ||
         (rc = latency_ok(c->cal.nccl_call_us, "calibration.nccl_call_us", err)) < 0 ||
         (rc = latency_ok(c->cal.barrier_us, "calibration.barrier_us", err)) < 0 ||

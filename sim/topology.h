@@ -46,7 +46,7 @@ struct rf_cluster {
          * models/lib/cluster.lua): one CUDA kernel launch, one NCCL call's host launch, a
          * barrier across a communicator, pinned host<->device copies, registering memory
          * with the NIC, and one entry of an engine loader's linear name scan. */
-        double kernel_launch_us, nccl_call_us, barrier_us, h2d_gbps, d2h_gbps, reg_gbps,
+        double kernel_launch_us, nccl_call_us, barrier_us, h2d_gbps, d2h_gbps, reg_region_us,
             loader_scan_us;
     } cal;
 };
@@ -129,12 +129,12 @@ struct rf_p2p {
 
 /* models/lib/cluster.lua's defaults of the per-call costs (cited there), which a run's
  * description stored before they existed reads (rf_cluster_fields' since_default). */
-#define RF_DEFAULT_KERNEL_LAUNCH_US 4.0
-#define RF_DEFAULT_NCCL_CALL_US 5.0
+#define RF_DEFAULT_KERNEL_LAUNCH_US 3.0
+#define RF_DEFAULT_NCCL_CALL_US 3.5
 #define RF_DEFAULT_BARRIER_US 16.7
-#define RF_DEFAULT_H2D_GBPS 35.2
+#define RF_DEFAULT_H2D_GBPS 57.0
 #define RF_DEFAULT_D2H_GBPS 52.8
-#define RF_DEFAULT_REG_GBPS 21.25
+#define RF_DEFAULT_REG_REGION_US 1897.0
 #define RF_DEFAULT_LOADER_SCAN_US 0.0479
 #define RF_LATENCY_MAX_US 1e9
 

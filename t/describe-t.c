@@ -109,7 +109,7 @@ static void fields(struct rf_cluster *c, int64_t **ints, double **reals)
                           &c->cal.barrier_us,
                           &c->cal.h2d_gbps,
                           &c->cal.d2h_gbps,
-                          &c->cal.reg_gbps,
+                          &c->cal.reg_region_us,
                           &c->cal.loader_scan_us};
     memcpy(ints, i, sizeof(i));
     memcpy(reals, r, sizeof(r));

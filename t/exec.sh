@@ -338,7 +338,9 @@ is "$(last_measurement "status, error_text LIKE 'did not finish%', seconds IS NU
 # refit-exec --probe: microbenchmarks of each rank's device, here host memory (the MPI
 # backend). scripts/gpu-check reads these keys: every rank has every probe, in order, each
 # ok with its time and rate, or saying why it is unsupported; the fill and check went
-# through host memory, as exec_config says.
+# through host memory, as exec_config says. Of the calibration's per-call probes host memory
+# has the MPI send and barrier, measured, and no kernel, group or pinned copy: those say so
+# and carry no figure.
 probe_sql() { # probe_sql EXPR [COND]: EXPR over the probes of $tmp/out (p.value: one probe)
     "$SQLITE3" :memory: "SELECT $1 FROM json_each(readfile('$tmp/out'), '\$.probe') p
                          WHERE ${2:-1}"
@@ -355,29 +357,65 @@ for np in 1 2; do
             (SELECT 'device' k UNION ALL SELECT 'nccl_version' UNION ALL SELECT 'cuda_runtime'
              UNION ALL SELECT 'driver')" | tr '\n' ' ')" "null null null null " \
         "--probe on $np rank(s): no device, NCCL, CUDA runtime or driver on host memory"
-    is "$(probe_sql "count(*), count(DISTINCT json_extract(p.value, '\$.rank'))")" "$((6 * np))|$np" \
-        "--probe on $np rank(s): six probes per rank"
+    is "$(probe_sql "count(*), count(DISTINCT json_extract(p.value, '\$.rank'))")" "$((13 * np))|$np" \
+        "--probe on $np rank(s): thirteen probes per rank"
     is "$(probe_sql "group_concat(json_extract(p.value, '\$.name'), ' ')" \
         "json_extract(p.value, '\$.rank') = $((np - 1))")" \
-        "copy pack narrow fill check selfsend" "--probe on $np rank(s): the probes, in order"
+        "copy pack narrow fill check selfsend launch latency group send4k barrier h2d d2h" \
+        "--probe on $np rank(s): the probes, in order"
     is "$(probe_sql "count(*)" "json_extract(p.value, '\$.status') = 'ok'
                      AND json_extract(p.value, '\$.seconds') > 0
                      AND json_extract(p.value, '\$.gbps') > 0
                      AND json_extract(p.value, '\$.bytes') > 0
-                     AND json_extract(p.value, '\$.impl') != ''")" "$((6 * np))" \
-        "--probe on $np rank(s): every probe ok, timed, with its rate and implementation"
+                     AND json_extract(p.value, '\$.impl') != ''
+                     AND json_type(p.value, '\$.field') IS NULL")" "$((6 * np))" \
+        "--probe on $np rank(s): the replay's six probes ok, timed, with their rate and implementation"
+    # send4k and barrier: a median per call in seconds and, as value, in microseconds (the
+    # field's unit), no rate; the calibration line takes both.
+    is "$(probe_sql "group_concat(json_extract(p.value, '\$.name') || ':' ||
+                     json_extract(p.value, '\$.field') || ':' || json_extract(p.value, '\$.impl'), ' ')" \
+        "json_extract(p.value, '\$.status') = 'ok' AND json_extract(p.value, '\$.seconds') > 0
+         AND json_extract(p.value, '\$.value') > 0 AND json_type(p.value, '\$.gbps') = 'null'
+         AND abs(json_extract(p.value, '\$.value') / json_extract(p.value, '\$.seconds') - 1e6) < 1
+         AND json_extract(p.value, '\$.calibrates') = 1
+         AND json_extract(p.value, '\$.rank') = $((np - 1))")" \
+        "send4k:nccl_call_us:MPI_Isend/MPI_Irecv barrier:barrier_us:MPI_Ibarrier" \
+        "--probe on $np rank(s): the MPI send and barrier measured, per call, for the calibration"
+    is "$(probe_sql "group_concat(json_extract(p.value, '\$.name') || ':' ||
+                     json_extract(p.value, '\$.field') || ':' || json_extract(p.value, '\$.calibrates'), ' ')" \
+        "json_extract(p.value, '\$.status') = 'not measured (host backend)'
+         AND json_type(p.value, '\$.seconds') = 'null' AND json_type(p.value, '\$.value') = 'null'
+         AND json_type(p.value, '\$.gbps') = 'null' AND json_extract(p.value, '\$.impl') = '-'
+         AND json_extract(p.value, '\$.rank') = $((np - 1))")" \
+        "launch:kernel_launch_us:1 latency:kernel_launch_us:0 group:nccl_call_us:0 \
+h2d:h2d_gbps:1 d2h:d2h_gbps:1" \
+        "--probe on $np rank(s): no kernel, group or pinned copy on host memory, and no figure for them"
+    is "$("$SQLITE3" :memory: "SELECT group_concat(key, ' ') FROM json_each(readfile('$tmp/out'),
+            '\$.calibration') WHERE value > 0")" "memcpy_gbps quant_gbps nccl_call_us barrier_us" \
+        "--probe on $np rank(s): the calibration holds the measured fields only, each positive"
+    is "$("$SQLITE3" :memory: "SELECT json_extract(readfile('$tmp/out'), '\$.calibration.barrier_us')
+            = json_extract(p.value, '\$.value') FROM json_each(readfile('$tmp/out'), '\$.probe') p
+            WHERE json_extract(p.value, '\$.name') = 'barrier' AND json_extract(p.value, '\$.rank') = 0")" \
+        1 "--probe on $np rank(s): the calibration's figures are rank 0's"
 done
 is "$(probe_sql "group_concat(json_extract(p.value, '\$.name') || '=' || json_extract(p.value,
                  '\$.bytes') || ':' || json_extract(p.value, '\$.impl'), ' ')" \
     "json_extract(p.value, '\$.rank') = 0")" \
     "copy=4194304:memcpy pack=1048576:memcpy narrow=4194304:host fill=4194304:host \
-check=4194304:host selfsend=4194304:MPI_Isend/MPI_Irecv" \
-    "--probe: bytes (pack: 4 KiB of every 16 KiB) and implementations"
+check=4194304:host selfsend=4194304:MPI_Isend/MPI_Irecv launch=0:- latency=0:- group=0:- \
+send4k=4096:MPI_Isend/MPI_Irecv barrier=0:MPI_Ibarrier h2d=4194304:- d2h=4194304:-" \
+    "--probe: bytes (pack: 4 KiB of every 16 KiB; send4k: 4 KiB) and implementations"
 "$MPIRUN" $over -np 1 "$REFIT_EXEC" --probe --backend mpi --probe-bytes 1M --iters 1 \
     >"$tmp/out" 2>"$tmp/err"
 ok $? "--probe prints a table"
 is "$(grep -c -E '^ +0  (copy|pack|narrow|fill|check|selfsend) .* ok$' "$tmp/out")" 6 \
     "with a row per probe"
+is "$(grep -c -E '^ +0  (send4k|barrier) .* [0-9.]+  (nccl_call_us|barrier_us) +ok$' "$tmp/out") \
+$(grep -c -E '^ +0  (launch|latency|group|h2d|d2h) .* not measured \(host backend\)$' "$tmp/out")" \
+    "2 5" "the per-call rows in microseconds with their field; the unmeasured ones say so"
+ok "$(grep -q -E "^  rank 0's, to fold into a cluster preset: calibration = \{ memcpy_gbps = [0-9]+, \
+quant_gbps = [0-9]+, nccl_call_us = [0-9.e+-]+, barrier_us = [0-9.e+-]+ \}$" "$tmp/out"; echo $?)" \
+    "and the calibration line, with the measured fields only"
 "$MPIRUN" $over -np 2 "$REFIT_EXEC" --probe --backend mpi --probe-bytes 8K >"$tmp/out" \
     2>"$tmp/err"
 is "$? $(grep -c "^refit-exec" "$tmp/err")" "1 1" "--probe refuses buffers too small, in one line"

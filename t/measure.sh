@@ -41,7 +41,8 @@ is "$(sql "$db" "SELECT group_concat(phase || '=' || seconds, ' ') FROM
                  (SELECT * FROM measured_phase WHERE measurement_id = 1 ORDER BY phase)")" \
     "export=0.05 load=0.01" "its phases in measured_phase"
 is "$(sql "$db" "SELECT backend, compared_with, predicted_seconds = (SELECT step_seconds FROM
-                 prediction WHERE run_id = 1), measured_seconds, source FROM predicted_vs_measured")" \
+                 prediction WHERE run_id = 1), measured_seconds, source
+                 FROM predicted_vs_measured")" \
     "log|step|1|0.06|verl timing_s/update_weights, job 123" \
     "predicted_vs_measured compares it with the step"
 is "$(sql "$db" "SELECT phase, abs(predicted_seconds - (SELECT sum(seconds) FROM
@@ -97,7 +98,8 @@ refuse 1 "refit: phase load: 2 s is more than the whole step's 1 s" "a phase lon
 refuse 1 "refit: phase export: -1 s: must be finite and >= 0" "a negative phase" \
     1 --seconds 1 --phase export=-1
 refuse 2 "refit: --phase unpack=0.1: unknown phase 'unpack' (the step's are export, transfer, \
-load, finalize) (see refit measure --help)" "an unknown phase, with the valid ones" \
+load, finalize, prepare, resume) (see refit measure --help)" "an unknown phase, with the valid \
+ones" \
     1 --seconds 1 --phase unpack=0.1
 refuse 2 "refit: --phase load: expected NAME=SECONDS (see refit measure --help)" \
     "a phase without seconds" 1 --seconds 1 --phase load
@@ -122,7 +124,7 @@ is "$(sql "$old" "PRAGMA user_version") $(sql "$old" "SELECT group_concat(id) FR
 is "$? $(cat "$tmp/err")" "1 refit: $old: run 1 has no predicted step (refit sim under a framework \
 profile): its phases have nothing to be compared with" \
     "phases of a run without a step are refused"
-is "$(sql "$old" "PRAGMA user_version")" 12 "(the open migrated the file to version 12)"
+is "$(sql "$old" "PRAGMA user_version")" 13 "(the open migrated the file to version 13)"
 "$REFIT" measure 1 --seconds 0.5 --source "a log" --db "$old" >"$tmp/out" 2>"$tmp/err"
 ok $? "a log measurement of that run (its wire: no profile)"
 sed 's/^/# /' "$tmp/out" "$tmp/err"
@@ -158,11 +160,11 @@ is "$("$SQLITE3" :memory: "SELECT group_concat(p.value->>'measurement_id' || ':'
 # The recovery target: log measurements synthesised from a profile with chosen per-call
 # costs give those costs back. Four NeMo RL steps whose tensor counts differ (dense, MoE with
 # stacked experts, MLA with experts, Qwen3-8B) are predicted twice: with the preset's
-# defaults (tensor_overhead_us 10, bucket_overhead_us 50) into the database, and with chosen
-# costs (37 and 180) into another, whose step seconds are imported as the first's log
-# measurements. calibrate must find 37 and 180 within 5%.
+# defaults (tensor_overhead_us 10, bucket_overhead_us 50, nccl_call_us 3.5) into the
+# database, and with chosen costs (37, 180 and 12) into another, whose step seconds are
+# imported as the first's log measurements. calibrate must find 37, 180 and 12 within 5%.
 fit=$tmp/fit.db truth=$tmp/truth.db
-chosen=", calibration = { tensor_overhead_us = 37, bucket_overhead_us = 180 }"
+chosen=", calibration = { tensor_overhead_us = 37, bucket_overhead_us = 180, nccl_call_us = 12 }"
 scenario() { # scenario FILE MODEL TRAIN INFER [CLUSTER-EXTRA]
     cat >"$1" <<LUA
 return {
@@ -188,7 +190,7 @@ for spec in "$ex/tiny-llama.lua|gpus = 2, tp = 2|gpus = 2, first_gpu = 2, tp = 2
     scenario "$tmp/t$k.lua" "$model" "$train" "$infer" "$chosen"
     "$REFIT" sim "$tmp/s$k.lua" --db "$fit" >/dev/null 2>"$tmp/err" &&
         "$REFIT" sim "$tmp/t$k.lua" --db "$truth" >/dev/null 2>>"$tmp/err" &&
-        "$REFIT" measure "$k" --db "$fit" --source "synthesised: tensor 37 us, bucket 180 us" \
+        "$REFIT" measure "$k" --db "$fit" --source "synthesised: tensor 37, bucket 180, nccl 12" \
             --seconds "$(sql "$truth" "SELECT printf('%.17g', step_seconds) FROM prediction
                                        WHERE run_id = $k")" >/dev/null 2>>"$tmp/err"
     ok $? "run $k ($(basename "$model" .lua)): predicted with the defaults, measured with the \
@@ -213,21 +215,29 @@ is "$(within '$.parameters.tensor_overhead_us.after' 37)" 1 \
 is "$(within '$.parameters.bucket_overhead_us.after' 180)" 1 \
     "bucket_overhead_us recovered within 5% of 180 ($(json "$tmp/cal.json" \
     '$.parameters.bucket_overhead_us.after'))"
+is "$(within '$.parameters.nccl_call_us.after' 12)" 1 \
+    "nccl_call_us recovered within 5% of 12 ($(json "$tmp/cal.json" \
+    '$.parameters.nccl_call_us.after'))"
 is "$(within '$.parameters.nvlink_efficiency.after' 0.82)" 1 \
     "nvlink_efficiency, which the steps also move, stays at the truth's 0.82"
 is "$(json "$tmp/cal.json" '$.parameters.message_latency_us.identifiable') $(json \
     "$tmp/cal.json" '$.parameters.message_latency_us.tied_to')" "0 bucket_overhead_us" \
     "message_latency_us, which adds to bucket_overhead_us on every broadcast, is tied to it"
-is "$(json "$tmp/cal.json" '$.parameters.nccl_call_us.identifiable') $(json \
-    "$tmp/cal.json" '$.parameters.nccl_call_us.after')" "0 5.0" \
-    "a per-call cost the step does not use is kept"
+is "$(json "$tmp/cal.json" '$.parameters.barrier_us.identifiable') $(json \
+    "$tmp/cal.json" '$.parameters.barrier_us.after')" "0 16.7" \
+    "a per-call cost these steps do not use is kept (barrier_us: M2N's kernels only)"
 is "$("$SQLITE3" :memory: "SELECT count(*) FROM json_each(readfile('$tmp/cal.json'), '$.points')
      AS p WHERE p.value->>'compared_with' = 'step' AND p.value->>'backend' = 'log'
-     AND abs(p.value->>'after_s' / (p.value->>'measured_s') - 1) < 0.01
-     AND abs(p.value->>'before_s' / (p.value->>'measured_s') - 1) > 0.1")" 4 \
-    "every step: off by more than 10% before, within 1% after"
+     AND abs(p.value->>'after_s' / (p.value->>'measured_s') - 1) < 0.001
+     AND abs(p.value->>'before_s' / (p.value->>'measured_s') - 1) > 0.01")" 4 \
+    "every step: off by more than 1% before, within 0.1% after"
 is "$(grep -c '^[0-9]' "$tmp/cal.txt")" 4 "the table has one row per measurement"
-ok "$(grep -q '^        kernel_launch_us = 4,$' "$tmp/cal.lua" &&
+# Before the fit each step is re-predicted from the store exactly as refit sim predicted it.
+is "$("$SQLITE3" "$fit" "SELECT count(*) FROM json_each(readfile('$tmp/cal.json'), '$.points') AS p
+     JOIN prediction r ON r.run_id = p.value->>'run_id'
+     WHERE abs(p.value->>'before_s' / r.step_seconds - 1) < 1e-12")" 4 \
+    "calibrate rebuilds each step from the database as refit sim predicted it"
+ok "$(grep -q '^        barrier_us = 16.7,$' "$tmp/cal.lua" &&
     grep -q '^        loader_scan_us = 0.0479,$' "$tmp/cal.lua"; echo $?)" \
     "the written cluster carries the per-call costs it did not fit"
 # The calibrated cluster predicts the chosen costs' steps.
@@ -244,24 +254,28 @@ is "$? $(cat "$tmp/err")" "1 refit: no usable measurement: no run predicted on c
 refit measure)" "--framework keeps the runs of that profile only"
 
 # The phases a log printed are fitted too: one run's export, transfer and load alone give
-# both costs back (tensor_overhead_us is in export and load, bucket_overhead_us on the wire).
-# Qwen3-8B's, whose wire is mostly bandwidth: on a tiny model's the wire is all fixed costs,
-# and NVLink's efficiency moves it as bucket_overhead_us does (calibrate then ties them).
+# tensor_overhead_us (in export and load) and bucket_overhead_us (on the wire) back, here
+# from Qwen3-8B's step with those two chosen. Its wire is mostly bandwidth: on a tiny
+# model's it is all fixed costs, and NVLink's efficiency moves it as bucket_overhead_us does
+# (calibrate then ties them); its export's NCCL calls overlap the collectives, so one run
+# cannot tell nccl_call_us from NVLink's efficiency either (the four runs above can).
 one=$tmp/one.db
+scenario "$tmp/t5.lua" qwen3-8b "gpus = 4, tp = 2" "gpus = 4, first_gpu = 4, tp = 2" \
+    ", calibration = { tensor_overhead_us = 37, bucket_overhead_us = 180 }"
+"$REFIT" sim "$tmp/t5.lua" --db "$truth" >/dev/null
 "$REFIT" sim "$tmp/s4.lua" --db "$one" >/dev/null
 phases=$(sql "$truth" "SELECT group_concat('--phase ' || phase || '=' || printf('%.17g', s), ' ')
                        FROM (SELECT phase, sum(seconds) AS s FROM predicted_step_phase
-                             WHERE run_id = 4 GROUP BY phase HAVING s > 0)")
+                             WHERE run_id = 6 GROUP BY phase HAVING s > 0)")
 # shellcheck disable=SC2086
 "$REFIT" measure 1 --db "$one" $phases --seconds "$(sql "$truth" "SELECT printf('%.17g',
-    step_seconds) FROM prediction WHERE run_id = 4")" >/dev/null
+    step_seconds) FROM prediction WHERE run_id = 6")" >/dev/null
 ok $? "one run measured with its phases ($phases)"
 (cd "$tmp" && "$REFIT" calibrate --db "$one" --cluster dgx-h100 --out "$tmp/one.lua" --json \
     >"$tmp/cal.json" 2>"$tmp/err")
 ok $? "refit calibrate on that one measurement"
 is "$(within '$.parameters.tensor_overhead_us.after' 37) $(within \
-    '$.parameters.bucket_overhead_us.after' 180)" "1 1" \
-    "its phases identify both costs within 5%"
+    '$.parameters.bucket_overhead_us.after' 180)" "1 1" "its phases identify both costs within 5%"
 is "$("$SQLITE3" :memory: "SELECT group_concat(ph.value->>'phase') FROM
      json_each(readfile('$tmp/cal.json'), '$.points[0].phases') AS ph")" "export,transfer,load" \
     "--json lists each phase with its error before and after"

@@ -121,9 +121,9 @@ static void fixture_release(struct fixture *f)
     free(f->in.layer_stage);
 }
 
-/* A new file is schema 12 as a user queries it: every table and view, by name and by column in
+/* A new file is schema 13 as a user queries it: every table and view, by name and by column in
  * order. A table, view or column added, renamed or dropped without a migration fails here. */
-static void new_file_gets_schema_12_with_every_table_and_view(void **state)
+static void new_file_gets_schema_13_with_every_table_and_view(void **state)
 {
     (void)state;
     static const char want[] =
@@ -192,7 +192,7 @@ static void new_file_gets_schema_12_with_every_table_and_view(void **state)
     rf_store_close(&st);
     assert_int_equal(query("PRAGMA application_id"), RF_STORE_APPLICATION_ID);
     assert_int_equal(query("PRAGMA user_version"), RF_STORE_SCHEMA_VERSION);
-    assert_int_equal(RF_STORE_SCHEMA_VERSION, 12);
+    assert_int_equal(RF_STORE_SCHEMA_VERSION, 13);
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     assert_int_equal(sqlite3_prepare_v2(db,
                                         "SELECT type || ' ' || name || ': ' || (SELECT "
@@ -961,7 +961,8 @@ static void step_fixture_init(struct step_fixture *sf)
 static void step_names_round_trip(void **state)
 {
     (void)state;
-    static const char *const phases[] = {"export", "transfer", "load", "finalize"};
+    static const char *const phases[] = {"export",   "transfer", "load",
+                                         "finalize", "prepare",  "resume"};
     static const char *const parts[] = {"all", "bulk", "misc"};
     for (int i = 0; i < RF_STEP_PHASE_COUNT; i++) {
         assert_string_equal(rf_step_phase_name((enum rf_step_phase_kind)i), phases[i]);
@@ -1063,7 +1064,7 @@ static void bad_step_leaves_nothing(void **state)
     assert_int_equal(rf_store_save_run(&st, &f.info, &f.plan, &f.sim, &run, &err), RF_EDB);
     snprintf(want, sizeof(want),
              "%s: predicted_step_phase (step phase 1): CHECK constraint failed: phase IN "
-             "('export', 'transfer', 'load', 'finalize')",
+             "('export', 'transfer', 'load', 'finalize', 'prepare', 'resume')",
              path);
     assert_string_equal(err.msg, want);
     sf.s.phase[1].phase = RF_STEP_EXPORT; /* bulk export twice */
@@ -1177,7 +1178,7 @@ static void version_9_indexes_foreign_keys(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(new_file_gets_schema_12_with_every_table_and_view, setup,
+        cmocka_unit_test_setup_teardown(new_file_gets_schema_13_with_every_table_and_view, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(run_is_stored_whole, setup, teardown),
         cmocka_unit_test_setup_teardown(failure_leaves_no_partial_run, setup, teardown),

@@ -42,7 +42,7 @@ is "$(sql "$db" "PRAGMA journal_mode")" delete "its journal mode is still DELETE
 cp "$db" "$tmp/old.db"
 sql "$tmp/old.db" "PRAGMA user_version = 3"
 "$REFIT" calibrate --db "$tmp/old.db" --cluster localhost --out "$tmp/cal.lua" 2>"$tmp/err"
-is "$? $(cat "$tmp/err")" "1 refit: $tmp/old.db: schema version 3 is older than this refit (12): \
+is "$? $(cat "$tmp/err")" "1 refit: $tmp/old.db: schema version 3 is older than this refit (13): \
 run refit plan/sim on it once to upgrade, or open it writable" "an old schema: readers say how to upgrade"
 is "$(sql "$tmp/old.db" "PRAGMA user_version")" 3 "and leave it as it is"
 

@@ -21,6 +21,9 @@ return framework.profile{
         -- It keeps one buffer per parameter: no stacking, no fused temporaries, and there
         -- is no misc part (every parameter is resharded).
         calls = 1,
+        -- Each call is one device kernel that starts with a barrier over the communicator
+        -- and ends with a fence and a barrier (GIN), launched from one host thread.
+        barriers = 2,
     },
     sources = {
         { field = "strategies", repo = M2N, commit = AT, file = "nccl_m2n/README.md",
@@ -36,5 +39,9 @@ return framework.profile{
         { field = "reshard.calls", repo = M2N, commit = AT, file = "nccl_m2n/RELEASE.md",
           func = "limitations", says = "one reshard in flight per (communicator, stream); the "
               .. "host serialises M2N calls (l.245-246)" },
+        { field = "reshard.barriers", repo = M2N, commit = AT, file = "src/reshard_mesh.cc",
+          func = "the reshard kernel (8 CTAs x 512 threads on 4 GIN contexts)",
+          says = "an initial barrier, then a final fence and barrier over the communicator "
+              .. "(shared/reference m2n-and-nemo-rl.md, M2N kernel)" },
     },
 }

@@ -1,8 +1,8 @@
 -- NeMo RL, non-colocated: its default gather-and-broadcast path and its `nccl_reshard`
 -- hybrid path (NCCL M2N for the FFN projections, packed broadcast for the rest). Read from
 -- NVIDIA-NeMo/RL @ 7ea279ab and NVIDIA-NeMo/Megatron-Bridge @ 067f987d
--- (doc/research/frameworks.md §2, §11). Not modelled: the colocated CUDA-IPC path (§2.3),
--- the NIXL checkpoint-engine transport (§2.4), the SGLang HTTP path.
+-- (doc/research/frameworks.md §2, §11), and its colocated CUDA-IPC path (§2.3). Not
+-- modelled: the NIXL checkpoint-engine transport (§2.4), the SGLang HTTP path.
 local RL, RL_AT = "NVIDIA-NeMo/RL", "7ea279ab"
 local BRIDGE, BRIDGE_AT = "NVIDIA-NeMo/Megatron-Bridge", "067f987d"
 
@@ -59,6 +59,32 @@ return framework.profile{
         -- One xferdtensor (nccl.m2n.reshard) per bulk tensor, no group fusion
         -- (xferdtensor.py l.98-180).
         calls = 1,
+        -- Each xferdtensor call runs NCCL M2N's kernel: a barrier at its start and one at
+        -- its end over the communicator (models/frameworks/m2n.lua).
+        barriers = 2,
+    },
+    -- colocated.enabled (NeMo RL's default): IPCWeightSynchronizer on every GPU.
+    colocated = {
+        -- Every train rank runs the full Bridge export (stream_weights_via_ipc_zmq_impl).
+        export = "export",
+        -- refit_buffer_size_gb, or NRL_REFIT_BUFFER_MEMORY_RATIO (0.3 here) x free memory,
+        -- split into 2 ping-pong buffers: 0.15 x HBM a buffer [derived: refit does not model
+        -- the free memory after the optimizer's offload, so it takes the GPU's memory], no
+        -- cap in the code (max_mib is the schema's 1 TiB).
+        bucket = { hbm_fraction = 0.15, max_mib = 1 << 20 },
+        -- Two buffers: the sender fills one while the engine loads the other; it waits for
+        -- the previous buffer's ACK before refilling (l.361-470).
+        buffers = 2,
+        -- The engine views the IPC buffer's slices and loads them (no clone).
+        clone = false,
+        quantize = "receiver_full",
+        export_calls = 1,
+        load_calls = 1,
+        -- offload optimizer, wake vLLM's weights, stream, offload the model, rebuild the
+        -- KV cache (ipc_weight_synchronizer.py l.40-135).
+        offload_optimizer = true,
+        wake_weights = true,
+        offload_weights = true,
     },
     sources = {
         { field = "strategies", repo = RL, commit = RL_AT,
@@ -121,6 +147,26 @@ return framework.profile{
           file = "nemo_rl/models/generation/vllm/vllm_backend.py",
           func = "build_hf_to_local_param_map",
           says = "fused targets: temp buffer pre, copy into the fused slice post (l.811-949)" },
+        { field = "reshard.barriers", repo = "NVIDIA/nccl-extensions", commit = "44d2de0d",
+          file = "src/reshard_mesh.cc", func = "the reshard kernel",
+          says = "an initial barrier, then a final fence and barrier over the communicator" },
+        { field = "colocated", repo = RL, commit = RL_AT,
+          file = "nemo_rl/weight_sync/ipc_weight_synchronizer.py", func = "IPCWeightSynchronizer",
+          says = "offload optimizer, wake vLLM weights, stream via IPC, offload model, rebuild "
+              .. "KV cache (l.40-135)" },
+        { field = "colocated.bucket", repo = RL, commit = RL_AT,
+          file = "nemo_rl/weight_sync/ipc_weight_synchronizer.py", func = "buffer size",
+          says = "refit_buffer_size_gb or NRL_REFIT_BUFFER_MEMORY_RATIO 0.3 x free memory, "
+              .. "split into 2 buffers (l.124)" },
+        { field = "colocated.buffers", repo = RL, commit = RL_AT,
+          file = "nemo_rl/models/policy/utils.py", func = "stream_weights_via_ipc_zmq_impl",
+          says = "2 ping-pong buffers: fill one while the engine loads the other, wait for the "
+              .. "previous buffer's ACK before refilling (l.361-470)" },
+        { field = "colocated.load_calls", repo = RL, commit = RL_AT,
+          file = "nemo_rl/models/generation/vllm/vllm_backend.py",
+          func = "update_weights_via_ipc_zmq",
+          says = "rebuild the IPC tensor, view the slices, load_weights, synchronise, ACK "
+              .. "(l.641-749)" },
         { field = "reshard.calls", repo = RL, commit = RL_AT,
           file = "nemo_rl/weight_sync/xferdtensor.py", func = "xferdtensor",
           says = "one nccl.m2n reshard per tensor, no group fusion (l.98-180)" },

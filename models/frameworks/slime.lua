@@ -33,6 +33,9 @@ return framework.profile{
         -- one broadcast per tensor to every engine.
         export_calls = 1,
         load_calls = 1,
+        -- SGLang's load_weights per received tensor; for MoE models it scans the expert
+        -- mapping (3 entries an expert) linearly per tensor (sgl-project/sglang PR #19299).
+        loader = "sglang",
     },
     -- No finalisation step read on the engine side (SGLang unread); 0.
     finalize_s = 0,
@@ -71,5 +74,9 @@ return framework.profile{
           file = "slime/backends/megatron_utils/megatron_to_hf/__init__.py",
           func = "convert_to_hf", says = "per parameter: padding removed, renamed, split, "
               .. "quantised (l.23-33)" },
+        { field = "broadcast.loader", repo = "sgl-project/sglang", commit = "3e4a39ee",
+          file = "python/sglang/srt/models/deepseek_v2.py", func = "load_weights",
+          says = "per weight a loop over expert_params_mapping with a substring test an entry; "
+              .. "PR #19299 measured 36.9 us a tensor at 771 entries, 0.7 us with a dict" },
     },
 }

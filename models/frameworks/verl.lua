@@ -1,9 +1,10 @@
 -- verl, non-colocated: the checkpoint engine's `nccl` backend (trainer rank 0 broadcasts
 -- buckets to every rollout rank). Read from volcengine/verl @ b178a3cd
--- (doc/research/frameworks.md §3.2, §11). Not modelled: the colocated hybrid engine (CUDA
--- IPC, §3.1), the one-step-off recipe's per-tensor broadcast over all actor and rollout
--- ranks, the receiver's extra copies (checkpoint-engine buffer -> IPC bucket -> clone ->
--- parameter: load_calls counts the loader, not those copies).
+-- (doc/research/frameworks.md §3.2, §11), and the colocated hybrid engine (CUDA IPC, §3.1),
+-- verl's default. Not modelled: the one-step-off recipe's per-tensor broadcast over all
+-- actor and rollout ranks, the non-colocated receiver's extra copies (checkpoint-engine
+-- buffer -> IPC bucket -> clone -> parameter: load_calls counts the loader, not those
+-- copies).
 local VERL, AT = "volcengine/verl", "b178a3cd"
 
 return framework.profile{
@@ -31,6 +32,32 @@ return framework.profile{
         -- tensor on the rollout side (load_weights).
         export_calls = 1,
         load_calls = 1,
+    },
+    -- The hybrid engine (actor and rollout on every GPU, verl's default): rollout_mode.
+    colocated = {
+        -- FSDP (verl's default backend): state_dict() and full_tensor() on every DTensor,
+        -- one all-gather per parameter on every rank (fsdp_workers.py rollout_mode l.677-750).
+        -- A Megatron actor exports through Megatron-Bridge: override with export = "export".
+        export = "fsdp",
+        -- One CUDA buffer of update_weights_bucket_megabytes (2048 MiB), shared by IPC handle
+        -- once per refit (vllm_rollout.py update_weights l.146-215).
+        bucket = { mib = 2048 },
+        -- When the next tensor does not fit, the sender synchronises the device, sends the
+        -- bucket's metadata over ZMQ REQ/REP and waits for the ACK before refilling.
+        buffers = 1,
+        -- The rollout clones each tensor out of the IPC buffer and ACKs, then loads: its load
+        -- overlaps the sender's next fill (utils.py update_weights_from_ipc l.158-205).
+        clone = true,
+        -- FP8 rollouts: load_quanted_weights block-quantises on the rollout side.
+        quantize = "receiver_full",
+        export_calls = 1,
+        load_calls = 1,
+        -- rollout.resume(tags=["weights"]) wakes vLLM's weights (sleep mode keeps them in
+        -- host memory); the optimizer is offloaded by the update step, not the refit; FSDP
+        -- params go to host only with param_offload (default False).
+        offload_optimizer = false,
+        wake_weights = true,
+        offload_weights = false,
     },
     -- The rollout adapter's finalize runs process_weights_after_loading; no measurement of
     -- its cost was found (frameworks.md §8), so 0.
@@ -61,6 +88,18 @@ return framework.profile{
         { field = "broadcast.load_calls", repo = VERL, commit = AT,
           file = "verl/workers/rollout/vllm_rollout/utils.py", func = "update_weights_from_ipc",
           says = "clone each tensor out of the IPC bucket, then model.load_weights "
+              .. "(l.158-205)" },
+        { field = "colocated", repo = VERL, commit = AT, file = "verl/workers/fsdp_workers.py",
+          func = "rollout_mode", says = "state_dict, rename keys, wake vLLM weights, "
+              .. "full_tensor() per parameter into update_weights, resume the KV cache "
+              .. "(l.677-750)" },
+        { field = "colocated.bucket", repo = VERL, commit = AT,
+          file = "verl/workers/rollout/vllm_rollout/vllm_rollout.py", func = "update_weights",
+          says = "one 2048 MiB CUDA buffer shared by IPC handle; on overflow synchronise, "
+              .. "send metadata over ZMQ, wait for the ACK (l.146-215)" },
+        { field = "colocated.clone", repo = VERL, commit = AT,
+          file = "verl/workers/rollout/vllm_rollout/utils.py", func = "update_weights_from_ipc",
+          says = "clone each tensor out of the IPC buffer, synchronise, ACK, then load_weights "
               .. "(l.158-205)" },
     },
 }

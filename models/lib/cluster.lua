@@ -127,26 +127,33 @@ local CALIBRATION = {
     -- `refit calibrate` fits them to a user's own measurements. sim/topology.h repeats the
     -- defaults (RF_DEFAULT_*) for run descriptions stored before these fields.
     --
-    -- One CUDA kernel launch issued back to back from one host thread (what a loop of
-    -- per-parameter kernels pays when the kernels themselves are short). KERNEL_LAUNCH_SOURCE
-    kernel_launch_us = latency(4.0),
-    -- One NCCL call's host launch (enqueue, ncclGroupEnd's kernel launch and proxy hand-off)
-    -- beyond the call's own latency, which NCCL's tuner model gives (sim/ring.c). NCCL_CALL_SOURCE
-    nccl_call_us = latency(5.0),
+    -- One CUDA kernel launch from the host (cuLaunchKernel's host side), what a loop of
+    -- per-parameter kernels pays per call when the kernels themselves are short: 3.0 us
+    -- (pytorch-labs/tritonbench PR #1017, GB200). No H100 figure was published; launch plus
+    -- wait measured 6.5 us on an RTX 5070 Ti (ahrefs/ocannl#488). The GPU check measures it.
+    kernel_launch_us = latency(3.0),
+    -- One NCCL call's launch beside its device work: a 1 KiB all-reduce inside a node without
+    -- CUDA graphs took 3.5 us, a send/recv 3.7 us (NVIDIA/nccl#1984, 4 x H800). The device
+    -- work itself is NCCL's tuner model (sim/ring.c); the host launches overlap it.
+    nccl_call_us = latency(3.5),
     -- A barrier across a communicator (M2N's start and end barriers of each per-parameter
-    -- kernel): the GIN small-message round trip, 16.7 us (arXiv 2511.15076).
+    -- kernel): the GIN small-message round trip, 16.7 us (arXiv 2511.15076, H100, NCCL 2.28
+    -- GDAKI backend, 8-64 GPUs).
     barrier_us = latency(16.7),
-    -- Pinned host <-> device copies on H100: 35.2 GB/s H2D, 52.8 GB/s D2H
-    -- (NVIDIA/nvbandwidth#24, host_to_device and device_to_host memcpy CE, pinned).
-    h2d_gbps = rate(false, 35.2),
+    -- Pinned host <-> device copies by the copy engines (tensor.copy_(non_blocking=True),
+    -- cudaMemcpyAsync) on H100's PCIe Gen5 x16: H2D 57 GB/s (NVIDIA/nvbandwidth#6, NUMA-local);
+    -- D2H 52.8 GB/s, measured with SM copy kernels, the only published H100 D2H figure
+    -- (NVIDIA/nvbandwidth#24). GH200's NVLink-C2C reaches 346 GB/s H2D (nvbandwidth#23).
+    h2d_gbps = rate(false, 57),
     d2h_gbps = rate(false, 52.8),
-    -- Registering memory with the NIC (ibv_reg_mr) without a registration cache: 51 GB in
-    -- 1,265 tensors took 2.4 s, 21.25 GB/s (ai-dynamo/nixl#1498; 17 ms with a range cache).
-    -- Paid on the first refit of a job (a scenario's refit = "first").
-    reg_gbps = rate(false, 21.25),
-    -- One entry of an engine loader's linear scan of its parameter-name mapping, per tensor
-    -- loaded: SGLang took 36.9 us a tensor at 771 entries, 0.0479 us an entry
-    -- (sgl-project/sglang#19299; 0.7 us a tensor once the mapping is a dict).
+    -- Registering one memory region with the NIC (ibv_reg_mr) without a registration cache:
+    -- 1,265 tensors (51 GB) took 2.4 s, 1.9 ms a region (ai-dynamo/nixl PR #1498; 17 ms in all
+    -- with a range cache). A first refit pays it for every region its transport registers.
+    reg_region_us = latency(1897),
+    -- One entry of SGLang's linear scan of its expert-parameter mapping, per tensor loaded:
+    -- 36.9 us a tensor at 771 entries (3 per expert and projection, 256 routed + 1 shared
+    -- expert), 0.0479 us an entry (sgl-project/sglang PR #19299; 0.7 us a tensor with the
+    -- dict that PR introduces).
     loader_scan_us = latency(0.0479),
 }
 

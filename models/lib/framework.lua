@@ -71,6 +71,34 @@ local BROADCAST = { type = "record", fields = {
                  required = true },
     export_calls = calls(true),
     load_calls = calls(true),
+    -- The engine's loader: "vllm" (one weight_loader call per HF tensor, per expert and
+    -- projection for FusedMoE) or "sglang" (the same, and each tensor scans the expert
+    -- mapping linearly: calibration.loader_scan_us an entry, 3 entries an expert).
+    loader = { type = "string", values = { "vllm", "sglang" }, default = "vllm" },
+} }
+
+-- The colocated path: training and the engine share every GPU (verl's hybrid engine, NeMo
+-- RL's colocated IPC path). The framework's export puts whole tensors on every GPU, each GPU
+-- copies them into an IPC buffer its engine maps, and the engine loads from it; around it
+-- the framework moves optimizer state and weights between host and GPU.
+local COLOCATED = { type = "record", fields = {
+    -- How whole tensors reach every GPU: Megatron-Bridge's export ("export": PP broadcast, TP
+    -- all-gather, EP all-gathers per local expert) or FSDP's full_tensor() ("fsdp": one
+    -- all-gather per parameter over the data-parallel group).
+    export = { type = "string", values = { "export", "fsdp" }, required = true },
+    -- The IPC buffer: a fixed size or a fraction of the GPU's memory with a cap.
+    bucket = BUCKET,
+    -- 2: the sender fills one buffer while the engine loads the other (needs a citation of
+    -- the synchronisation that allows it); 1: the sender waits for the engine's ACK.
+    buffers = { type = "integer", min = 1, max = 2, required = true },
+    clone = flag(),              -- the engine clones each tensor out of the IPC buffer
+    quantize = { type = "string", values = { "sender", "receiver_full", "receiver_shard" },
+                 required = true },
+    export_calls = calls(true),
+    load_calls = calls(true),
+    offload_optimizer = flag(),  -- optimizer state to host memory before the refit
+    wake_weights = flag(),       -- the engine's weights come back from host (sleep level 1)
+    offload_weights = flag(),    -- the training weights go to host memory after the refit
 } }
 
 local RESHARD = { type = "record", fields = {
@@ -84,6 +112,10 @@ local RESHARD = { type = "record", fields = {
     stack_experts = flag(),   -- senders stack their local experts (one HBM copy)
     fused_copy = flag(),      -- receivers land fused targets in a temporary, then copy
     calls = calls(true),      -- framework calls per bulk tensor
+    -- Barriers over the communicator in each call's device kernel (NCCL M2N: one at the
+    -- start, one at the end), each calibration.barrier_us; each call is one kernel launch
+    -- (calibration.kernel_launch_us) from the engine's host thread. 0: not modelled.
+    barriers = { type = "integer", min = 0, max = 16, default = 0 },
 } }
 
 -- One citation: the public code a field mirrors. `field` is the dotted profile field it
@@ -107,6 +139,7 @@ framework.PROFILE = { type = "record", fields = {
     -- unless a cited measurement exists. At most an hour.
     finalize_s = { type = "number", min = 0, max = 3600, default = 0 },
     reshard = RESHARD,
+    colocated = COLOCATED,
     sources = { type = "list", min_items = 1, required = true, items = SOURCE },
 } }
 
@@ -205,22 +238,56 @@ local function finish(p, blame)
                 .. "must be 1", b.buffers))
         end
     end
+    local c = p.colocated
+    if c then
+        local k = c.bucket
+        if k.mib and (k.hbm_fraction or k.max_mib) then
+            blame({ "colocated.bucket.mib", "colocated.bucket" }, "a fixed bucket excludes "
+                .. "hbm_fraction and max_mib; write { mib = } or { hbm_fraction =, max_mib = }")
+        elseif not k.mib and not (k.hbm_fraction and k.max_mib) then
+            blame({ "colocated.bucket" }, "expected { mib = } or { hbm_fraction =, max_mib = }")
+        end
+    end
     -- Every citation names a field of the profile, and every section used cites something.
-    local cited = {}
+    local cited, fields_cited = {}, {}
     for i, s in ipairs(p.sources) do
         if not FIELDS[s.field] then
             blame({ "sources." .. i .. ".field" }, string.format(
                 "'%s' is not a profile field%s", s.field, schema.suggest(s.field, FIELD_NAMES)))
         end
         cited[s.field:match("^[^.]+")] = true
+        fields_cited[s.field] = true
     end
-    for _, section in ipairs({ "strategies", "broadcast", "reshard" }) do
+    -- Phases overlap only where the framework's code lets them: two buffers must cite the
+    -- synchronisation that allows it (the step prints the citation beside the overlap).
+    for _, section in ipairs({ "broadcast", "colocated" }) do
+        if p[section] and p[section].buffers == 2 and not fields_cited[section .. ".buffers"] then
+            blame({ section .. ".buffers", "sources" }, string.format("2 buffers overlap "
+                .. "export, wire and load; cite the code that lets them (a source with field = "
+                .. "'%s.buffers'), or set 1", section))
+        end
+    end
+    for _, section in ipairs({ "strategies", "broadcast", "reshard", "colocated" }) do
         if p[section] and not cited[section] then
             blame({ "sources" }, string.format("no citation for %s (add a source with field = "
                 .. "'%s' or one of its fields)", section, section))
         end
     end
     return p
+end
+
+-- What the citation of `field` says (the reason printed beside an overlap), or nil.
+local function says(p, field)
+    for _, s in ipairs(p.sources) do
+        if s.field == field then
+            return string.format("%s (%s, %s)", s.says, s.file, s.func)
+        end
+    end
+    return nil
+end
+
+local function bucket_form(k)
+    return { hbm_fraction = k.hbm_fraction or 0, max_mib = k.max_mib or 0, mib = k.mib or 0 }
 end
 
 -- The normalised profile of the Lua -> C contract: every field present, the absent
@@ -237,12 +304,19 @@ local function normalise(p, path)
     }
     if p.broadcast then
         local b = copy(p.broadcast)
-        b.bucket = { hbm_fraction = b.bucket.hbm_fraction or 0, max_mib = b.bucket.max_mib or 0,
-                     mib = b.bucket.mib or 0 }
+        b.bucket = bucket_form(b.bucket)
+        b.overlap_why = b.buffers == 2 and says(p, "broadcast.buffers") or ""
         out.broadcast = b
     end
     if p.reshard then
         out.reshard = copy(p.reshard)
+    end
+    out.colocated = false
+    if p.colocated then
+        local c = copy(p.colocated)
+        c.bucket = bucket_form(c.bucket)
+        c.overlap_why = c.buffers == 2 and says(p, "colocated.buffers") or ""
+        out.colocated = c
     end
     return out
 end

@@ -61,12 +61,13 @@ local SCENARIO = { type = "record", fields = {
 -- NeMo-RL's refit buckets: 2% of GPU memory, at most 5 GiB (nemo_rl/utils/packed_tensor.py),
 -- and at least one byte (a GPU of a few bytes is a test, not a reason to fail).
 -- Under a framework profile with a broadcast path, its bucket (framework.lua): the rounds
--- are the framework's buckets.
+-- are the framework's buckets; on colocated sides, its colocated path's IPC buffer.
 local function staging_bytes(mb, c, profile)
     if mb then
         return mb * 1000000
     end
-    local b = profile and profile.broadcast and profile.broadcast.bucket
+    local path = profile and (profile.colocated_run and profile.colocated or profile.broadcast)
+    local b = path and path.bucket
     if b and b.hbm_fraction > 0 then
         return math.max(1, math.min(math.floor(b.hbm_fraction * c.hbm_gb * 1e9),
             b.max_mib * 1024 * 1024))
@@ -248,16 +249,53 @@ function scenario.normalise(raw, source, base_dir, context, overrides, line)
     end
     local profile = s.framework and framework.load(s.framework, site, "framework",
         { models = context.models_dir, base = base_dir })
+    -- Colocated sides (training and the engine on the same GPUs) under a profile run the
+    -- profile's colocated path, never silently its non-colocated one: refit plans them as
+    -- reshard (each GPU's shards copied where they already are, what must cross between GPUs
+    -- sent), which refit-exec replays and verifies; the step is the framework's IPC path.
+    local overlap = profile and train.first_gpu < infer.first_gpu + infer.gpus
+        and infer.first_gpu < train.first_gpu + train.gpus
+    if overlap then
+        if train.first_gpu ~= infer.first_gpu or train.gpus ~= infer.gpus then
+            schema.raise(site, "infer.first_gpu", string.format("train (GPUs %d-%d) and infer "
+                .. "(GPUs %d-%d) overlap in part; under a framework profile the sides are "
+                .. "either colocated (the same GPUs) or apart", train.first_gpu,
+                train.first_gpu + train.gpus - 1, infer.first_gpu,
+                infer.first_gpu + infer.gpus - 1))
+        end
+        if not profile.colocated then
+            schema.raise(site, "framework", string.format("the sides are colocated (GPUs "
+                .. "%d-%d), but profile %s has no colocated section: it models only the "
+                .. "framework's non-colocated path", train.first_gpu,
+                train.first_gpu + train.gpus - 1, profile.name))
+        end
+        if raw.strategy ~= nil and s.strategy ~= "reshard" then
+            schema.raise(site, "strategy", string.format("%s on colocated sides: under profile "
+                .. "%s the refit is its colocated IPC path, which refit plans as reshard",
+                s.strategy, profile.name))
+        end
+        local fsdp = profile.colocated.export == "fsdp"
+        if fsdp ~= (train.fsdp == true) then
+            schema.raise(site, "framework", string.format("profile %s exports %s on colocated "
+                .. "sides, but the training side is %s; set framework = { profile = '%s', "
+                .. "colocated = { export = '%s' } }", profile.name,
+                fsdp and "with FSDP's full_tensor()" or "through Megatron-Bridge",
+                train.fsdp and "FSDP" or "Megatron (not FSDP)", profile.name,
+                fsdp and "export" or "fsdp"))
+        end
+        profile.colocated_run = true
+        s.strategy = "reshard"
     -- A scenario under a profile that names no strategy runs the framework's own default
     -- path (its profile lists it first: NeMo RL's and verl's gather-and-broadcast), not
     -- refit's default reshard, which no framework runs the way refit plans it.
-    if profile and raw.strategy == nil and profile.strategies then
+    elseif profile and raw.strategy == nil and profile.strategies then
         s.strategy = profile.strategies[1]
     end
     -- The framework's buffers are the rounds in flight, unless the scenario set streams.
     local raw_cal = type(raw.cluster) == "table" and raw.cluster.calibration
-    if profile and profile.broadcast and not (type(raw_cal) == "table" and raw_cal.streams) then
-        c.calibration.streams = profile.broadcast.buffers
+    local path = profile and (profile.colocated_run and profile.colocated or profile.broadcast)
+    if path and not (type(raw_cal) == "table" and raw_cal.streams) then
+        c.calibration.streams = path.buffers
     end
     local staging = staging_bytes(s.staging_mb, c, profile)
     check_staging(staging, s.staging_mb, c, site)

@@ -24,7 +24,7 @@ local CONTRACT = {
                     tensor_overhead_us = "number", bucket_overhead_us = "number",
                     streams = "integer", kernel_launch_us = "number",
                     nccl_call_us = "number", barrier_us = "number", h2d_gbps = "number",
-                    d2h_gbps = "number", reg_gbps = "number", loader_scan_us = "number" },
+                    d2h_gbps = "number", reg_region_us = "number", loader_scan_us = "number" },
 }
 
 -- Returns nil when `value` has exactly the fields of `shape`, else what is wrong.

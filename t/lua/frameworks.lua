@@ -13,11 +13,18 @@ local BROADCAST = {
     communicator = "string", root = "string", gather = "string",
     bucket = { hbm_fraction = "number", max_mib = "integer", mib = "integer" },
     buffers = "integer", per_tensor = "boolean", wait_load = "boolean", pack_copy = "boolean",
-    quantize = "string", export_calls = "number", load_calls = "number",
+    quantize = "string", export_calls = "number", load_calls = "number", loader = "string",
+    overlap_why = "string",
 }
 local RESHARD = {
     plan = "string", stage_groups = "integer", misc_after_bulk = "boolean", stack_experts = "boolean",
-    fused_copy = "boolean", calls = "number",
+    fused_copy = "boolean", calls = "number", barriers = "integer",
+}
+local COLOCATED = {
+    export = "string", bucket = { hbm_fraction = "number", max_mib = "integer", mib = "integer" },
+    buffers = "integer", clone = "boolean", quantize = "string", export_calls = "number",
+    load_calls = "number", offload_optimizer = "boolean", wake_weights = "boolean",
+    offload_weights = "boolean", overlap_why = "string",
 }
 local SOURCE = { field = "string", repo = "string", commit = "string", file = "string",
                  func = "string", says = "string" }
@@ -49,20 +56,22 @@ end
 
 local function contract(p)
     local top = { name = "string", source = "string", finalize_s = "number" }
-    for k in pairs({ strategies = 1, broadcast = 1, reshard = 1, sources = 1 }) do
+    for k in pairs({ strategies = 1, broadcast = 1, reshard = 1, colocated = 1, sources = 1 }) do
         if p[k] == nil then
             return "missing field " .. k
         end
     end
     local rest = {}
     for k, v in pairs(p) do
-        if k ~= "strategies" and k ~= "broadcast" and k ~= "reshard" and k ~= "sources" then
+        if k ~= "strategies" and k ~= "broadcast" and k ~= "reshard" and k ~= "colocated"
+            and k ~= "sources" then
             rest[k] = v
         end
     end
     local problem = mismatch(rest, top, "")
         or (p.broadcast ~= false and mismatch(p.broadcast, BROADCAST, "broadcast."))
         or (p.reshard ~= false and mismatch(p.reshard, RESHARD, "reshard."))
+        or (p.colocated ~= false and mismatch(p.colocated, COLOCATED, "colocated."))
     if problem then
         return problem
     end
