@@ -562,6 +562,7 @@ static double colocated_part(const struct rf_step_input *in, struct rf_step *st,
     double quant = qbytes > 0 ? (double)qbytes / (c->cal.quant_gbps * 1e9) : 0;
     double lhost = (double)hf * fw->colo_load_calls * tensor_s;
     double l = issued(lhost, clone + copy + quant, 0);
+    double l_after_clone = issued(lhost, copy + quant, 0);
     add_phase(st, RF_STEP_ALL, RF_STEP_LOAD, l, shard + (fw->colo_clone ? bytes : 0), hf,
               "vllm loader: %lld HF tensors x %.3g calls, %scopy of its shard %.3g s%s",
               (long long)hf, fw->colo_load_calls,
@@ -585,15 +586,15 @@ static double colocated_part(const struct rf_step_input *in, struct rf_step *st,
         body = compose(e, fill + hand, l, buckets, true);
         snprintf(st->composition, sizeof(st->composition),
                  "colocated: prepare, then %d IPC buffers: export, copy and load of %lld "
-                 "buckets overlap (a 3-stage pipeline), then resume",
+                 "bucket(s) overlap (a 3-stage pipeline), then resume",
                  (int)fw->colo_buffers, (long long)buckets);
         cite_overlap(st, fw->colo_overlap_why);
     } else if (clone_releases) {
-        double a = e + fill + hand + clone, b = l - clone > 0 ? l - clone : 0;
+        double a = e + fill + hand + clone, b = l_after_clone;
         double n = (double)buckets;
         body = (a > b ? a : b) * (n - 1) / n + (a + b) / n;
         snprintf(st->composition, sizeof(st->composition),
-                 "colocated: prepare, then 1 IPC buffer over %lld buckets: the engine clones a "
+                 "colocated: prepare, then 1 IPC buffer over %lld bucket(s): the engine clones a "
                  "bucket and ACKs, so its load overlaps the next bucket's export and copy, "
                  "then resume",
                  (long long)buckets);

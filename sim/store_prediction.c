@@ -79,7 +79,8 @@ static int insert_prediction(struct rf_store *st, sqlite3_stmt **s, int64_t run,
     if (stp) {
         sqlite3_bind_double(q, 16, stp->total_s);
         sqlite3_bind_text(q, 17, stp->composition,
-                          (int)strnlen(stp->composition, RF_STEP_MECHANISM_MAX), SQLITE_TRANSIENT);
+                          (int)strnlen(stp->composition, RF_STEP_COMPOSITION_MAX),
+                          SQLITE_TRANSIENT);
     } else {
         sqlite3_bind_null(q, 16);
         sqlite3_bind_null(q, 17);

@@ -94,6 +94,26 @@ ok $? "misc after bulk, one misc bucket: the step is the sum of its phases"
 case "$(ph "$tmp/h.json" bulk load mechanism)" in
 "fused gate/up land in a temporary, copied in (one HBM copy)") r=0 ;; *) r=1 ;; esac
 ok $r "the engine copies fused gate/up through a temporary"
+# M2N's kernel per bulk call: a barrier at its start and one at its end (16.7 us each), one
+# call after another on the device.
+k=$(ph "$tmp/h.json" bulk transfer calls)
+case "$(ph "$tmp/h.json" bulk transfer mechanism)" in
+*"; $k kernels x 2 barriers $(awk -v k="$k" 'BEGIN { printf "%.3g", k * 2 * 16.7e-6 }') s") r=0 ;;
+*) r=1 ;;
+esac
+ok $r "the bulk's $k M2N calls each pay 2 barriers of barrier_us (16.7 us)"
+
+# SGLang's loader (slime) scans its expert mapping per tensor: 3 x (128 + 1) entries for
+# Qwen3-30B-A3B, 0.0479 us an entry (sgl-project/sglang PR #19299).
+"$REFIT" sim "$data/slime-moe.lua" --db "$tmp/slime.db" --json >"$tmp/sl.json"
+ok $? "refit sim slime-moe.lua (broadcast under slime)"
+hf=$(ph "$tmp/sl.json" all load calls)
+case "$(ph "$tmp/sl.json" all load mechanism)" in
+"sglang loader: $hf HF tensors x 1 calls, SGLang scans 387 mapping entries a tensor \
+$(awk -v h="$hf" 'BEGIN { printf "%.3g", h * 387 * 0.0479e-6 }') s"*) r=0 ;;
+*) r=1 ;;
+esac
+ok $r "the load scans 387 mapping entries for each of $hf tensors"
 
 # FP8 engine: BF16 on the wire (no scale tensors), every receiver quantises whole tensors.
 "$REFIT" sim "$data/nemo-rl-fp8.lua" --db "$db" --json >"$tmp/f.json"

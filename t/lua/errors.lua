@@ -274,6 +274,9 @@ local PROFILES = {
       "'broadcast.bufers' is not a profile field (did you mean 'broadcast.buffers'?)" },
     { "framework-file-key.lua", 7, "broadcast.pack_cpy",
       "unknown key 'pack_cpy' (did you mean 'pack_copy'?)" },
+    { "framework-file-overlap.lua", 8, "broadcast.buffers",
+      "2 buffers overlap export, wire and load; cite the code that lets them (a source with "
+          .. "field = 'broadcast.buffers'), or set 1" },
 }
 for _, case in ipairs(PROFILES) do
     local file, line, field, message = table.unpack(case)
