@@ -409,15 +409,28 @@ out:
     return rc;
 }
 
-int64_t rf_framework_colo_bucket(const struct rf_framework *fw, double hbm_gb)
+/* A bucket of either form in bytes on a GPU of hbm_gb: the fraction of its memory, at most
+ * max_bytes, when the fraction is > 0; else the fixed size. */
+static int64_t bucket_bytes(double fraction, int64_t max_bytes, int64_t bytes, double hbm_gb)
 {
-    if (fw->colo_bucket_hbm_fraction > 0) {
-        double b = fw->colo_bucket_hbm_fraction * hbm_gb * 1e9;
-        if (fw->colo_bucket_max_bytes > 0 && b > (double)fw->colo_bucket_max_bytes)
-            b = (double)fw->colo_bucket_max_bytes;
+    if (fraction > 0) {
+        double b = fraction * hbm_gb * 1e9;
+        if (max_bytes > 0 && b > (double)max_bytes)
+            b = (double)max_bytes;
         return (int64_t)b;
     }
-    return fw->colo_bucket_bytes;
+    return bytes;
+}
+
+int64_t rf_framework_bucket(const struct rf_framework *fw, double hbm_gb)
+{
+    return bucket_bytes(fw->bucket_hbm_fraction, fw->bucket_max_bytes, fw->bucket_bytes, hbm_gb);
+}
+
+int64_t rf_framework_colo_bucket(const struct rf_framework *fw, double hbm_gb)
+{
+    return bucket_bytes(fw->colo_bucket_hbm_fraction, fw->colo_bucket_max_bytes,
+                        fw->colo_bucket_bytes, hbm_gb);
 }
 
 bool rf_framework_skips_gather(const struct rf_framework *fw)

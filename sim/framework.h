@@ -145,7 +145,8 @@ int rf_fw_gather_parse(const char *s, enum rf_fw_gather *out);
 int rf_fw_quant_parse(const char *s, enum rf_fw_quant *out);
 const char *rf_fw_loader_name(enum rf_fw_loader v);
 const char *rf_fw_colo_export_name(enum rf_fw_colo_export v);
-/* The colocated path's bucket in bytes on a GPU of hbm_gb. */
+/* The broadcast path's and the colocated path's buckets in bytes on a GPU of hbm_gb. */
+int64_t rf_framework_bucket(const struct rf_framework *fw, double hbm_gb);
 int64_t rf_framework_colo_bucket(const struct rf_framework *fw, double hbm_gb);
 
 /* Reads the normalised profile models/lib/framework.lua builds (the Lua -> C contract: every

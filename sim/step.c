@@ -651,17 +651,6 @@ static int step_model(const struct rf_step_input *in, struct rf_step *st, struct
     return 0;
 }
 
-int64_t rf_framework_bucket(const struct rf_framework *fw, double hbm_gb)
-{
-    if (fw->bucket_hbm_fraction > 0) {
-        double b = fw->bucket_hbm_fraction * hbm_gb * 1e9;
-        if (fw->bucket_max_bytes > 0 && b > (double)fw->bucket_max_bytes)
-            b = (double)fw->bucket_max_bytes;
-        return (int64_t)b;
-    }
-    return fw->bucket_bytes;
-}
-
 static int cmp_i32(const void *a, const void *b)
 {
     int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;

@@ -87,8 +87,6 @@ int rf_step_estimate(const struct rf_plan *plan, const struct rf_side *train,
                      const struct rf_side *infer, const struct rf_topology *topo,
                      const struct rf_framework *fw, const struct rf_sim_options *opts,
                      double wire_s, struct rf_step *out, struct rf_error *err);
-/* The framework's bucket in bytes on a GPU of hbm_gb. */
-int64_t rf_framework_bucket(const struct rf_framework *fw, double hbm_gb);
 
 const char *rf_step_phase_name(enum rf_step_phase_kind phase);
 const char *rf_step_part_name(enum rf_step_part part);

@@ -299,6 +299,20 @@ static const char migration_v7[] =
     /* ---- end describe */
     MIGRATION_V7_PLACEMENT;
 
+/* A run's phases as a user compares them: the framework from the stored scenario, each phase's
+ * share of the step (phases that overlap have shares summing past 1). Version 8 made it;
+ * version 12 makes it again over the rebuilt table. */
+#define RUN_PHASES_VIEW                                                                            \
+    "CREATE VIEW run_phases AS\n"                                                                  \
+    "SELECT r.id AS run_id, r.label, r.model, r.strategy,\n"                                       \
+    "  CASE WHEN json_valid(r.scenario_json)\n"                                                    \
+    "       THEN json_extract(r.scenario_json, '$.framework.name') END AS framework,\n"            \
+    "  s.seq, s.part, s.phase, s.seconds, p.step_seconds,\n"                                       \
+    "  CASE WHEN p.step_seconds > 0 THEN s.seconds / p.step_seconds END AS share_of_step,\n"       \
+    "  s.bytes, s.calls, s.mechanism, p.step_composition\n"                                        \
+    "FROM predicted_step_phase s JOIN run r ON r.id = s.run_id\n"                                  \
+    "LEFT JOIN prediction p ON p.run_id = s.run_id;\n"
+
 /* Version 8: the whole refit step as phases (sim/step.h) under a framework
  * profile: per phase its part, its time on its own, the bytes and calls of its busiest GPU
  * and its mechanism, in the order the step lists them (seq); the step's time and how the
@@ -318,18 +332,7 @@ static const char migration_v8[] =
     "  mechanism TEXT NOT NULL,\n"
     "  PRIMARY KEY (run_id, seq),\n"
     "  UNIQUE (run_id, part, phase)\n"
-    ") WITHOUT ROWID;\n"
-    /* A run's phases as a user compares them: the framework from the stored scenario, each
-     * phase's share of the step (phases that overlap have shares summing past 1). */
-    "CREATE VIEW run_phases AS\n"
-    "SELECT r.id AS run_id, r.label, r.model, r.strategy,\n"
-    "  CASE WHEN json_valid(r.scenario_json)\n"
-    "       THEN json_extract(r.scenario_json, '$.framework.name') END AS framework,\n"
-    "  s.seq, s.part, s.phase, s.seconds, p.step_seconds,\n"
-    "  CASE WHEN p.step_seconds > 0 THEN s.seconds / p.step_seconds END AS share_of_step,\n"
-    "  s.bytes, s.calls, s.mechanism, p.step_composition\n"
-    "FROM predicted_step_phase s JOIN run r ON r.id = s.run_id\n"
-    "LEFT JOIN prediction p ON p.run_id = s.run_id;\n";
+    ") WITHOUT ROWID;\n" RUN_PHASES_VIEW;
 
 /* Version 9: a database that stays fast with many large runs. Every foreign key of a child
  * table leads its primary key (run_id, ...), so deleting a run finds its rows there; the three
@@ -439,16 +442,7 @@ static const char migration_v12[] =
     ") WITHOUT ROWID;\n"
     "INSERT INTO predicted_step_phase_v12 SELECT * FROM predicted_step_phase;\n"
     "DROP TABLE predicted_step_phase;\n"
-    "ALTER TABLE predicted_step_phase_v12 RENAME TO predicted_step_phase;\n"
-    "CREATE VIEW run_phases AS\n"
-    "SELECT r.id AS run_id, r.label, r.model, r.strategy,\n"
-    "  CASE WHEN json_valid(r.scenario_json)\n"
-    "       THEN json_extract(r.scenario_json, '$.framework.name') END AS framework,\n"
-    "  s.seq, s.part, s.phase, s.seconds, p.step_seconds,\n"
-    "  CASE WHEN p.step_seconds > 0 THEN s.seconds / p.step_seconds END AS share_of_step,\n"
-    "  s.bytes, s.calls, s.mechanism, p.step_composition\n"
-    "FROM predicted_step_phase s JOIN run r ON r.id = s.run_id\n"
-    "LEFT JOIN prediction p ON p.run_id = s.run_id;\n";
+    "ALTER TABLE predicted_step_phase_v12 RENAME TO predicted_step_phase;\n" RUN_PHASES_VIEW;
 
 /* Version 13: refit steps read from a framework's own log (refit measure). A measurement's
  * backend may be 'log': its seconds are the step as the framework printed it, nothing

@@ -7,8 +7,6 @@
 # colocated scenario under a profile without a colocated path is refused, never planned as
 # the non-colocated one.
 . "${SRCDIR:-.}/t/lib.sh"
-: "${REFIT_EXEC:=./exec/refit-exec}"
-: "${MPIRUN:=mpirun}"
 data=$SRCDIR/t/data/colocated
 db=$tmp/colo.db
 # The refused variants are written under $tmp: their model path made absolute.
@@ -88,20 +86,7 @@ is "$(sql "$db" "SELECT coalesce(sum(bytes), 0) FROM link_load WHERE run_id = 2 
 is "$(sql "$db" "SELECT sum(sent_bytes), sum(local_bytes) > 0 FROM gpu_traffic WHERE run_id = 2")" \
     "0|1" "each GPU copies its own shard and sends nothing"
 
-if [ -x "$REFIT_EXEC" ] && command -v "$MPIRUN" >/dev/null 2>&1; then
-    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-    over=
-    if "$MPIRUN" --version 2>&1 | grep -q "Open MPI"; then over=--oversubscribe; fi
-    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 "$MPIRUN" $over -np 16 \
-        "$REFIT_EXEC" --db "$db" --run 2 --backend mpi --check --iters 1 --warmup 0 \
-        >"$tmp/exec.out" 2>&1
-    ok $? "refit-exec --backend mpi --check replays the colocated run on 16 ranks"
-    grep -q ': 0 wrong elements' "$tmp/exec.out"
-    ok $? "every inference byte landed"
-else
-    echo "ok $((n + 1)) # SKIP refit-exec needs MPI"; n=$((n + 1))
-    echo "ok $((n + 1)) # SKIP refit-exec needs MPI"; n=$((n + 1))
-fi
+replay_checked "$db" 2 16 "the colocated run"
 
 # Refusals: never the non-colocated path in silence.
 variant verl.lua 's/framework = "verl"/framework = "slime"/' >"$tmp/slime.lua"

@@ -44,7 +44,7 @@ is "$(find models/frameworks -name '*.lua' | wc -l | tr -d ' ')" 6 \
 
 # The benchmark scripts are there and parse.
 for f in scripts/bench scripts/bench-relay scripts/bench-search scripts/bench-sim \
-    scripts/bench-study-mem; do
+    scripts/bench-study-mem scripts/bench-published; do
     ok "$(test -x "$f" && sh -n "$f"; echo $?)" "$f is an executable shell script"
 done
 

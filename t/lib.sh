@@ -30,3 +30,24 @@ is() { # is GOT WANT DESCRIPTION
 json() { "$SQLITE3" :memory: "SELECT json_extract(readfile('$1'), '$2')"; }
 sql() { "$SQLITE3" "$1" "$2"; }
 done_testing() { echo "1..$n"; exit "$failed"; }
+# replay_checked DB RUN RANKS WHAT: refit-exec replays run RUN of DB on RANKS MPI ranks with
+# --check (two tests: the replay succeeds, every inference byte landed), or skips both
+# where there is no refit-exec ($REFIT_EXEC) or mpirun ($MPIRUN).
+replay_checked() {
+    : "${REFIT_EXEC:=./exec/refit-exec}" "${MPIRUN:=mpirun}"
+    if [ -x "$REFIT_EXEC" ] && command -v "$MPIRUN" >/dev/null 2>&1; then
+        export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+        _over=
+        if "$MPIRUN" --version 2>&1 | grep -q "Open MPI"; then _over=--oversubscribe; fi
+        # shellcheck disable=SC2086 # _over is empty or one word
+        ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 "$MPIRUN" $_over -np "$3" \
+            "$REFIT_EXEC" --db "$1" --run "$2" --backend mpi --check --iters 1 --warmup 0 \
+            >"$tmp/replay.out" 2>&1
+        ok $? "refit-exec --backend mpi --check replays $4 on $3 ranks"
+        grep -q ': 0 wrong elements' "$tmp/replay.out"
+        ok $? "every inference byte landed"
+    else
+        echo "ok $((n + 1)) # SKIP refit-exec needs MPI"; n=$((n + 1))
+        echo "ok $((n + 1)) # SKIP refit-exec needs MPI"; n=$((n + 1))
+    fi
+}

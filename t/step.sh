@@ -6,8 +6,6 @@
 # the JSON. A profile-free run has no step. The four NeMo RL layouts' hybrid speedups fall
 # in NeMo RL's published 2.7x-5.7x band (20% margin), and the profile's plan replays.
 . "${SRCDIR:-.}/t/lib.sh"
-: "${REFIT_EXEC:=./exec/refit-exec}"
-: "${MPIRUN:=mpirun}"
 data=$SRCDIR/t/data/framework
 db=$tmp/step.db
 # ph JSON PART PHASE FIELD: one field of one phase of a `refit sim --json` document.
@@ -65,20 +63,7 @@ is "$(sql "$db" "SELECT DISTINCT framework FROM run_phases WHERE run_id = 1")" "
     "run_phases names the framework"
 
 # The profile's plan replays: the broadcast over all 16 ranks, every inference byte checked.
-if [ -x "$REFIT_EXEC" ] && command -v "$MPIRUN" >/dev/null 2>&1; then
-    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-    over=
-    if "$MPIRUN" --version 2>&1 | grep -q "Open MPI"; then over=--oversubscribe; fi
-    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 "$MPIRUN" $over -np 16 \
-        "$REFIT_EXEC" --db "$db" --run 1 --backend mpi --check --iters 1 --warmup 0 \
-        >"$tmp/exec.out" 2>&1
-    ok $? "refit-exec --backend mpi --check replays run 1 on 16 ranks"
-    grep -q ': 0 wrong elements' "$tmp/exec.out"
-    ok $? "every inference byte landed"
-else
-    echo "ok $((n + 1)) # SKIP refit-exec needs MPI"; n=$((n + 1))
-    echo "ok $((n + 1)) # SKIP refit-exec needs MPI"; n=$((n + 1))
-fi
+replay_checked "$db" 1 16 "run 1"
 
 "$REFIT" sim "$data/nemo-rl.lua" --db "$db" --strategy hybrid --json >"$tmp/h.json"
 ok $? "refit sim nemo-rl.lua --strategy hybrid: run 2"

@@ -205,6 +205,16 @@ local function has(list, value)
     return false
 end
 
+-- A bucket is one of its two forms: { mib = } or { hbm_fraction =, max_mib = }.
+local function check_bucket(k, section, blame)
+    if k.mib and (k.hbm_fraction or k.max_mib) then
+        blame({ section .. ".bucket.mib", section .. ".bucket" }, "a fixed bucket excludes "
+            .. "hbm_fraction and max_mib; write { mib = } or { hbm_fraction =, max_mib = }")
+    elseif not k.mib and not (k.hbm_fraction and k.max_mib) then
+        blame({ section .. ".bucket" }, "expected { mib = } or { hbm_fraction =, max_mib = }")
+    end
+end
+
 -- Checks relations between fields of a validated profile `p`. blame(fields, message)
 -- raises at the first of `fields` (dotted names) the user should change.
 local function finish(p, blame)
@@ -221,13 +231,7 @@ local function finish(p, blame)
             .. "need a reshard section (how the framework drives its bulk path); there is none")
     end
     if b then
-        local k = b.bucket
-        if k.mib and (k.hbm_fraction or k.max_mib) then
-            blame({ "broadcast.bucket.mib", "broadcast.bucket" }, "a fixed bucket excludes "
-                .. "hbm_fraction and max_mib; write { mib = } or { hbm_fraction =, max_mib = }")
-        elseif not k.mib and not (k.hbm_fraction and k.max_mib) then
-            blame({ "broadcast.bucket" }, "expected { mib = } or { hbm_fraction =, max_mib = }")
-        end
+        check_bucket(b.bucket, "broadcast", blame)
         if b.per_tensor and b.pack_copy then
             blame({ "broadcast.pack_copy", "broadcast.per_tensor" }, "true, but per_tensor "
                 .. "broadcasts each tensor on its own: there is no bucket to pack")
@@ -238,15 +242,8 @@ local function finish(p, blame)
                 .. "must be 1", b.buffers))
         end
     end
-    local c = p.colocated
-    if c then
-        local k = c.bucket
-        if k.mib and (k.hbm_fraction or k.max_mib) then
-            blame({ "colocated.bucket.mib", "colocated.bucket" }, "a fixed bucket excludes "
-                .. "hbm_fraction and max_mib; write { mib = } or { hbm_fraction =, max_mib = }")
-        elseif not k.mib and not (k.hbm_fraction and k.max_mib) then
-            blame({ "colocated.bucket" }, "expected { mib = } or { hbm_fraction =, max_mib = }")
-        end
+    if p.colocated then
+        check_bucket(p.colocated.bucket, "colocated", blame)
     end
     -- Every citation names a field of the profile, and every section used cites something.
     local cited, fields_cited = {}, {}
