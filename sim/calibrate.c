@@ -1,5 +1,6 @@
 /* Calibration: Nelder-Mead over the logarithms of the identifiable calibration knobs, with
- * bounds, minimising the squared relative errors of re-simulated runs against measurements. */
+ * bounds, minimising the squared relative errors of re-predicted runs against measurements:
+ * refit-exec's replays against the wire, framework logs against the step. */
 #include "calibrate.h"
 
 #include <math.h>
@@ -10,6 +11,7 @@
 #include "array.h"
 #include "describe.h"
 #include "fileio.h"
+#include "framework.h"
 #include "simulate.h"
 
 /* A stored run once, with the measurements of it. */
@@ -20,17 +22,25 @@ struct cal_run {
      * schema 7 have none and are simulated on the named cluster with their node count. */
     struct rf_cluster own;
     bool have_own;
+    /* Its framework profile, from the description (fw.present false without one). */
+    struct rf_framework fw;
     int64_t nodes;
-    double predicted_s;
+    /* What its measurements compare with: the wire as refit-exec replays it (every
+     * gather on the wire) and its rounds; the step under fw and its phases. */
+    bool need_wire, need_step;
+    double wire_s;
     double *rounds; /* predicted duration of each round, n_rounds entries */
     int32_t n_rounds;
+    double step_s;
+    double phase_s[RF_STEP_PHASE_COUNT]; /* each phase of the step, summed over its parts */
 };
 
-/* A measurement: the run it measured and its round times. */
+/* A measurement: the run it measured, its round times (a replay) or its phases (a log). */
 struct cal_meas {
     size_t run;
     double *rounds;
     int32_t n_rounds;
+    double phase_s[RF_STEP_PHASE_COUNT]; /* NAN where the log printed none */
 };
 
 struct cal_ctx {
@@ -43,17 +53,38 @@ struct cal_ctx {
     size_t n_points;
     int param[RF_CAL_PARAM_COUNT]; /* fitted knobs, in order */
     int n_param;
+    int tied[RF_CAL_PARAM_COUNT];
     int evaluations;
 };
 
 static const char *const param_names[RF_CAL_PARAM_COUNT] = {
-    "nvlink_efficiency", "nic_efficiency", "message_latency_us", "tensor_overhead_us",
-    "bucket_overhead_us"};
+    "nvlink_efficiency",  "nic_efficiency",   "message_latency_us", "tensor_overhead_us",
+    "bucket_overhead_us", "kernel_launch_us", "nccl_call_us",       "barrier_us",
+    "loader_scan_us",     "reg_region_us",    "h2d_gbps",           "d2h_gbps"};
 
 /* Bounds of each knob: efficiencies as the cluster schema allows them (0, 1]; fixed costs
- * from 1 ns to 1 s. */
-static const double lower[RF_CAL_PARAM_COUNT] = {1e-3, 1e-3, 1e-3, 1e-3, 1e-3};
-static const double upper[RF_CAL_PARAM_COUNT] = {1, 1, 1e6, 1e6, 1e6};
+ * from 1 ns to 1 s; rates from 1 MB/s to the schema's largest (RF_RATE_MAX_GBPS). */
+static const double lower[RF_CAL_PARAM_COUNT] = {1e-3, 1e-3, 1e-3, 1e-3, 1e-3, 1e-3,
+                                                 1e-3, 1e-3, 1e-3, 1e-3, 1e-3, 1e-3};
+static const double upper[RF_CAL_PARAM_COUNT] = {
+    1, 1, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6, RF_RATE_MAX_GBPS, RF_RATE_MAX_GBPS};
+
+/* A rate or an efficiency (halved to see whether it matters), else a fixed cost (doubled). */
+static bool is_rate(int p)
+{
+    return p <= RF_CAL_NIC_EFFICIENCY || p == RF_CAL_H2D_GBPS || p == RF_CAL_D2H_GBPS;
+}
+
+/* The order knobs are tried in when deciding which are identifiable: a knob that only
+ * moves the predictions as earlier ones do is tied to them. The per-call constants come
+ * before message_latency_us: on a broadcast's chain bucket_overhead_us and
+ * message_latency_us add up, so no data of a broadcast step tells them apart, and the
+ * per-call constants are what a framework's own log measures. */
+static const int priority[RF_CAL_PARAM_COUNT] = {
+    RF_CAL_NVLINK_EFFICIENCY,  RF_CAL_NIC_EFFICIENCY,   RF_CAL_TENSOR_OVERHEAD_US,
+    RF_CAL_BUCKET_OVERHEAD_US, RF_CAL_KERNEL_LAUNCH_US, RF_CAL_NCCL_CALL_US,
+    RF_CAL_BARRIER_US,         RF_CAL_LOADER_SCAN_US,   RF_CAL_REG_REGION_US,
+    RF_CAL_H2D_GBPS,           RF_CAL_D2H_GBPS,         RF_CAL_MESSAGE_LATENCY_US};
 
 const char *rf_cal_param_name(enum rf_cal_param p)
 {
@@ -67,52 +98,127 @@ static double *param_ref(struct rf_cluster *c, int p)
     case RF_CAL_NIC_EFFICIENCY: return &c->cal.nic_efficiency;
     case RF_CAL_MESSAGE_LATENCY_US: return &c->cal.message_latency_us;
     case RF_CAL_TENSOR_OVERHEAD_US: return &c->cal.tensor_overhead_us;
-    default: return &c->cal.bucket_overhead_us;
+    case RF_CAL_BUCKET_OVERHEAD_US: return &c->cal.bucket_overhead_us;
+    case RF_CAL_KERNEL_LAUNCH_US: return &c->cal.kernel_launch_us;
+    case RF_CAL_NCCL_CALL_US: return &c->cal.nccl_call_us;
+    case RF_CAL_BARRIER_US: return &c->cal.barrier_us;
+    case RF_CAL_LOADER_SCAN_US: return &c->cal.loader_scan_us;
+    case RF_CAL_REG_REGION_US: return &c->cal.reg_region_us;
+    case RF_CAL_H2D_GBPS: return &c->cal.h2d_gbps;
+    default: return &c->cal.d2h_gbps;
     }
 }
 
-/* Simulates every run with the knobs of cluster c: on the cluster it was predicted on
- * with c's fitted knobs in place of its own, or (stored before schema 7) on c with the
- * run's node count. */
+/* Predicts run r with the knobs of cluster c: on the cluster it was predicted on with c's
+ * knobs in place of its own, or (stored before schema 7) on c with the run's node count.
+ * The wire as refit-exec replays it (every gather on the wire), and under a profile the
+ * step, whose wire leaves out the gathers the framework's export replaces. */
+static int predict_run(const struct cal_ctx *x, struct cal_run *r, const struct rf_cluster *c,
+                       struct rf_error *err)
+{
+    struct rf_cluster ci = *c;
+    struct rf_topology topo = {0};
+    struct rf_prediction pred = {0}, spred = {0};
+    const struct rf_stored_run *s = &r->run;
+    ci.nodes = r->nodes;
+    if (r->have_own) {
+        ci = r->own;
+        for (int p = 0; p < RF_CAL_PARAM_COUNT; p++)
+            *param_ref(&ci, p) = *param_ref((struct rf_cluster *)c, p);
+    }
+    int rc = rf_topology_init(&topo, &ci, err);
+    if (rc == 0 && r->need_wire &&
+        (rc = rf_simulate(&s->plan, &s->train, &s->infer, &topo, &x->sim, &pred, err)) == 0) {
+        r->wire_s = pred.predicted_s;
+        for (int32_t k = 0; k < r->n_rounds; k++)
+            r->rounds[k] = k < pred.n_rounds ? pred.round_finish[k] - pred.round_start[k] : 0;
+    }
+    if (rc == 0 && r->need_step) {
+        struct rf_sim_options o = x->sim;
+        struct rf_step step;
+        o.skip_gather = rf_framework_skips_gather(&r->fw);
+        /* The replay's wire is the step's when the framework gathers point to point. */
+        const struct rf_prediction *whole = &pred;
+        if ((o.skip_gather || !r->need_wire) &&
+            (rc = rf_simulate(&s->plan, &s->train, &s->infer, &topo, &o, &spred, err)) == 0)
+            whole = &spred;
+        if (rc == 0 && (rc = rf_step_predict(&s->plan, &s->train, &s->infer, &topo, &r->fw, &o,
+                                             whole, &step, err)) == 0) {
+            r->step_s = step.total_s;
+            for (int k = 0; k < RF_STEP_PHASE_COUNT; k++)
+                r->phase_s[k] = 0;
+            for (size_t i = 0; i < step.n; i++)
+                r->phase_s[step.phase[i].phase] += step.phase[i].seconds;
+        }
+    }
+    rf_prediction_release(&spred);
+    rf_prediction_release(&pred);
+    rf_topology_release(&topo);
+    return rc;
+}
+
 static int simulate_all(struct cal_ctx *x, const struct rf_cluster *c, struct rf_error *err)
 {
     for (size_t i = 0; i < x->n_runs; i++) {
-        struct cal_run *r = &x->runs[i];
-        struct rf_cluster ci = *c;
-        struct rf_topology topo = {0};
-        struct rf_prediction pred = {0};
-        ci.nodes = r->nodes;
-        if (r->have_own) {
-            ci = r->own;
-            for (int p = 0; p < RF_CAL_PARAM_COUNT; p++)
-                *param_ref(&ci, p) = *param_ref((struct rf_cluster *)c, p);
-        }
-        int rc = rf_topology_init(&topo, &ci, err);
-        if (rc == 0)
-            rc =
-                rf_simulate(&r->run.plan, &r->run.train, &r->run.infer, &topo, &x->sim, &pred, err);
-        if (rc == 0) {
-            r->predicted_s = pred.predicted_s;
-            for (int32_t k = 0; k < r->n_rounds; k++)
-                r->rounds[k] = k < pred.n_rounds ? pred.round_finish[k] - pred.round_start[k] : 0;
-        }
-        rf_prediction_release(&pred);
-        rf_topology_release(&topo);
+        int rc = predict_run(x, &x->runs[i], c, err);
         if (rc < 0)
             return rc;
     }
     return 0;
 }
 
+/* What point i is compared with: the step or the wire. */
+static double point_predicted(const struct cal_ctx *x, size_t i)
+{
+    const struct cal_run *r = &x->runs[x->meas[i].run];
+    return x->points[i].step ? r->step_s : r->wire_s;
+}
+
+/* The figures the fit compares, in a fixed order: per point its total, then its measured
+ * rounds (a replay) or phases (a log); measured into meas when not NULL. Returns how many;
+ * pred and meas may be NULL to count them. */
+static size_t figures(const struct cal_ctx *x, double *pred, double *meas)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < x->n_points; i++) {
+        const struct cal_run *r = &x->runs[x->meas[i].run];
+        const struct cal_meas *m = &x->meas[i];
+        if (pred)
+            pred[n] = point_predicted(x, i);
+        if (meas)
+            meas[n] = x->points[i].measured_s;
+        n++;
+        for (int32_t k = 0; k < m->n_rounds && k < r->n_rounds; k++) {
+            if (m->rounds[k] <= 0)
+                continue;
+            if (pred)
+                pred[n] = r->rounds[k];
+            if (meas)
+                meas[n] = m->rounds[k];
+            n++;
+        }
+        for (int k = 0; x->points[i].step && k < RF_STEP_PHASE_COUNT; k++) {
+            if (!(m->phase_s[k] > 0))
+                continue;
+            if (pred)
+                pred[n] = r->phase_s[k];
+            if (meas)
+                meas[n] = m->phase_s[k];
+            n++;
+        }
+    }
+    return n;
+}
+
 /* The objective: per measurement, the squared relative error of the total plus the mean
- * squared relative error of its rounds, so a run with many rounds weighs as much as one
- * with few. */
+ * squared relative error of its rounds (a replay) or of the phases its log printed, so a run
+ * with many rounds weighs as much as one with few. A phase of 0 s is stored, not fitted. */
 static double objective(const struct cal_ctx *x)
 {
     double sum = 0;
     for (size_t i = 0; i < x->n_points; i++) {
         const struct cal_run *r = &x->runs[x->meas[i].run];
-        double e = (r->predicted_s - x->points[i].measured_s) / x->points[i].measured_s;
+        double e = (point_predicted(x, i) - x->points[i].measured_s) / x->points[i].measured_s;
         sum += e * e;
         const struct cal_meas *m = &x->meas[i];
         int32_t n = 0;
@@ -122,6 +228,13 @@ static double objective(const struct cal_ctx *x)
                 continue;
             double er = (r->rounds[k] - m->rounds[k]) / m->rounds[k];
             rs += er * er;
+            n++;
+        }
+        for (int k = 0; x->points[i].step && k < RF_STEP_PHASE_COUNT; k++) {
+            if (!(m->phase_s[k] > 0))
+                continue;
+            double ep = (r->phase_s[k] - m->phase_s[k]) / m->phase_s[k];
+            rs += ep * ep;
             n++;
         }
         if (n > 0)
@@ -134,8 +247,7 @@ static double rms_total(const struct cal_ctx *x)
 {
     double sum = 0;
     for (size_t i = 0; i < x->n_points; i++) {
-        double e = (x->runs[x->meas[i].run].predicted_s - x->points[i].measured_s) /
-                   x->points[i].measured_s;
+        double e = (point_predicted(x, i) - x->points[i].measured_s) / x->points[i].measured_s;
         sum += e * e;
     }
     return sqrt(sum / (double)x->n_points);
@@ -244,44 +356,231 @@ static double nelder_mead(struct cal_ctx *x, double *v, double step, int max_eva
     return f[best];
 }
 
-/* The cluster run r was predicted on, from its description. */
-static int own_cluster(struct rf_store *st, struct cal_run *r, struct rf_error *err)
+/* The profile a run's description holds (key "framework", written by sim/describe.c's
+ * framework_json under the profile's own field names): what its step is re-predicted with.
+ * Every field it writes is read back (a field added there must be added here); a missing or
+ * mistyped one is named. The citations of overlaps (overlap_why) are not in the document:
+ * they only word the step's composition line, never its time. */
+struct fw_reader {
+    const json_t *o;
+    const char *section; /* "framework", "framework.broadcast", ... */
+    struct rf_error *err;
+    int rc;
+};
+
+static const json_t *fw_get(struct fw_reader *r, const char *key, json_type type)
+{
+    const json_t *v = json_object_get(r->o, key);
+    bool ok = v && (json_typeof(v) == type || (type == JSON_REAL && json_is_integer(v)) ||
+                    (type == JSON_TRUE && json_is_boolean(v)));
+    if (!ok && r->rc == 0)
+        r->rc = rf_error_set(r->err, RF_EINVAL, "%s.%s: %s", r->section, key,
+                             v ? "of the wrong type" : "missing");
+    return ok ? v : NULL;
+}
+
+static double fw_num(struct fw_reader *r, const char *key)
+{
+    const json_t *v = fw_get(r, key, JSON_REAL);
+    return v ? json_number_value(v) : 0;
+}
+
+static bool fw_bool(struct fw_reader *r, const char *key)
+{
+    const json_t *v = fw_get(r, key, JSON_TRUE);
+    return v && json_is_true(v);
+}
+
+static const char *fw_text(struct fw_reader *r, const char *key)
+{
+    const json_t *v = fw_get(r, key, JSON_STRING);
+    return v ? json_string_value(v) : "";
+}
+
+/* An enum field, parsed (0) or not (-1) by its parser. */
+static void fw_enum(struct fw_reader *r, const char *key, int parsed)
+{
+    if (parsed < 0 && r->rc == 0)
+        r->rc = rf_error_set(r->err, RF_EINVAL, "%s.%s: unknown value '%s'", r->section, key,
+                             fw_text(r, key));
+}
+
+static int framework_from_json(const json_t *o, struct rf_framework *fw, struct rf_error *err)
+{
+    struct fw_reader r = {.o = o, .section = "framework", .err = err};
+    memset(fw, 0, sizeof(*fw));
+    fw->present = true;
+    const char *name = fw_text(&r, "name"), *source = fw_text(&r, "source");
+    if (!(fw->name = strdup(name)) || !(fw->source = strdup(source))) {
+        rf_framework_release(fw);
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    }
+    const json_t *strategies = fw_get(&r, "strategies", JSON_ARRAY), *s;
+    size_t i;
+    json_array_foreach(strategies, i, s)
+    {
+        enum rf_strategy st;
+        if (rf_strategy_parse(json_string_value(s) ? json_string_value(s) : "", &st) == 0)
+            fw->strategies |= 1u << st;
+        else if (r.rc == 0)
+            r.rc = rf_error_set(err, RF_EINVAL, "framework.strategies: unknown strategy");
+    }
+    fw->finalize_s = fw_num(&r, "finalize_s");
+    const json_t *b = json_object_get(o, "broadcast"), *rs = json_object_get(o, "reshard");
+    if (b && r.rc == 0) {
+        struct fw_reader rb = {.o = b, .section = "framework.broadcast", .err = err};
+        fw->broadcast = true;
+        fw_enum(&rb, "communicator", rf_fw_comm_parse(fw_text(&rb, "communicator"), &fw->comm));
+        fw_enum(&rb, "root", rf_fw_root_parse(fw_text(&rb, "root"), &fw->root));
+        fw_enum(&rb, "gather", rf_fw_gather_parse(fw_text(&rb, "gather"), &fw->gather));
+        fw_enum(&rb, "quantize", rf_fw_quant_parse(fw_text(&rb, "quantize"), &fw->quant));
+        const json_t *bucket = fw_get(&rb, "bucket", JSON_OBJECT);
+        if (bucket) {
+            struct fw_reader rk = {
+                .o = bucket, .section = "framework.broadcast.bucket", .err = err};
+            fw->bucket_hbm_fraction = fw_num(&rk, "hbm_fraction");
+            fw->bucket_max_bytes = (int64_t)fw_num(&rk, "max_bytes");
+            fw->bucket_bytes = (int64_t)fw_num(&rk, "bytes");
+            rb.rc = rb.rc ? rb.rc : rk.rc;
+        }
+        fw->buffers = (int32_t)fw_num(&rb, "buffers");
+        fw->broadcast_per_tensor = fw_bool(&rb, "per_tensor");
+        fw->wait_load = fw_bool(&rb, "wait_load");
+        fw->pack_copy = fw_bool(&rb, "pack_copy");
+        fw->export_calls = fw_num(&rb, "export_calls");
+        fw->load_calls = fw_num(&rb, "load_calls");
+        /* Written only when not vLLM's (descriptions stored before it mean vLLM). */
+        fw->loader = RF_FW_LOADER_VLLM;
+        if (json_object_get(b, "loader")) {
+            const char *l = fw_text(&rb, "loader");
+            if (strcmp(l, rf_fw_loader_name(RF_FW_LOADER_SGLANG)) == 0)
+                fw->loader = RF_FW_LOADER_SGLANG;
+            else
+                fw_enum(&rb, "loader", strcmp(l, rf_fw_loader_name(RF_FW_LOADER_VLLM)) ? -1 : 0);
+        }
+        r.rc = rb.rc;
+    }
+    if (rs && r.rc == 0) {
+        struct fw_reader rr = {.o = rs, .section = "framework.reshard", .err = err};
+        fw->reshard = true;
+        fw->reshard_relay = strcmp(fw_text(&rr, "plan"), "hierarchical") == 0;
+        fw->reshard_stage_groups = (int32_t)fw_num(&rr, "stage_groups");
+        fw->misc_after_bulk = fw_bool(&rr, "misc_after_bulk");
+        fw->stack_experts = fw_bool(&rr, "stack_experts");
+        fw->fused_copy = fw_bool(&rr, "fused_copy");
+        fw->reshard_calls = fw_num(&rr, "calls");
+        /* Written only when > 0. */
+        if (json_object_get(rs, "barriers"))
+            fw->reshard_barriers = (int32_t)fw_num(&rr, "barriers");
+        r.rc = rr.rc;
+    }
+    const json_t *co = json_object_get(o, "colocated");
+    if (co && r.rc == 0) {
+        struct fw_reader rc = {.o = co, .section = "framework.colocated", .err = err};
+        const char *ex = fw_text(&rc, "export");
+        fw->colocated = true;
+        if (strcmp(ex, rf_fw_colo_export_name(RF_FW_COLO_EXPORT_FSDP)) == 0)
+            fw->colo_export = RF_FW_COLO_EXPORT_FSDP;
+        else
+            fw_enum(&rc, "export",
+                    strcmp(ex, rf_fw_colo_export_name(RF_FW_COLO_EXPORT_BRIDGE)) ? -1 : 0);
+        const json_t *bucket = fw_get(&rc, "bucket", JSON_OBJECT);
+        if (bucket) {
+            struct fw_reader rk = {
+                .o = bucket, .section = "framework.colocated.bucket", .err = err};
+            fw->colo_bucket_hbm_fraction = fw_num(&rk, "hbm_fraction");
+            fw->colo_bucket_max_bytes = (int64_t)fw_num(&rk, "max_bytes");
+            fw->colo_bucket_bytes = (int64_t)fw_num(&rk, "bytes");
+            rc.rc = rc.rc ? rc.rc : rk.rc;
+        }
+        fw->colo_buffers = (int32_t)fw_num(&rc, "buffers");
+        fw->colo_clone = fw_bool(&rc, "clone");
+        fw_enum(&rc, "quantize", rf_fw_quant_parse(fw_text(&rc, "quantize"), &fw->colo_quant));
+        fw->colo_export_calls = fw_num(&rc, "export_calls");
+        fw->colo_load_calls = fw_num(&rc, "load_calls");
+        fw->colo_offload_optimizer = fw_bool(&rc, "offload_optimizer");
+        fw->colo_wake_weights = fw_bool(&rc, "wake_weights");
+        fw->colo_offload_weights = fw_bool(&rc, "offload_weights");
+        fw->colocated_run = fw_bool(&rc, "run");
+        r.rc = rc.rc;
+    }
+    if (r.rc < 0)
+        rf_framework_release(fw);
+    return r.rc;
+}
+
+/* The cluster run r was predicted on and its framework profile, from its description. */
+static int describe_run(struct rf_store *st, struct cal_run *r, struct rf_error *err)
 {
     json_t *doc = NULL;
     int rc = rf_describe_parse(r->run.scenario_json, &doc, err);
-    if (rc == 0)
-        rc = rf_describe_cluster(doc, &r->own, err);
+    if (rc == 0 && (rc = rf_describe_cluster(doc, &r->own, err)) == 0)
+        r->have_own = true;
+    const json_t *fw = rc == 0 ? json_object_get(doc, "framework") : NULL;
+    if (fw)
+        rc = framework_from_json(fw, &r->fw, err);
     json_decref(doc);
     if (rc < 0) {
         char msg[sizeof(err->msg)];
         snprintf(msg, sizeof(msg), "%s", err->msg);
         return rf_error_set(err, rc, "%s: run %lld: %s", st->path, (long long)r->run.id, msg);
     }
-    r->have_own = true;
     return 0;
 }
 
-/* Reads the ok measurements of runs predicted on a cluster named `name`. */
-static int load_points(struct rf_store *st, struct cal_ctx *x, const char *name,
-                       struct rf_error *err)
+/* A run whose step a log measured: its plan as the step model reads it. The store keeps no
+ * quantisation flag; a weight that travels as FP8 has its scale tensor in the plan, but an
+ * engine that quantises on receipt gets BF16 and no scale, so which weights it quantises is
+ * not in the file and its step cannot be re-predicted. */
+static int prepare_step(struct rf_store *st, struct cal_run *r, struct rf_error *err)
 {
-    sqlite3_stmt *q = NULL, *qr = NULL;
+    struct rf_plan *plan = &r->run.plan;
+    if (r->run.infer.dtype != RF_DT_FP8)
+        return 0;
+    if (r->fw.broadcast && r->fw.quant != RF_FW_QUANT_SENDER)
+        return rf_error_set(err, RF_ENOTSUP,
+                            "%s: run %lld: an FP8 engine that quantises on receipt (%s, quantize "
+                            "= %s): the database does not say which tensors it quantises, so its "
+                            "step cannot be re-predicted for a log measurement",
+                            st->path, (long long)r->run.id, r->fw.name,
+                            rf_fw_quant_name(r->fw.quant));
+    for (size_t i = 0; i < plan->n_tensors; i++)
+        if (plan->tensors[i].scale_of >= 0 && (size_t)plan->tensors[i].scale_of < plan->n_tensors)
+            plan->tensors[plan->tensors[i].scale_of].quant = true;
+    return 0;
+}
+
+/* Reads the ok measurements of runs predicted on a cluster named `name` (under framework
+ * `framework` when not NULL), with a replay's rounds and a log's phases. */
+static int load_points(struct rf_store *st, struct cal_ctx *x, const char *name,
+                       const char *framework, struct rf_error *err)
+{
+    sqlite3_stmt *q = NULL, *qr = NULL, *qp = NULL;
     int rc = 0;
     if (sqlite3_prepare_v2(st->db,
-                           "SELECT m.run_id, m.id, m.seconds, p.nodes FROM measurement m"
-                           " JOIN prediction p ON p.run_id = m.run_id"
-                           " WHERE m.status = 'ok' AND m.seconds > 0 AND p.cluster = ?"
+                           "SELECT m.run_id, m.id, m.seconds, p.nodes, m.backend = 'log'"
+                           " FROM measurement m JOIN prediction p ON p.run_id = m.run_id"
+                           " JOIN run r ON r.id = m.run_id"
+                           " WHERE m.status = 'ok' AND m.seconds > 0 AND p.cluster = ?1"
+                           " AND (?2 IS NULL OR (json_valid(r.scenario_json) AND"
+                           " json_extract(r.scenario_json, '$.framework.name') = ?2))"
                            " ORDER BY m.run_id, m.id",
                            -1, &q, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(st->db,
                            "SELECT round, seconds FROM measured_round"
                            " WHERE measurement_id = ? ORDER BY round",
-                           -1, &qr, NULL) != SQLITE_OK) {
+                           -1, &qr, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(st->db,
+                           "SELECT phase, seconds FROM measured_phase WHERE"
+                           " measurement_id = ?",
+                           -1, &qp, NULL) != SQLITE_OK) {
         rc = rf_error_set(err, RF_EDB, "%s: reading measurements: %s", st->path,
                           sqlite3_errmsg(st->db));
         goto out;
     }
     sqlite3_bind_text(q, 1, name, -1, SQLITE_TRANSIENT);
+    if (framework)
+        sqlite3_bind_text(q, 2, framework, -1, SQLITE_TRANSIENT);
     /* The arrays hold at least their counts: a capacity that low only makes them grow. */
     size_t cap_points = x->n_points, cap_meas = x->n_points, cap_runs = x->n_runs;
     int s;
@@ -294,9 +593,13 @@ static int load_points(struct rf_store *st, struct cal_ctx *x, const char *name,
         memset(&x->points[n], 0, sizeof(x->points[n]));
         memset(&x->meas[n], 0, sizeof(x->meas[n]));
         x->n_points++;
-        x->points[n].run_id = run_id;
-        x->points[n].measurement_id = sqlite3_column_int64(q, 1);
-        x->points[n].measured_s = sqlite3_column_double(q, 2);
+        struct rf_cal_point *pt = &x->points[n];
+        pt->run_id = run_id;
+        pt->measurement_id = sqlite3_column_int64(q, 1);
+        pt->measured_s = sqlite3_column_double(q, 2);
+        pt->log = sqlite3_column_int(q, 4) != 0;
+        for (int k = 0; k < RF_STEP_PHASE_COUNT; k++)
+            pt->phase_measured[k] = pt->phase_before[k] = pt->phase_after[k] = NAN;
         /* Rows come ordered by run: a new run id starts a new run. */
         if (x->n_runs == 0 || x->runs[x->n_runs - 1].run.id != run_id) {
             if ((rc = RF_GROW(x->runs, cap_runs, x->n_runs + 1, err)) < 0)
@@ -309,7 +612,7 @@ static int load_points(struct rf_store *st, struct cal_ctx *x, const char *name,
                 goto out;
             }
             x->n_runs++;
-            if (r->run.scenario_json && (rc = own_cluster(st, r, err)) < 0)
+            if (r->run.scenario_json && (rc = describe_run(st, r, err)) < 0)
                 goto out;
             r->n_rounds = r->run.plan.n_rounds;
             r->rounds = calloc((size_t)r->n_rounds + 1, sizeof(double));
@@ -319,14 +622,24 @@ static int load_points(struct rf_store *st, struct cal_ctx *x, const char *name,
             }
         }
         struct cal_meas *m = &x->meas[n];
+        struct cal_run *r = &x->runs[x->n_runs - 1];
         m->run = x->n_runs - 1;
-        int32_t R = x->runs[m->run].n_rounds;
+        for (int k = 0; k < RF_STEP_PHASE_COUNT; k++)
+            m->phase_s[k] = NAN;
+        /* A log under a profile measured the step; a replay, or a log of a profile-free
+         * run, the wire. */
+        pt->step = pt->log && r->fw.present;
+        if (pt->step && !r->need_step && (rc = prepare_step(st, r, err)) < 0)
+            goto out;
+        r->need_step |= pt->step;
+        r->need_wire |= !pt->step;
+        int32_t R = r->n_rounds;
         m->rounds = calloc((size_t)R + 1, sizeof(double));
         if (!m->rounds) {
             rc = rf_error_set(err, RF_ENOMEM, "out of memory");
             goto out;
         }
-        sqlite3_bind_int64(qr, 1, x->points[n].measurement_id);
+        sqlite3_bind_int64(qr, 1, pt->measurement_id);
         while (sqlite3_step(qr) == SQLITE_ROW) {
             int64_t k = sqlite3_column_int64(qr, 0);
             if (k >= 0 && k < R) {
@@ -336,7 +649,14 @@ static int load_points(struct rf_store *st, struct cal_ctx *x, const char *name,
         }
         sqlite3_reset(qr);
         for (int32_t k = 0; k < m->n_rounds; k++)
-            x->points[n].n_rounds += m->rounds[k] > 0;
+            pt->n_rounds += m->rounds[k] > 0;
+        sqlite3_bind_int64(qp, 1, pt->measurement_id);
+        while (sqlite3_step(qp) == SQLITE_ROW) {
+            int k = rf_step_phase_parse((const char *)sqlite3_column_text(qp, 0));
+            if (k >= 0)
+                m->phase_s[k] = pt->phase_measured[k] = sqlite3_column_double(qp, 1);
+        }
+        sqlite3_reset(qp);
     }
     if (s != SQLITE_DONE)
         rc = rf_error_set(err, RF_EDB, "%s: reading measurements: %s", st->path,
@@ -344,32 +664,88 @@ static int load_points(struct rf_store *st, struct cal_ctx *x, const char *name,
 out:
     sqlite3_finalize(q);
     sqlite3_finalize(qr);
+    sqlite3_finalize(qp);
     return rc;
 }
 
-/* A knob is identifiable when changing it moves some run's predicted time: doubling a
- * fixed cost (or setting a zero one to 1 us), halving an efficiency. */
+/* Which knobs the fit can identify. Each is changed in turn (a fixed cost doubled, or a zero
+ * one set to 1 us; an efficiency or a rate halved) and its effect is the relative change of
+ * every figure the fit compares (totals, rounds, phases). A knob whose effect is zero does not
+ * matter to these runs; one whose effect is, to within 5%, a combination of the effects of
+ * knobs already taken (in `priority` order) cannot be told apart from them and is tied to the
+ * one whose effect it most resembles. Both are kept as given. */
 static int find_params(struct cal_ctx *x, struct rf_error *err)
 {
-    double *ref = malloc((x->n_runs + 1) * sizeof(double));
-    if (!ref)
-        return rf_error_set(err, RF_ENOMEM, "out of memory");
-    int rc = simulate_all(x, &x->base, err);
-    for (size_t i = 0; rc == 0 && i < x->n_runs; i++)
-        ref[i] = x->runs[i].predicted_s;
-    for (int p = 0; rc == 0 && p < RF_CAL_PARAM_COUNT; p++) {
+    size_t n = figures(x, NULL, NULL);
+    double *ref = malloc((n + 1) * sizeof(double)), *cur = malloc((n + 1) * sizeof(double));
+    double *eff = malloc((n + 1) * RF_CAL_PARAM_COUNT * sizeof(double));
+    double *basis = malloc((n + 1) * RF_CAL_PARAM_COUNT * sizeof(double));
+    int taken[RF_CAL_PARAM_COUNT], n_taken = 0, rc = 0;
+    for (int p = 0; p < RF_CAL_PARAM_COUNT; p++)
+        x->tied[p] = -1;
+    if (!ref || !cur || !eff || !basis) {
+        rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+        goto out;
+    }
+    if ((rc = simulate_all(x, &x->base, err)) < 0)
+        goto out;
+    figures(x, ref, NULL);
+    for (int k = 0; k < RF_CAL_PARAM_COUNT; k++) {
+        int p = priority[k];
         struct rf_cluster c = x->base;
         double *v = param_ref(&c, p);
-        *v = p <= RF_CAL_NIC_EFFICIENCY ? *v * 0.5 : *v > 0 ? *v * 2 : 1;
+        *v = is_rate(p) ? *v * 0.5 : *v > 0 ? *v * 2 : 1;
         if ((rc = simulate_all(x, &c, err)) < 0)
-            break;
-        for (size_t i = 0; i < x->n_runs; i++)
-            if (fabs(x->runs[i].predicted_s - ref[i]) > 1e-6 * ref[i]) {
-                x->param[x->n_param++] = p;
-                break;
+            goto out;
+        figures(x, cur, NULL);
+        double *d = &eff[(size_t)p * n], norm = 0, moved = 0;
+        for (size_t i = 0; i < n; i++) {
+            d[i] = ref[i] > 0 ? (cur[i] - ref[i]) / ref[i] : 0;
+            norm += d[i] * d[i];
+            moved = fmax(moved, fabs(d[i]));
+        }
+        if (moved <= 1e-6)
+            continue;
+        /* Its effect less its projection on the orthonormal basis of those taken. */
+        double *b = &basis[(size_t)n_taken * n], rest = 0;
+        memcpy(b, d, n * sizeof(double));
+        for (int j = 0; j < n_taken; j++) {
+            const double *e = &basis[(size_t)j * n];
+            double dot = 0;
+            for (size_t i = 0; i < n; i++)
+                dot += b[i] * e[i];
+            for (size_t i = 0; i < n; i++)
+                b[i] -= dot * e[i];
+        }
+        for (size_t i = 0; i < n; i++)
+            rest += b[i] * b[i];
+        if (rest <= 0.05 * 0.05 * norm) {
+            double best = -1;
+            for (int j = 0; j < n_taken; j++) {
+                const double *e = &eff[(size_t)taken[j] * n];
+                double dot = 0, ne = 0;
+                for (size_t i = 0; i < n; i++)
+                    dot += d[i] * e[i], ne += e[i] * e[i];
+                double cos = fabs(dot) / sqrt(ne * norm);
+                if (cos > best)
+                    best = cos, x->tied[p] = taken[j];
             }
+            continue;
+        }
+        for (size_t i = 0; i < n; i++)
+            b[i] /= sqrt(rest);
+        taken[n_taken++] = p;
     }
+    /* Fitted in the enum's order, as they are printed. */
+    for (int p = 0; p < RF_CAL_PARAM_COUNT; p++)
+        for (int j = 0; j < n_taken; j++)
+            if (taken[j] == p)
+                x->param[x->n_param++] = p;
+out:
     free(ref);
+    free(cur);
+    free(eff);
+    free(basis);
     return rc;
 }
 
@@ -378,6 +754,7 @@ static void ctx_release(struct cal_ctx *x)
     for (size_t i = 0; i < x->n_runs; i++) {
         rf_stored_run_release(&x->runs[i].run);
         rf_cluster_release(&x->runs[i].own);
+        rf_framework_release(&x->runs[i].fw);
         free(x->runs[i].rounds);
     }
     for (size_t i = 0; i < x->n_points; i++)
@@ -386,9 +763,22 @@ static void ctx_release(struct cal_ctx *x)
     free(x->meas);
 }
 
+/* Each point's prediction (and its phases') into before or after. */
+static void record(struct cal_ctx *x, bool after)
+{
+    for (size_t i = 0; i < x->n_points; i++) {
+        struct rf_cal_point *pt = &x->points[i];
+        const struct cal_run *r = &x->runs[x->meas[i].run];
+        *(after ? &pt->after_s : &pt->before_s) = point_predicted(x, i);
+        for (int k = 0; pt->step && k < RF_STEP_PHASE_COUNT; k++)
+            if (!isnan(pt->phase_measured[k]))
+                (after ? pt->phase_after : pt->phase_before)[k] = r->phase_s[k];
+    }
+}
+
 int rf_calibrate(struct rf_store *st, const struct rf_cluster *cluster,
-                 const struct rf_sim_options *opts, struct rf_calibration *out,
-                 struct rf_error *err)
+                 const struct rf_sim_options *opts, const char *framework,
+                 struct rf_calibration *out, struct rf_error *err)
 {
     struct cal_ctx x = {.base = *cluster};
     double tolerance;
@@ -400,13 +790,20 @@ int rf_calibrate(struct rf_store *st, const struct rf_cluster *cluster,
         goto out;
     x.sim = opts ? *opts : (struct rf_sim_options){0};
     x.sim.tolerance = tolerance;
-    if ((rc = load_points(st, &x, cluster->name, err)) < 0)
+    if ((rc = load_points(st, &x, cluster->name, framework, err)) < 0)
         goto out;
     if (x.n_points == 0) {
-        rc = rf_error_set(err, RF_EINVAL,
-                          "no usable measurement: no run predicted on cluster '%s' (refit sim)"
-                          " has an ok measurement (refit-exec --check)",
-                          cluster->name);
+        if (framework)
+            rc = rf_error_set(err, RF_EINVAL,
+                              "no usable measurement: no run predicted on cluster '%s' under "
+                              "framework '%s' (refit sim) has an ok measurement (refit-exec "
+                              "--check, or refit measure)",
+                              cluster->name, framework);
+        else
+            rc = rf_error_set(err, RF_EINVAL,
+                              "no usable measurement: no run predicted on cluster '%s' (refit "
+                              "sim) has an ok measurement (refit-exec --check, or refit measure)",
+                              cluster->name);
         goto out;
     }
     if ((rc = find_params(&x, err)) < 0)
@@ -417,8 +814,7 @@ int rf_calibrate(struct rf_store *st, const struct rf_cluster *cluster,
         goto out;
     out->objective_before = objective(&x);
     out->rms_before = rms_total(&x);
-    for (size_t i = 0; i < x.n_points; i++)
-        x.points[i].before_s = x.runs[x.meas[i].run].predicted_s;
+    record(&x, false);
     for (int p = 0; p < RF_CAL_PARAM_COUNT; p++)
         out->before[p] = out->after[p] = *param_ref(&x.base, p);
 
@@ -442,12 +838,13 @@ int rf_calibrate(struct rf_store *st, const struct rf_cluster *cluster,
         goto out;
     out->objective_after = objective(&x);
     out->rms_after = rms_total(&x);
-    for (size_t i = 0; i < x.n_points; i++)
-        x.points[i].after_s = x.runs[x.meas[i].run].predicted_s;
+    record(&x, true);
     for (int j = 0; j < x.n_param; j++)
         out->used[x.param[j]] = true;
-    for (int p = 0; p < RF_CAL_PARAM_COUNT; p++)
+    for (int p = 0; p < RF_CAL_PARAM_COUNT; p++) {
         out->after[p] = *param_ref(&out->fitted, p);
+        out->tied[p] = x.tied[p];
+    }
     out->evaluations = x.evaluations;
     out->points = x.points;
     out->n_points = x.n_points;

@@ -1,5 +1,6 @@
-/* Calibration: fits a cluster's calibration knobs (efficiencies, fixed costs) to the times
- * refit-exec measured, by least squares on relative errors, re-simulating each stored run. */
+/* Calibration: fits a cluster's calibration knobs (efficiencies, fixed costs, per-call costs,
+ * host rates) to the times refit-exec measured and the steps read from framework logs (refit
+ * measure), by least squares on relative errors, re-predicting each stored run. */
 #ifndef RF_CALIBRATE_H
 #define RF_CALIBRATE_H
 
@@ -9,6 +10,7 @@
 
 #include "error.h"
 #include "simulate.h"
+#include "step.h"
 #include "store.h"
 #include "topology.h"
 
@@ -19,15 +21,31 @@ enum rf_cal_param {
     RF_CAL_MESSAGE_LATENCY_US,
     RF_CAL_TENSOR_OVERHEAD_US,
     RF_CAL_BUCKET_OVERHEAD_US,
+    /* The step's per-call costs and host rates (cluster.calibration, sim/topology.h). */
+    RF_CAL_KERNEL_LAUNCH_US,
+    RF_CAL_NCCL_CALL_US,
+    RF_CAL_BARRIER_US,
+    RF_CAL_LOADER_SCAN_US,
+    RF_CAL_REG_REGION_US,
+    RF_CAL_H2D_GBPS,
+    RF_CAL_D2H_GBPS,
     RF_CAL_PARAM_COUNT
 };
 
-/* One ok measurement of a run predicted on the cluster. */
+/* One ok measurement of a run predicted on the cluster: a replay (refit-exec), compared with
+ * the wire, or a step read from a log (refit measure), compared with the step the run's
+ * framework profile gives (with the wire when the run has no profile). */
 struct rf_cal_point {
     int64_t run_id, measurement_id;
+    bool log;  /* backend 'log' */
+    bool step; /* compared with the step, else with the wire */
     double measured_s;
     double before_s, after_s; /* predictions with the original and the fitted knobs */
     int32_t n_rounds;         /* measured rounds used in the fit (0: the total only) */
+    /* A log's phases (NAN where it printed none): measured, and the step's phase of that
+     * name summed over its parts, before and after. */
+    double phase_measured[RF_STEP_PHASE_COUNT];
+    double phase_before[RF_STEP_PHASE_COUNT], phase_after[RF_STEP_PHASE_COUNT];
 };
 
 struct rf_calibration {
@@ -35,6 +53,9 @@ struct rf_calibration {
      * its strings are the input cluster's (borrowed). */
     struct rf_cluster fitted;
     bool used[RF_CAL_PARAM_COUNT]; /* identified by the data, hence fitted */
+    /* A knob that moves the predictions but only as a fitted one does (bucket_overhead_us
+     * and message_latency_us both start every broadcast): that knob, and it is kept; -1. */
+    int tied[RF_CAL_PARAM_COUNT];
     double before[RF_CAL_PARAM_COUNT], after[RF_CAL_PARAM_COUNT];
     struct rf_cal_point *points;
     size_t n_points;
@@ -48,10 +69,12 @@ const char *rf_cal_param_name(enum rf_cal_param p);
 /* Fits cluster's calibration to every ok measurement whose run was predicted on a cluster
  * of that name (prediction.cluster), with the run's stored node count, simulating with opts
  * (NULL: the defaults), which a prediction from the written file must use too to match.
- * No usable measurement is an RF_EINVAL error. Release out with rf_calibration_release. */
+ * framework, when not NULL, keeps the runs stored under that framework profile only (the
+ * description's framework.name). No usable measurement is an RF_EINVAL error. Release out
+ * with rf_calibration_release. */
 int rf_calibrate(struct rf_store *st, const struct rf_cluster *cluster,
-                 const struct rf_sim_options *opts, struct rf_calibration *out,
-                 struct rf_error *err);
+                 const struct rf_sim_options *opts, const char *framework,
+                 struct rf_calibration *out, struct rf_error *err);
 void rf_calibration_release(struct rf_calibration *cal);
 
 /* Writes the fitted cluster as a cluster file (`return cluster.system{...}`) named name to

@@ -116,6 +116,7 @@ int cmd_plan(int argc, char **argv);      /* sim/cmd_plan.c */
 int cmd_sim(int argc, char **argv);       /* sim/cmd_sim.c */
 int cmd_run(int argc, char **argv);       /* sim/cmd_run.c */
 int cmd_calibrate(int argc, char **argv); /* sim/cmd_calibrate.c */
+int cmd_measure(int argc, char **argv);   /* sim/cmd_measure.c */
 int cmd_report(int argc, char **argv);    /* sim/cmd_report.c */
 int cmd_models(int argc, char **argv);    /* sim/cmd_models.c */
 int cmd_clusters(int argc, char **argv);  /* sim/cmd_clusters.c */

@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,20 +16,25 @@
 #include "fileio.h"
 #include "scenario.h"
 #include "simulate.h"
+#include "step.h"
 #include "store.h"
 
 static const char usage_calibrate[] =
-    "usage: refit calibrate --db FILE --cluster NAME [--out FILE] [--json]\n"
+    "usage: refit calibrate --db FILE --cluster NAME [--framework NAME] [--out FILE] [--json]\n"
     "\n"
     "Fits the calibration of cluster NAME (a preset or a cluster file) to every ok\n"
-    "measurement (refit-exec --check) of a run that `refit sim` predicted on it: least\n"
-    "squares on relative errors of the total and per-round times, over the knobs the runs\n"
-    "can identify (nvlink_efficiency, nic_efficiency, message_latency_us,\n"
-    "tensor_overhead_us, bucket_overhead_us). Prints each run's error before and after and\n"
-    "writes the calibrated cluster file.\n"
-    "  --out FILE     the calibrated cluster file (default: NAME's file name without .lua,\n"
-    "                 plus -calibrated.lua, in the current folder), replaced atomically\n"
-    "  --json         print the fit as one JSON object instead of tables\n";
+    "measurement of a run that `refit sim` predicted on it: refit-exec's replays (--check)\n"
+    "against the simulated wire and its rounds, steps read from a framework's log (refit\n"
+    "measure) against the step the run's framework profile gives and its phases. Least\n"
+    "squares on relative errors, over the knobs the runs can identify (nvlink_efficiency,\n"
+    "nic_efficiency, message_latency_us, tensor_overhead_us, bucket_overhead_us,\n"
+    "kernel_launch_us, nccl_call_us, barrier_us, loader_scan_us, reg_region_us, h2d_gbps,\n"
+    "d2h_gbps). Prints each measurement's error before and after and writes the calibrated\n"
+    "cluster file.\n"
+    "  --framework NAME  only the runs stored under that framework profile (nemo-rl, verl)\n"
+    "  --out FILE        the calibrated cluster file (default: NAME's file name without .lua,\n"
+    "                    plus -calibrated.lua, in the current folder), replaced atomically\n"
+    "  --json            print the fit as one JSON object instead of tables\n";
 static const char calibrated[] = "-calibrated";
 
 /* The suffix to append to make name NAME-calibrated, once: recalibrating a calibrated
@@ -69,20 +75,44 @@ static int default_out(const char *spec, char *buf, size_t size)
 
 /* The fit as one object: errors, each knob before and after, every measurement. NULL when
  * a string is not UTF-8 (JSON cannot carry it). */
+/* A log's phases of point p: [{phase, measured_s, before_s, after_s}]. */
+static json_t *phases_json(const struct rf_cal_point *p)
+{
+    json_t *a = json_array();
+    for (int k = 0; a && k < RF_STEP_PHASE_COUNT; k++)
+        if (!isnan(p->phase_measured[k]))
+            json_array_append_new(
+                a,
+                json_pack("{ss sf so so}", "phase", rf_step_phase_name((enum rf_step_phase_kind)k),
+                          "measured_s", p->phase_measured[k], "before_s",
+                          isnan(p->phase_before[k]) ? json_null() : json_real(p->phase_before[k]),
+                          "after_s",
+                          isnan(p->phase_after[k]) ? json_null() : json_real(p->phase_after[k])));
+    return a;
+}
+
+/* The fit as one object: errors, each knob before and after, every measurement. NULL when
+ * a string is not UTF-8 (JSON cannot carry it). */
 static json_t *calibration_json(const struct rf_calibration *cal, const char *name,
                                 const char *path)
 {
     json_t *params = json_object(), *points = json_array();
     for (int k = 0; k < RF_CAL_PARAM_COUNT; k++)
         json_object_set_new(params, rf_cal_param_name((enum rf_cal_param)k),
-                            json_pack("{s:f, s:f, s:b}", "before", cal->before[k], "after",
-                                      cal->after[k], "identifiable", cal->used[k]));
+                            json_pack("{s:f, s:f, s:b, s:o}", "before", cal->before[k], "after",
+                                      cal->after[k], "identifiable", cal->used[k], "tied_to",
+                                      cal->tied[k] >= 0 ? json_string(rf_cal_param_name(
+                                                              (enum rf_cal_param)cal->tied[k]))
+                                                        : json_null()));
     for (size_t i = 0; i < cal->n_points; i++) {
         const struct rf_cal_point *p = &cal->points[i];
-        json_array_append_new(
-            points, json_pack("{s:I, s:I, s:f, s:f, s:f}", "run_id", (json_int_t)p->run_id,
-                              "measurement_id", (json_int_t)p->measurement_id, "measured_s",
-                              p->measured_s, "before_s", p->before_s, "after_s", p->after_s));
+        json_array_append_new(points, json_pack("{s:I, s:I, s:s, s:s, s:f, s:f, s:f, s:o}",
+                                                "run_id", (json_int_t)p->run_id, "measurement_id",
+                                                (json_int_t)p->measurement_id, "backend",
+                                                p->log ? "log" : "replay", "compared_with",
+                                                p->step ? "step" : "wire", "measured_s",
+                                                p->measured_s, "before_s", p->before_s, "after_s",
+                                                p->after_s, "phases", phases_json(p)));
     }
     /* "o" hands params and points over, also when the packing fails. */
     return json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:I, s:i, s:o, s:o}", "cluster", name, "file",
@@ -94,11 +124,14 @@ static json_t *calibration_json(const struct rf_calibration *cal, const char *na
 
 int cmd_calibrate(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"db", required_argument, NULL, 'd'},  {"cluster", required_argument, NULL, 'c'},
-        {"out", required_argument, NULL, 'o'}, {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},      {NULL, 0, NULL, 0}};
-    const char *db = NULL, *spec = NULL, *outp = NULL;
+    static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
+                                         {"cluster", required_argument, NULL, 'c'},
+                                         {"out", required_argument, NULL, 'o'},
+                                         {"json", no_argument, NULL, 'j'},
+                                         {"framework", required_argument, NULL, 'f'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    const char *db = NULL, *spec = NULL, *outp = NULL, *framework = NULL;
     bool json = false;
     int c;
     while ((c = cmd_getopt(argc, argv, opts)) != -1) {
@@ -106,6 +139,7 @@ int cmd_calibrate(int argc, char **argv)
         case 'd': db = optarg; break;
         case 'c': spec = optarg; break;
         case 'o': outp = optarg; break;
+        case 'f': framework = optarg; break;
         case 'j': json = true; break;
         case 'h': fputs(usage_calibrate, stdout); return 0;
         default: return 2; /* cmd_getopt said what is wrong */
@@ -152,7 +186,7 @@ int cmd_calibrate(int argc, char **argv)
     rc = 1;
     if (rf_store_open(&st, db, RF_STORE_READONLY, &err) < 0 ||
         rf_lua_load_cluster(env.L, spec, &cluster, &err) < 0 ||
-        rf_calibrate(&st, &cluster, &env.sim, &cal, &err) < 0) {
+        rf_calibrate(&st, &cluster, &env.sim, framework, &cal, &err) < 0) {
         rc = cmd_fail(&err);
         goto out;
     }
@@ -180,20 +214,35 @@ int cmd_calibrate(int argc, char **argv)
         rc = 0;
         goto out;
     }
-    printf("%-6s %-6s %12s %12s %12s %10s %10s\n", "run", "meas", "measured_s", "before_s",
-           "after_s", "err_before", "err_after");
+    printf("%-6s %-6s %-8s %12s %12s %12s %10s %10s\n", "run", "meas", "vs", "measured_s",
+           "before_s", "after_s", "err_before", "err_after");
     for (size_t i = 0; i < cal.n_points; i++) {
         const struct rf_cal_point *p = &cal.points[i];
-        printf("%-6lld %-6lld %12.6g %12.6g %12.6g %+10.3f %+10.3f\n", (long long)p->run_id,
-               (long long)p->measurement_id, p->measured_s, p->before_s, p->after_s,
-               (p->before_s - p->measured_s) / p->measured_s,
+        printf("%-6lld %-6lld %-8s %12.6g %12.6g %12.6g %+10.3f %+10.3f\n", (long long)p->run_id,
+               (long long)p->measurement_id, p->step ? "step" : "wire", p->measured_s, p->before_s,
+               p->after_s, (p->before_s - p->measured_s) / p->measured_s,
                (p->after_s - p->measured_s) / p->measured_s);
+        /* A log's phases under their point, against the step's phase of that name. */
+        for (int k = 0; p->step && k < RF_STEP_PHASE_COUNT; k++)
+            if (p->phase_measured[k] > 0)
+                printf("  %-11s %-8s %12.6g %12.6g %12.6g %+10.3f %+10.3f\n", "",
+                       rf_step_phase_name((enum rf_step_phase_kind)k), p->phase_measured[k],
+                       p->phase_before[k], p->phase_after[k],
+                       (p->phase_before[k] - p->phase_measured[k]) / p->phase_measured[k],
+                       (p->phase_after[k] - p->phase_measured[k]) / p->phase_measured[k]);
     }
     printf("\n%-20s %12s %12s\n", "parameter", "before", "after");
-    for (int k = 0; k < RF_CAL_PARAM_COUNT; k++)
-        printf("%-20s %12.6g %12.6g%s\n", rf_cal_param_name((enum rf_cal_param)k), cal.before[k],
-               cal.after[k], cal.used[k] ? "" : "   (not identifiable: kept)");
-    printf("\nobjective (squared relative errors of totals and rounds): before %.4f, after %.4f\n",
+    for (int k = 0; k < RF_CAL_PARAM_COUNT; k++) {
+        printf("%-20s %12.6g %12.6g", rf_cal_param_name((enum rf_cal_param)k), cal.before[k],
+               cal.after[k]);
+        if (cal.tied[k] >= 0)
+            printf("   (moves the predictions as %s does: kept)\n",
+                   rf_cal_param_name((enum rf_cal_param)cal.tied[k]));
+        else
+            printf("%s\n", cal.used[k] ? "" : "   (not identifiable: kept)");
+    }
+    printf("\nobjective (squared relative errors of totals, and of rounds or phases): before "
+           "%.4f, after %.4f\n",
            cal.objective_before, cal.objective_after);
     printf("rms relative error of totals: before %.4f, after %.4f (%zu measurements, %d "
            "evaluations)\n",

@@ -21,8 +21,9 @@ static const char usage_show[] =
     "(sides, cluster, the overrides of the cluster's preset, strategy, sources, relay),\n"
     "each side's memory, the prediction and its bottleneck, the step's phases when a framework\n"
     "profile gave it some (part, phase, seconds, share of the step, mechanism), and every\n"
-    "measurement with how refit-exec ran it. A run stored before schema 7 has no resolved\n"
-    "scenario: it is shown with what its run row says, and says so.\n"
+    "measurement with how refit-exec ran it (or, from a log, its source and phases). A run\n"
+    "stored before schema 7 has no resolved scenario: it is shown with what its run row\n"
+    "says, and says so.\n"
     "  --json         one JSON object (the stored scenario in full under \"scenario\")\n";
 
 static const char usage_diff[] =
@@ -205,6 +206,23 @@ static void show_step(const struct rf_run_view *v)
     }
 }
 
+static bool is_log(const struct rf_run_measurement *m)
+{
+    return strcmp(m->backend, "log") == 0;
+}
+
+/* A step read from a framework's log (refit measure): its time, its phases, its source. */
+static void show_log(const struct rf_run_view *v, const struct rf_run_measurement *m)
+{
+    printf("    %lld  %s  %s, from a log: %.6g s (the %s)", (long long)m->id, m->created_at,
+           m->status, m->seconds, v->has_step ? "step" : "wire");
+    for (int k = 0, n = 0; k < RF_STEP_PHASE_COUNT; k++)
+        if (!isnan(m->phase_s[k]))
+            printf("%s%s %.6g s", n++ ? ", " : "; ", rf_step_phase_name((enum rf_step_phase_kind)k),
+                   m->phase_s[k]);
+    printf("; source %s\n", *m->source ? m->source : "-");
+}
+
 static void show_text(const struct rf_run_view *v, struct rf_error *err)
 {
     const json_t *d = v->doc;
@@ -284,14 +302,20 @@ static void show_text(const struct rf_run_view *v, struct rf_error *err)
         return;
     }
     printf("  %-10s %zu measurement%s", "measured", v->n_meas, v->n_meas == 1 ? "" : "s");
+    /* A log's time is the step's (refit measure), a replay's the wire's. */
     if (ok && v->has_prediction)
-        printf(" (the latest ok: %.6g s, %.3f x the prediction)", ok->seconds,
-               ok->seconds / v->predicted_s);
+        printf(" (the latest ok: %.6g s, %.3f x the %s)", ok->seconds,
+               ok->seconds / (is_log(ok) && v->has_step ? v->step.total_s : v->predicted_s),
+               is_log(ok) && v->has_step ? "predicted step" : "prediction");
     else if (ok)
         printf(" (the latest ok: %.6g s)", ok->seconds);
     printf("\n");
     for (size_t i = 0; i < v->n_meas; i++) {
         const struct rf_run_measurement *m = &v->meas[i];
+        if (is_log(m)) {
+            show_log(v, m);
+            continue;
+        }
         char t[96] = "no time";
         if (!isnan(m->seconds))
             snprintf(t, sizeof(t), "%.6g s (min %.6g, max %.6g)", m->seconds, m->seconds_min,
@@ -331,8 +355,14 @@ static json_t *show_json(const struct rf_run_view *v)
     json_t *meas = json_array();
     for (size_t i = 0; meas && i < v->n_meas; i++) {
         const struct rf_run_measurement *m = &v->meas[i];
+        /* A log's phases by name (refit measure); none for a replay. */
+        json_t *phases = json_object();
+        for (int k = 0; phases && k < RF_STEP_PHASE_COUNT; k++)
+            if (!isnan(m->phase_s[k]))
+                json_object_set_new(phases, rf_step_phase_name((enum rf_step_phase_kind)k),
+                                    json_real(m->phase_s[k]));
         json_array_append_new(
-            meas, json_pack("{sI ss ss sI sI sI ss so so so sI sI ss* ss*}", "id",
+            meas, json_pack("{sI ss ss sI sI sI ss so so so sI sI ss* ss* so* so}", "id",
                             (json_int_t)m->id, "created_at", m->created_at, "backend", m->backend,
                             "world_size", (json_int_t)m->world_size, "iters", (json_int_t)m->iters,
                             "warmup", (json_int_t)m->warmup, "status", m->status, "seconds",
@@ -340,7 +370,8 @@ static json_t *show_json(const struct rf_run_view *v)
                             "seconds_max", real_or_null(m->seconds_max), "bytes_verified",
                             (json_int_t)m->bytes_verified, "errors", (json_int_t)m->errors,
                             "error_text", *m->error_text ? m->error_text : NULL, "exec_config",
-                            *m->exec_config ? m->exec_config : NULL));
+                            *m->exec_config ? m->exec_config : NULL, "source",
+                            *m->source ? rf_json_text(m->source) : NULL, "phases", phases));
     }
     json_t *o = json_pack(
         "{sI so* so so so so sb sO* sI sI sI sI sI so}", "run_id", (json_int_t)v->id, "label",

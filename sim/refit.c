@@ -19,6 +19,7 @@ static const struct cmd_entry {
     {"run", "STUDY", cmd_run, "run a what-if study script (sweeps, tables), storing every run"},
     {"search", "SCENARIO", cmd_search,
      "rank the inference layouts that fit, simulate and store the best"},
+    {"measure", "RUN", cmd_measure, "store a refit step's time read from a framework's log"},
     {"calibrate", "", cmd_calibrate, "fit a cluster's calibration to the measured replays"},
     {"report", "", cmd_report, "write an HTML page of stored runs (tables, gnuplot plots)"},
     {"models", "", cmd_models, "list the known model architectures"},

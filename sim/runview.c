@@ -184,17 +184,37 @@ out:
     return rc;
 }
 
+/* The phases a log measurement printed (table measured_phase) into m->phase_s. */
+static int load_measured_phases(struct rf_store *st, sqlite3_stmt *q, struct rf_run_measurement *m,
+                                struct rf_error *err)
+{
+    int s;
+    sqlite3_bind_int64(q, 1, m->id);
+    while ((s = sqlite3_step(q)) == SQLITE_ROW) {
+        int k = rf_step_phase_parse((const char *)sqlite3_column_text(q, 0));
+        if (k >= 0)
+            m->phase_s[k] = sqlite3_column_double(q, 1);
+    }
+    sqlite3_reset(q);
+    return s == SQLITE_DONE ? 0 : db_fail(st, "measured_phase", err);
+}
+
 static int load_measurements(struct rf_store *st, int64_t id, struct rf_run_view *v,
                              struct rf_error *err)
 {
-    sqlite3_stmt *q = NULL;
+    sqlite3_stmt *q = NULL, *qp = NULL;
     int rc = 0, s;
     if (sqlite3_prepare_v2(st->db,
                            "SELECT id, world_size, iters, warmup, bytes_verified, errors, seconds,"
                            " seconds_min, seconds_max, created_at, backend, status, error_text,"
-                           " exec_config FROM measurement WHERE run_id = ? ORDER BY id",
-                           -1, &q, NULL) != SQLITE_OK)
-        return db_fail(st, "measurement", err);
+                           " exec_config, source FROM measurement WHERE run_id = ? ORDER BY id",
+                           -1, &q, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(st->db,
+                           "SELECT phase, seconds FROM measured_phase WHERE measurement_id = ?", -1,
+                           &qp, NULL) != SQLITE_OK) {
+        rc = db_fail(st, "measurement", err);
+        goto out;
+    }
     sqlite3_bind_int64(q, 1, id);
     /* The array holds at least its count: a capacity that low only makes it grow. */
     size_t cap = v->n_meas;
@@ -211,16 +231,22 @@ static int load_measurements(struct rf_store *st, int64_t id, struct rf_run_view
         m->seconds = real_or_nan(q, 6);
         m->seconds_min = real_or_nan(q, 7);
         m->seconds_max = real_or_nan(q, 8);
+        for (int k = 0; k < RF_STEP_PHASE_COUNT; k++)
+            m->phase_s[k] = NAN;
         if (!text(q, 9, &m->created_at) || !text(q, 10, &m->backend) || !text(q, 11, &m->status) ||
-            !text(q, 12, &m->error_text) || !text(q, 13, &m->exec_config)) {
+            !text(q, 12, &m->error_text) || !text(q, 13, &m->exec_config) ||
+            !text(q, 14, &m->source)) {
             rc = rf_error_set(err, RF_ENOMEM, "out of memory");
             goto out;
         }
+        if ((rc = load_measured_phases(st, qp, m, err)) < 0)
+            goto out;
     }
     if (s != SQLITE_DONE)
         rc = db_fail(st, "measurement", err);
 out:
     sqlite3_finalize(q);
+    sqlite3_finalize(qp);
     return rc;
 }
 
@@ -252,6 +278,7 @@ void rf_run_view_release(struct rf_run_view *v)
         free(m->status);
         free(m->error_text);
         free(m->exec_config);
+        free(m->source);
     }
     free(v->meas);
     json_decref(v->doc);

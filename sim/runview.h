@@ -13,11 +13,14 @@
 #include "step.h"
 #include "store.h"
 
-/* One replay of the run (table measurement); seconds are NAN where NULL. */
+/* One replay of the run, or a step read from a log (backend "log": refit measure; table
+ * measurement); seconds are NAN where NULL. */
 struct rf_run_measurement {
     int64_t id, world_size, iters, warmup, bytes_verified, errors;
     double seconds, seconds_min, seconds_max;
-    char *created_at, *backend, *status, *error_text, *exec_config;
+    char *created_at, *backend, *status, *error_text, *exec_config, *source;
+    /* A log's phases (table measured_phase) by enum rf_step_phase_kind; NAN where absent. */
+    double phase_s[RF_STEP_PHASE_COUNT];
 };
 
 struct rf_run_view {

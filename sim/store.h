@@ -1,4 +1,4 @@
-/* The SQLite store: schema (version 10), and one transaction per run. The schema is the
+/* The SQLite store: schema (version 13), and one transaction per run. The schema is the
  * user-facing API of the results; README.md documents every table. */
 #ifndef RF_STORE_H
 #define RF_STORE_H
@@ -10,7 +10,7 @@
 #include "plan.h"
 
 #define RF_STORE_APPLICATION_ID 0x52454654 /* "REFT" */
-#define RF_STORE_SCHEMA_VERSION 12
+#define RF_STORE_SCHEMA_VERSION 13
 
 struct sqlite3;
 
@@ -151,7 +151,7 @@ void rf_store_removed_release(struct rf_store_removed *r);
 /* What refit-exec measured when it replayed a run (README: table measurement). */
 struct rf_measurement {
     int64_t run_id;
-    const char *backend; /* "nccl" or "mpi" */
+    const char *backend; /* "nccl" or "mpi" ("log" is rf_store_log_measurement's) */
     int64_t world_size;
     int64_t iters, warmup;
     const char *status;     /* "ok", "failed" or "unverified" */
@@ -176,5 +176,30 @@ int rf_store_measurement_begin(struct rf_store *st, const struct rf_measurement 
 /* Overwrites measurement id with m and stores its round times, in one transaction. */
 int rf_store_measurement_finish(struct rf_store *st, int64_t id, const struct rf_measurement *m,
                                 struct rf_error *err);
+
+/* One phase of the step a framework's log printed (table measured_phase). */
+struct rf_log_phase {
+    const char *phase; /* the step's name for it (rf_step_phase_name): export, transfer, ... */
+    double seconds;
+};
+
+/* A refit step's time as the framework's own log printed it (refit measure; README:
+ * Measurements): no replay, nothing verified. */
+struct rf_log_measurement {
+    int64_t run_id;
+    double seconds;     /* the whole step */
+    const char *source; /* where the figure came from, as the user says it; NULL: not said */
+    const struct rf_log_phase *phases;
+    size_t n_phases;
+};
+
+/* Stores m as an ok measurement of backend 'log' (iters 1, world_size 0, bytes_verified 0:
+ * a log verifies nothing) with its phases, in one transaction, and gives its id. Refused
+ * with nothing written: a run that is not in the file, seconds not finite or <= 0, a phase
+ * twice, a phase's seconds not finite, negative or more than the step's, phases for a run
+ * with no predicted step (no framework profile: nothing to compare them with). Phase names
+ * are the caller's to check (rf_step_phase_parse); the table's CHECK refuses any other. */
+int rf_store_log_measurement(struct rf_store *st, const struct rf_log_measurement *m, int64_t *id,
+                             struct rf_error *err);
 
 #endif

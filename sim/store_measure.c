@@ -1,7 +1,9 @@
 /* Measurements (sim/store.h): what refit-exec measured, written as failed before the
- * replay starts and completed after it, so a job that dies midway leaves a failed row. */
+ * replay starts and completed after it, so a job that dies midway leaves a failed row; and
+ * a step's time read from a framework's log (refit measure), written whole or not at all. */
 #include "store_int.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -107,5 +109,109 @@ out:
         sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
     sqlite3_finalize(up);
     sqlite3_finalize(ins);
+    return rc;
+}
+
+/* The checks that need no database: the step's time, each phase's, no phase twice. */
+static int check_log(const struct rf_log_measurement *m, struct rf_error *err)
+{
+    if (!isfinite(m->seconds) || m->seconds <= 0)
+        return rf_error_set(err, RF_EINVAL, "seconds %g: the step's time must be finite and > 0",
+                            m->seconds);
+    for (size_t i = 0; i < m->n_phases; i++) {
+        const struct rf_log_phase *p = &m->phases[i];
+        if (!isfinite(p->seconds) || p->seconds < 0)
+            return rf_error_set(err, RF_EINVAL, "phase %s: %g s: must be finite and >= 0", p->phase,
+                                p->seconds);
+        if (p->seconds > m->seconds)
+            return rf_error_set(err, RF_EINVAL, "phase %s: %g s is more than the whole step's %g s",
+                                p->phase, p->seconds, m->seconds);
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(m->phases[j].phase, p->phase) == 0)
+                return rf_error_set(err, RF_EINVAL, "phase %s given twice", p->phase);
+    }
+    return 0;
+}
+
+/* Whether run id exists (1, 0) and has a predicted step (*step); a negative code on error. */
+static int log_run(struct rf_store *st, int64_t id, bool *step, struct rf_error *err)
+{
+    sqlite3_stmt *q = NULL;
+    int rc;
+    if (sqlite3_prepare_v2(st->db,
+                           "SELECT p.step_seconds IS NOT NULL FROM run r"
+                           " LEFT JOIN prediction p ON p.run_id = r.id WHERE r.id = ?",
+                           -1, &q, NULL) != SQLITE_OK)
+        return rf_store_db_error(st, err, "run");
+    sqlite3_bind_int64(q, 1, id);
+    int s = sqlite3_step(q);
+    if (s == SQLITE_ROW) {
+        *step = sqlite3_column_int(q, 0) != 0;
+        rc = 1;
+    } else {
+        rc = s == SQLITE_DONE ? 0 : rf_store_db_error(st, err, "run");
+    }
+    sqlite3_finalize(q);
+    return rc;
+}
+
+int rf_store_log_measurement(struct rf_store *st, const struct rf_log_measurement *m, int64_t *id,
+                             struct rf_error *err)
+{
+    sqlite3_stmt *ins = NULL, *ph = NULL;
+    bool in_tx = false, step = false;
+    int rc;
+
+    if ((rc = check_log(m, err)) < 0)
+        return rc;
+    if (sqlite3_prepare_v2(st->db,
+                           "INSERT INTO measurement (run_id, backend, world_size, iters, warmup,"
+                           " seconds, bytes_verified, errors, status, source)"
+                           " VALUES (?, 'log', 0, 1, 0, ?, 0, 0, 'ok', ?)",
+                           -1, &ins, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(st->db,
+                           "INSERT INTO measured_phase (measurement_id, phase, seconds)"
+                           " VALUES (?, ?, ?)",
+                           -1, &ph, NULL) != SQLITE_OK) {
+        rc = rf_store_db_error(st, err, "measurement");
+        goto out;
+    }
+    if ((rc = rf_store_exec(st, "BEGIN IMMEDIATE", err)) < 0)
+        goto out;
+    in_tx = true;
+    if ((rc = log_run(st, m->run_id, &step, err)) <= 0) {
+        if (rc == 0)
+            rc = rf_error_set(err, RF_EINVAL, "%s: no run %lld", st->path, (long long)m->run_id);
+        goto out;
+    }
+    if (m->n_phases > 0 && !step) {
+        rc = rf_error_set(err, RF_EINVAL,
+                          "%s: run %lld has no predicted step (refit sim under a framework "
+                          "profile): its phases have nothing to be compared with",
+                          st->path, (long long)m->run_id);
+        goto out;
+    }
+    sqlite3_bind_int64(ins, 1, m->run_id);
+    sqlite3_bind_double(ins, 2, m->seconds);
+    rf_store_bind_text(ins, 3, m->source);
+    if ((rc = rf_store_step(st, ins, err, "measurement")) < 0)
+        goto out;
+    int64_t mid = sqlite3_last_insert_rowid(st->db);
+    for (size_t i = 0; i < m->n_phases; i++) {
+        sqlite3_bind_int64(ph, 1, mid);
+        rf_store_bind_text(ph, 2, m->phases[i].phase);
+        sqlite3_bind_double(ph, 3, m->phases[i].seconds);
+        if ((rc = rf_store_step(st, ph, err, "measured_phase")) < 0)
+            goto out;
+    }
+    if ((rc = rf_store_exec(st, "COMMIT", err)) < 0)
+        goto out;
+    in_tx = false;
+    *id = mid;
+out:
+    if (in_tx)
+        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_finalize(ins);
+    sqlite3_finalize(ph);
     return rc;
 }

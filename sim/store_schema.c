@@ -444,6 +444,102 @@ static const char migration_v12[] =
     "DROP TABLE predicted_step_phase;\n"
     "ALTER TABLE predicted_step_phase_v12 RENAME TO predicted_step_phase;\n" RUN_PHASES_VIEW;
 
+/* Version 13: refit steps read from a framework's own log (refit measure). A measurement's
+ * backend may be 'log': its seconds are the step as the framework printed it, nothing
+ * replayed or verified (bytes_verified 0, iters 1, world_size 0); `source` says where the
+ * figure came from, as the user wrote it (NULL for refit-exec's). measured_phase holds the
+ * step's phases the log printed, by the step's names. SQLite cannot alter a CHECK, so the
+ * measurement table is rebuilt in this transaction with its ids and rows: copied aside,
+ * the two tables and the views over them dropped (measured_round first, so dropping
+ * measurement cascades over nothing), created anew and filled back. The views compare a
+ * log measurement with the step (prediction.step_seconds) where the run has one. */
+static const char migration_v13[] =
+    "CREATE TEMP TABLE keep_measurement AS SELECT * FROM measurement;\n"
+    "CREATE TEMP TABLE keep_measured_round AS SELECT * FROM measured_round;\n"
+    "DROP VIEW measured_run;\n"
+    "DROP VIEW predicted_vs_measured;\n"
+    "DROP VIEW predicted_vs_measured_round;\n"
+    "DROP TABLE measured_round;\n"
+    "DROP TABLE measurement;\n"
+    "CREATE TABLE measurement (\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,\n"
+    "  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),\n"
+    "  backend TEXT NOT NULL CHECK (backend IN ('nccl', 'mpi', 'log')),\n"
+    "  world_size INTEGER NOT NULL,\n"
+    "  iters INTEGER NOT NULL, warmup INTEGER NOT NULL,\n"
+    "  seconds REAL, seconds_min REAL, seconds_max REAL,\n"
+    "  bytes_verified INTEGER NOT NULL DEFAULT 0,\n"
+    "  errors INTEGER NOT NULL DEFAULT 0,\n"
+    "  status TEXT NOT NULL CHECK (status IN ('ok', 'failed', 'unverified')),\n"
+    "  error_text TEXT,\n"
+    "  hosts TEXT, gpu_model TEXT, nccl_version TEXT, mpi_version TEXT,\n"
+    "  exec_config TEXT,\n"
+    "  source TEXT\n"
+    ");\n"
+    "INSERT INTO measurement (id, run_id, created_at, backend, world_size, iters, warmup,\n"
+    "  seconds, seconds_min, seconds_max, bytes_verified, errors, status, error_text, hosts,\n"
+    "  gpu_model, nccl_version, mpi_version, exec_config)\n"
+    "SELECT id, run_id, created_at, backend, world_size, iters, warmup, seconds, seconds_min,\n"
+    "  seconds_max, bytes_verified, errors, status, error_text, hosts, gpu_model, nccl_version,\n"
+    "  mpi_version, exec_config FROM temp.keep_measurement;\n"
+    "CREATE INDEX measurement_run ON measurement(run_id);\n"
+    "CREATE TABLE measured_round (\n"
+    "  measurement_id INTEGER NOT NULL REFERENCES measurement(id) ON DELETE CASCADE,\n"
+    "  round INTEGER NOT NULL,\n"
+    "  seconds REAL NOT NULL,\n"
+    "  PRIMARY KEY (measurement_id, round)\n"
+    ") WITHOUT ROWID;\n"
+    "INSERT INTO measured_round (measurement_id, round, seconds)\n"
+    "SELECT measurement_id, round, seconds FROM temp.keep_measured_round;\n"
+    "DROP TABLE temp.keep_measurement;\n"
+    "DROP TABLE temp.keep_measured_round;\n"
+    "CREATE TABLE measured_phase (\n"
+    "  measurement_id INTEGER NOT NULL REFERENCES measurement(id) ON DELETE CASCADE,\n"
+    "  phase TEXT NOT NULL CHECK (phase IN ('export', 'transfer', 'load', 'finalize', 'prepare',\n"
+    "    'resume')),\n"
+    "  seconds REAL NOT NULL CHECK (seconds >= 0),\n"
+    "  PRIMARY KEY (measurement_id, phase)\n"
+    ") WITHOUT ROWID;\n"
+    "CREATE VIEW measured_run AS\n"
+    "SELECT r.id AS run_id, r.label, r.model, r.strategy, r.train_gpus, r.train_layout,\n"
+    "  r.train_dtype, r.infer_gpus, r.infer_layout, r.infer_dtype, r.payload_bytes,\n"
+    "  r.moved_bytes, r.rounds, m.id AS measurement_id, m.created_at AS measured_at,\n"
+    "  m.backend, m.world_size, m.iters, m.warmup, m.seconds, m.seconds_min, m.seconds_max,\n"
+    "  r.payload_bytes / m.seconds / 1e9 AS payload_gb_per_second, m.bytes_verified,\n"
+    "  m.hosts, m.gpu_model, m.nccl_version, m.mpi_version, m.exec_config, m.source\n"
+    "FROM measurement m JOIN run r ON r.id = m.run_id WHERE m.status = 'ok';\n"
+    /* A replay measures the wire (prediction.seconds); a log the step where there is one. */
+    "CREATE VIEW predicted_vs_measured AS\n"
+    "SELECT r.id AS run_id, r.label, r.model, r.strategy, p.cluster,\n"
+    "  CASE WHEN m.backend = 'log' THEN coalesce(p.step_seconds, p.seconds)\n"
+    "       ELSE p.seconds END AS predicted_seconds,\n"
+    "  p.lower_bound_seconds, m.id AS measurement_id,\n"
+    "  m.backend, m.world_size, m.seconds AS measured_seconds,\n"
+    "  m.seconds / CASE WHEN m.backend = 'log' THEN coalesce(p.step_seconds, p.seconds)\n"
+    "                   ELSE p.seconds END AS measured_over_predicted,\n"
+    "  CASE WHEN m.backend = 'log' AND p.step_seconds IS NOT NULL THEN 'step'\n"
+    "       ELSE 'wire' END AS compared_with,\n"
+    "  m.source\n"
+    "FROM prediction p JOIN run r ON r.id = p.run_id\n"
+    "JOIN measurement m ON m.run_id = p.run_id AND m.status = 'ok';\n"
+    "CREATE VIEW predicted_vs_measured_round AS\n"
+    "SELECT m.run_id, m.id AS measurement_id, pr.round,\n"
+    "  pr.finish_seconds - pr.start_seconds AS predicted_seconds,\n"
+    "  mr.seconds AS measured_seconds\n"
+    "FROM measurement m JOIN measured_round mr ON mr.measurement_id = m.id\n"
+    "JOIN predicted_round pr ON pr.run_id = m.run_id AND pr.round = mr.round\n"
+    "WHERE m.status = 'ok';\n"
+    /* A phase a log printed beside the step's phase of that name, summed over the parts
+     * (a hybrid step has a bulk and a misc export, transfer and load). */
+    "CREATE VIEW predicted_vs_measured_phase AS\n"
+    "SELECT m.run_id, m.id AS measurement_id, mp.phase,\n"
+    "  (SELECT sum(s.seconds) FROM predicted_step_phase s\n"
+    "   WHERE s.run_id = m.run_id AND s.phase = mp.phase) AS predicted_seconds,\n"
+    "  mp.seconds AS measured_seconds\n"
+    "FROM measurement m JOIN measured_phase mp ON mp.measurement_id = m.id\n"
+    "WHERE m.status = 'ok';\n";
+
 /* What a migration computes in C after its SQL, in its transaction (NULL: nothing). */
 int (*const rf_store_migration_fill[RF_STORE_SCHEMA_VERSION])(struct rf_store *,
                                                               struct rf_error *) = {
@@ -452,5 +548,6 @@ int (*const rf_store_migration_fill[RF_STORE_SCHEMA_VERSION])(struct rf_store *,
 
 /* rf_store_migrations[v] takes a file from version v to v + 1; a new file runs them all. */
 const char *const rf_store_migrations[RF_STORE_SCHEMA_VERSION] = {
-    schema_v1,    migration_v2, migration_v3, migration_v4,  migration_v5,  migration_v6,
-    migration_v7, migration_v8, migration_v9, migration_v10, migration_v11, migration_v12};
+    schema_v1,     migration_v2,  migration_v3, migration_v4, migration_v5,
+    migration_v6,  migration_v7,  migration_v8, migration_v9, migration_v10,
+    migration_v11, migration_v12, migration_v13};

@@ -12,7 +12,7 @@ data=$SRCDIR/t/data/calib
 # Command line and the no-measurement error need no MPI.
 "$REFIT" calibrate --help >"$tmp/out" 2>&1
 is "$? $(head -1 "$tmp/out")" \
-    "0 usage: refit calibrate --db FILE --cluster NAME [--out FILE] [--json]" \
+    "0 usage: refit calibrate --db FILE --cluster NAME [--framework NAME] [--out FILE] [--json]" \
     "calibrate --help prints the usage"
 "$REFIT" calibrate --cluster localhost >/dev/null 2>&1
 is "$?" 2 "calibrate without --db exits 2"
@@ -20,7 +20,7 @@ is "$?" 2 "calibrate without --db exits 2"
 ok $? "refit sim: a prediction on localhost, not measured"
 "$REFIT" calibrate --db "$db" --cluster localhost --out "$tmp/none.lua" >"$tmp/out" 2>"$tmp/err"
 is "$? $(cat "$tmp/err")" "1 refit: no usable measurement: no run predicted on cluster \
-'localhost' (refit sim) has an ok measurement (refit-exec --check)" \
+'localhost' (refit sim) has an ok measurement (refit-exec --check, or refit measure)" \
     "no measurement: a clear error"
 ok "$(test ! -e "$tmp/none.lua"; echo $?)" "and no file written"
 
@@ -173,6 +173,6 @@ is "$(sql "$db" "SELECT cluster, abs(seconds / $after - 1) < 1e-12 FROM predicti
 "$REFIT" calibrate --db "$db" --cluster "$tmp/localhost-calibrated.lua" --out "$tmp/again.lua" \
     >"$tmp/out" 2>"$tmp/err"
 is "$? $(cat "$tmp/err")" "1 refit: no usable measurement: no run predicted on cluster \
-'localhost-calibrated' (refit sim) has an ok measurement (refit-exec --check)" \
+'localhost-calibrated' (refit sim) has an ok measurement (refit-exec --check, or refit measure)" \
     "a cluster file by path: only its own runs count"
 done_testing

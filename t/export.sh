@@ -63,7 +63,7 @@ is "$("$REFIT" export --csv transfer_each --db "$db" --run 1 | tail -n +2 | wc -
 
 # Refusals, each naming the file and what to do, with nothing written.
 err=$("$REFIT" export --csv 'run; DROP TABLE run' --db "$db" 2>&1 >/dev/null)
-is "$?|$err" "1|refit: $db: no table or view 'run; DROP TABLE run'; tables: box, collective, gpu_traffic, link_load, measured_round, measurement, memory, ordinal, predicted_phase, predicted_round, predicted_step_phase, prediction, role_summary, round, run, side, study, study_table, tensor, transfer; views: measured_run, predicted_vs_measured, predicted_vs_measured_round, run_memory, run_phases, transfer_each" \
+is "$?|$err" "1|refit: $db: no table or view 'run; DROP TABLE run'; tables: box, collective, gpu_traffic, link_load, measured_phase, measured_round, measurement, memory, ordinal, predicted_phase, predicted_round, predicted_step_phase, prediction, role_summary, round, run, side, study, study_table, tensor, transfer; views: measured_run, predicted_vs_measured, predicted_vs_measured_phase, predicted_vs_measured_round, run_memory, run_phases, transfer_each" \
     "an unknown name is refused, naming the tables and views"
 is "$(sql "$db" "SELECT count(*) FROM run")" 2 "the name was never run as SQL"
 err=$("$REFIT" export --csv measured_round --db "$db" --run 1 2>&1 >/dev/null)

@@ -121,9 +121,9 @@ static void fixture_release(struct fixture *f)
     free(f->in.layer_stage);
 }
 
-/* A new file is schema 12 as a user queries it: every table and view, by name and by column in
+/* A new file is schema 13 as a user queries it: every table and view, by name and by column in
  * order. A table, view or column added, renamed or dropped without a migration fails here. */
-static void new_file_gets_schema_12_with_every_table_and_view(void **state)
+static void new_file_gets_schema_13_with_every_table_and_view(void **state)
 {
     (void)state;
     static const char want[] =
@@ -134,10 +134,11 @@ static void new_file_gets_schema_12_with_every_table_and_view(void **state)
         "transfers_out,transfers_in\n"
         "table link_load: run_id,link_id,kind,name,endpoint_a,endpoint_b,capacity_gbps,bytes,"
         "busy_seconds,utilization\n"
+        "table measured_phase: measurement_id,phase,seconds\n"
         "table measured_round: measurement_id,round,seconds\n"
         "table measurement: id,run_id,created_at,backend,world_size,iters,warmup,seconds,"
         "seconds_min,seconds_max,bytes_verified,errors,status,error_text,hosts,gpu_model,"
-        "nccl_version,mpi_version,exec_config\n"
+        "nccl_version,mpi_version,exec_config,source\n"
         "table memory: run_id,side,gpu,stage,weights_bytes,grads_bytes,optimizer_bytes,"
         "staging_bytes,total_bytes,hbm_bytes,budget_bytes,headroom_bytes,fits\n"
         "table ordinal: i\n"
@@ -168,10 +169,12 @@ static void new_file_gets_schema_12_with_every_table_and_view(void **state)
         "infer_gpus,infer_layout,infer_dtype,payload_bytes,moved_bytes,rounds,measurement_id,"
         "measured_at,backend,world_size,iters,warmup,seconds,seconds_min,seconds_max,"
         "payload_gb_per_second,bytes_verified,hosts,gpu_model,nccl_version,mpi_version,"
-        "exec_config\n"
+        "exec_config,source\n"
         "view predicted_vs_measured: run_id,label,model,strategy,cluster,predicted_seconds,"
         "lower_bound_seconds,measurement_id,backend,world_size,measured_seconds,"
-        "measured_over_predicted\n"
+        "measured_over_predicted,compared_with,source\n"
+        "view predicted_vs_measured_phase: run_id,measurement_id,phase,predicted_seconds,"
+        "measured_seconds\n"
         "view predicted_vs_measured_round: run_id,measurement_id,round,predicted_seconds,"
         "measured_seconds\n"
         "view run_memory: run_id,label,model,train_layout,infer_layout,train_memory_bytes,"
@@ -189,7 +192,7 @@ static void new_file_gets_schema_12_with_every_table_and_view(void **state)
     rf_store_close(&st);
     assert_int_equal(query("PRAGMA application_id"), RF_STORE_APPLICATION_ID);
     assert_int_equal(query("PRAGMA user_version"), RF_STORE_SCHEMA_VERSION);
-    assert_int_equal(RF_STORE_SCHEMA_VERSION, 12);
+    assert_int_equal(RF_STORE_SCHEMA_VERSION, 13);
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     assert_int_equal(sqlite3_prepare_v2(db,
                                         "SELECT type || ' ' || name || ': ' || (SELECT "
@@ -1175,7 +1178,7 @@ static void version_9_indexes_foreign_keys(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(new_file_gets_schema_12_with_every_table_and_view, setup,
+        cmocka_unit_test_setup_teardown(new_file_gets_schema_13_with_every_table_and_view, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(run_is_stored_whole, setup, teardown),
         cmocka_unit_test_setup_teardown(failure_leaves_no_partial_run, setup, teardown),
