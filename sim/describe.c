@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "array.h"
+#include "framework.h"
 #include "json.h"
 
 static json_t *field_value(const struct rf_cluster *c, const struct rf_cluster_field *f)
@@ -492,4 +493,159 @@ json_t *rf_memory_json(const struct rf_side_memory *m)
                      "hbm_bytes", (json_int_t)m->hbm_bytes, "budget_bytes",
                      (json_int_t)m->budget_bytes, "headroom_bytes", (json_int_t)m->headroom_bytes,
                      "fits", m->fits);
+}
+
+/* The profile a run's description holds (key "framework", written by sim/describe.c's
+ * framework_json under the profile's own field names): what its step is re-predicted with.
+ * Every field it writes is read back (a field added there must be added here); a missing or
+ * mistyped one is named. The citations of overlaps (overlap_why) are not in the document:
+ * they only word the step's composition line, never its time. */
+struct fw_reader {
+    const json_t *o;
+    const char *section; /* "framework", "framework.broadcast", ... */
+    struct rf_error *err;
+    int rc;
+};
+
+static const json_t *fw_get(struct fw_reader *r, const char *key, json_type type)
+{
+    const json_t *v = json_object_get(r->o, key);
+    bool ok = v && (json_typeof(v) == type || (type == JSON_REAL && json_is_integer(v)) ||
+                    (type == JSON_TRUE && json_is_boolean(v)));
+    if (!ok && r->rc == 0)
+        r->rc = rf_error_set(r->err, RF_EINVAL, "%s.%s: %s", r->section, key,
+                             v ? "of the wrong type" : "missing");
+    return ok ? v : NULL;
+}
+
+static double fw_num(struct fw_reader *r, const char *key)
+{
+    const json_t *v = fw_get(r, key, JSON_REAL);
+    return v ? json_number_value(v) : 0;
+}
+
+static bool fw_bool(struct fw_reader *r, const char *key)
+{
+    const json_t *v = fw_get(r, key, JSON_TRUE);
+    return v && json_is_true(v);
+}
+
+static const char *fw_text(struct fw_reader *r, const char *key)
+{
+    const json_t *v = fw_get(r, key, JSON_STRING);
+    return v ? json_string_value(v) : "";
+}
+
+/* An enum field, parsed (0) or not (-1) by its parser. */
+static void fw_enum(struct fw_reader *r, const char *key, int parsed)
+{
+    if (parsed < 0 && r->rc == 0)
+        r->rc = rf_error_set(r->err, RF_EINVAL, "%s.%s: unknown value '%s'", r->section, key,
+                             fw_text(r, key));
+}
+
+int rf_framework_from_json(const json_t *o, struct rf_framework *fw, struct rf_error *err)
+{
+    struct fw_reader r = {.o = o, .section = "framework", .err = err};
+    memset(fw, 0, sizeof(*fw));
+    fw->present = true;
+    const char *name = fw_text(&r, "name"), *source = fw_text(&r, "source");
+    if (!(fw->name = strdup(name)) || !(fw->source = strdup(source))) {
+        rf_framework_release(fw);
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    }
+    const json_t *strategies = fw_get(&r, "strategies", JSON_ARRAY), *s;
+    size_t i;
+    json_array_foreach(strategies, i, s)
+    {
+        enum rf_strategy st;
+        if (rf_strategy_parse(json_string_value(s) ? json_string_value(s) : "", &st) == 0)
+            fw->strategies |= 1u << st;
+        else if (r.rc == 0)
+            r.rc = rf_error_set(err, RF_EINVAL, "framework.strategies: unknown strategy");
+    }
+    fw->finalize_s = fw_num(&r, "finalize_s");
+    const json_t *b = json_object_get(o, "broadcast"), *rs = json_object_get(o, "reshard");
+    if (b && r.rc == 0) {
+        struct fw_reader rb = {.o = b, .section = "framework.broadcast", .err = err};
+        fw->broadcast = true;
+        fw_enum(&rb, "communicator", rf_fw_comm_parse(fw_text(&rb, "communicator"), &fw->comm));
+        fw_enum(&rb, "root", rf_fw_root_parse(fw_text(&rb, "root"), &fw->root));
+        fw_enum(&rb, "gather", rf_fw_gather_parse(fw_text(&rb, "gather"), &fw->gather));
+        fw_enum(&rb, "quantize", rf_fw_quant_parse(fw_text(&rb, "quantize"), &fw->quant));
+        const json_t *bucket = fw_get(&rb, "bucket", JSON_OBJECT);
+        if (bucket) {
+            struct fw_reader rk = {
+                .o = bucket, .section = "framework.broadcast.bucket", .err = err};
+            fw->bucket_hbm_fraction = fw_num(&rk, "hbm_fraction");
+            fw->bucket_max_bytes = (int64_t)fw_num(&rk, "max_bytes");
+            fw->bucket_bytes = (int64_t)fw_num(&rk, "bytes");
+            rb.rc = rb.rc ? rb.rc : rk.rc;
+        }
+        fw->buffers = (int32_t)fw_num(&rb, "buffers");
+        fw->broadcast_per_tensor = fw_bool(&rb, "per_tensor");
+        fw->wait_load = fw_bool(&rb, "wait_load");
+        fw->pack_copy = fw_bool(&rb, "pack_copy");
+        fw->export_calls = fw_num(&rb, "export_calls");
+        fw->load_calls = fw_num(&rb, "load_calls");
+        /* Written only when not vLLM's (descriptions stored before it mean vLLM). */
+        fw->loader = RF_FW_LOADER_VLLM;
+        if (json_object_get(b, "loader")) {
+            const char *l = fw_text(&rb, "loader");
+            if (strcmp(l, rf_fw_loader_name(RF_FW_LOADER_SGLANG)) == 0)
+                fw->loader = RF_FW_LOADER_SGLANG;
+            else
+                fw_enum(&rb, "loader", strcmp(l, rf_fw_loader_name(RF_FW_LOADER_VLLM)) ? -1 : 0);
+        }
+        r.rc = rb.rc;
+    }
+    if (rs && r.rc == 0) {
+        struct fw_reader rr = {.o = rs, .section = "framework.reshard", .err = err};
+        fw->reshard = true;
+        fw->reshard_relay = strcmp(fw_text(&rr, "plan"), "hierarchical") == 0;
+        fw->reshard_stage_groups = (int32_t)fw_num(&rr, "stage_groups");
+        fw->misc_after_bulk = fw_bool(&rr, "misc_after_bulk");
+        fw->stack_experts = fw_bool(&rr, "stack_experts");
+        fw->fused_copy = fw_bool(&rr, "fused_copy");
+        fw->reshard_calls = fw_num(&rr, "calls");
+        /* Written only when > 0. */
+        if (json_object_get(rs, "barriers"))
+            fw->reshard_barriers = (int32_t)fw_num(&rr, "barriers");
+        if (json_object_get(rs, "serial_calls"))
+            fw->reshard_serial = fw_bool(&rr, "serial_calls");
+        r.rc = rr.rc;
+    }
+    const json_t *co = json_object_get(o, "colocated");
+    if (co && r.rc == 0) {
+        struct fw_reader rc = {.o = co, .section = "framework.colocated", .err = err};
+        const char *ex = fw_text(&rc, "export");
+        fw->colocated = true;
+        if (strcmp(ex, rf_fw_colo_export_name(RF_FW_COLO_EXPORT_FSDP)) == 0)
+            fw->colo_export = RF_FW_COLO_EXPORT_FSDP;
+        else
+            fw_enum(&rc, "export",
+                    strcmp(ex, rf_fw_colo_export_name(RF_FW_COLO_EXPORT_BRIDGE)) ? -1 : 0);
+        const json_t *bucket = fw_get(&rc, "bucket", JSON_OBJECT);
+        if (bucket) {
+            struct fw_reader rk = {
+                .o = bucket, .section = "framework.colocated.bucket", .err = err};
+            fw->colo_bucket_hbm_fraction = fw_num(&rk, "hbm_fraction");
+            fw->colo_bucket_max_bytes = (int64_t)fw_num(&rk, "max_bytes");
+            fw->colo_bucket_bytes = (int64_t)fw_num(&rk, "bytes");
+            rc.rc = rc.rc ? rc.rc : rk.rc;
+        }
+        fw->colo_buffers = (int32_t)fw_num(&rc, "buffers");
+        fw->colo_clone = fw_bool(&rc, "clone");
+        fw_enum(&rc, "quantize", rf_fw_quant_parse(fw_text(&rc, "quantize"), &fw->colo_quant));
+        fw->colo_export_calls = fw_num(&rc, "export_calls");
+        fw->colo_load_calls = fw_num(&rc, "load_calls");
+        fw->colo_offload_optimizer = fw_bool(&rc, "offload_optimizer");
+        fw->colo_wake_weights = fw_bool(&rc, "wake_weights");
+        fw->colo_offload_weights = fw_bool(&rc, "offload_weights");
+        fw->colocated_run = fw_bool(&rc, "run");
+        r.rc = rc.rc;
+    }
+    if (r.rc < 0)
+        rf_framework_release(fw);
+    return r.rc;
 }

@@ -44,6 +44,11 @@ char *rf_describe_text(const struct rf_describe_input *in);
  * field ("cluster.fabric.pxn: expected a boolean"); rf_topology_init checks the figures. */
 json_t *rf_cluster_json(const struct rf_cluster *c);
 int rf_cluster_from_json(const json_t *o, struct rf_cluster *c, struct rf_error *err);
+/* The profile a description holds (its "framework" object, as rf_describe writes it) into
+ * fw, which it initialises (present); a missing or mistyped field is named
+ * ("framework.broadcast.buffers: ..."). On failure fw holds nothing to release. */
+struct rf_framework;
+int rf_framework_from_json(const json_t *o, struct rf_framework *fw, struct rf_error *err);
 
 /* The cluster a stored run was predicted on: the description's cluster with auto's PXN
  * choice applied. */
