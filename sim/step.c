@@ -10,224 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memory.h"
 #include "ring.h"
 #include "simulate.h"
+#include "step_int.h"
 
-static bool is_expert(const struct rf_tensor *t)
-{
-    return t->cls == RF_CLASS_EXPERT_COLUMN || t->cls == RF_CLASS_EXPERT_ROW;
-}
-
-/* Hugging Face tensors a model tensor stands for: a stacked expert tensor is one per
- * expert (what the exporters and the engines' loaders walk). */
-static int64_t hf_tensors(const struct rf_tensor *t)
-{
-    return t->experts > 0 ? t->experts : 1;
-}
-
-/* The weight a tensor belongs to (an FP8 scale tensor's weight, else itself). */
-static const struct rf_tensor *weight_of(const struct rf_plan *plan, size_t i)
-{
-    const struct rf_tensor *t = &plan->tensors[i];
-    return t->scale_of >= 0 ? &plan->tensors[t->scale_of] : t;
-}
-
-/* Elements the first GPU of the tensor's stage holds on side s (coordinate 0 on every other
- * axis: torch.chunk's first chunk is the largest, so this is the busiest GPU's share). */
-static int64_t first_numel(const struct rf_side *s, const struct rf_tensor *t, int64_t *stage)
-{
-    struct rf_placement pl;
-    const struct rf_mesh *mesh = rf_side_placement(s, t, &pl);
-    int64_t coord[RF_MESH_MAX] = {0};
-    if (pl.stage_axis >= 0)
-        coord[pl.stage_axis] = pl.stage;
-    if (stage)
-        *stage = pl.stage_axis >= 0 ? pl.stage : 0;
-    struct rf_box box;
-    rf_placement_box(&pl, mesh, t->ndim, t->shape, coord, &box);
-    return rf_box_numel(&box, t->ndim);
-}
-
-/* The GPUs of one mesh axis through the mesh's first GPU (the root's group on that axis). */
-static int axis_ring(const struct rf_topology *topo, const struct rf_mesh *mesh, int axis,
-                     struct rf_ring *ring, bool *have, struct rf_error *err)
-{
-    *have = false;
-    if (axis < 0 || axis >= mesh->ndim || mesh->size[axis] < 2)
-        return 0;
-    int64_t n = mesh->size[axis];
-    int32_t *gpus = malloc((size_t)n * sizeof(int32_t));
-    if (!gpus)
-        return rf_error_set(err, RF_ENOMEM, "out of memory");
-    for (int64_t k = 0; k < n; k++)
-        gpus[k] = (int32_t)(mesh->first_gpu + k * mesh->stride[axis]);
-    int rc = rf_ring_init(ring, topo, gpus, (size_t)n, err);
-    free(gpus);
-    if (rc == 0)
-        *have = true;
-    return rc;
-}
-
-/* Megatron's mesh axes (sim/layout.c): dense (pp, dp, cp, tp), expert (pp, edp, ep, etp). */
-enum { MG_PP = 0, MG_DP = 1, MG_EDP = 1, MG_TP = 3, MG_EP = 2, MG_ETP = 3 };
-
-struct export_rings {
-    struct rf_ring pp, tp, ep, etp, dp, edp;
-    bool has_pp, has_tp, has_ep, has_etp, has_dp, has_edp;
-    /* Per ring: seconds a byte of one call (a broadcast's buffer, an all-gather's output)
-     * keeps its busiest NIC port busy. */
-    double nic_pp, nic_tp, nic_ep, nic_etp, nic_dp, nic_edp;
-    double nic_s; /* the export's busy time on that port so far */
-};
-
-/* The seconds per byte a call on ring puts on its busiest NIC port: each distinct ring
- * carries bytes / C_g (an all-gather (N - 1) / N of that) over its links, and a port
- * several rings cross carries their sum. 0 when the rings stay inside one NVLink domain. */
-static int nic_rate(const struct rf_ring *ring, const struct rf_topology *topo, enum rf_coll_op op,
-                    double *out, struct rf_error *err)
-{
-    struct rf_ring_paths ps;
-    *out = 0;
-    int rc = rf_ring_paths_init(&ps, ring, topo, op, ring->gpus[0], err);
-    if (rc < 0)
-        return rc;
-    double *load = calloc(topo->n_links, sizeof(double));
-    if (!load) {
-        rf_ring_paths_release(&ps);
-        return rf_error_set(err, RF_ENOMEM, "out of memory");
-    }
-    double per = 1.0 / ring->search_channels;
-    if (op == RF_COLL_OP_ALLGATHER)
-        per *= (ring->n_ranks - 1.0) / ring->n_ranks;
-    for (int c = 0; c < ps.n; c++)
-        for (size_t k = ps.start[c]; k < ps.start[c + 1]; k++) {
-            const struct rf_link *l = &topo->links[ps.links[k]];
-            if (l->kind != RF_LINK_NIC_OUT && l->kind != RF_LINK_NIC_IN)
-                continue;
-            load[ps.links[k]] += per / l->capacity;
-            if (load[ps.links[k]] > *out)
-                *out = load[ps.links[k]];
-        }
-    free(load);
-    rf_ring_paths_release(&ps);
-    return 0;
-}
-
-static void export_rings_release(struct export_rings *x)
-{
-    if (x->has_pp)
-        rf_ring_release(&x->pp);
-    if (x->has_tp)
-        rf_ring_release(&x->tp);
-    if (x->has_ep)
-        rf_ring_release(&x->ep);
-    if (x->has_etp)
-        rf_ring_release(&x->etp);
-    if (x->has_dp)
-        rf_ring_release(&x->dp);
-    if (x->has_edp)
-        rf_ring_release(&x->edp);
-}
-
-static int export_rings_init(struct export_rings *x, const struct rf_topology *topo,
-                             const struct rf_side *train, struct rf_error *err)
-{
-    int rc;
-    memset(x, 0, sizeof(*x));
-    if ((rc = axis_ring(topo, &train->dense, MG_PP, &x->pp, &x->has_pp, err)) < 0 ||
-        (rc = axis_ring(topo, &train->dense, MG_TP, &x->tp, &x->has_tp, err)) < 0 ||
-        (rc = axis_ring(topo, &train->expert, MG_EP, &x->ep, &x->has_ep, err)) < 0 ||
-        (rc = axis_ring(topo, &train->expert, MG_ETP, &x->etp, &x->has_etp, err)) < 0 ||
-        (x->has_pp && (rc = nic_rate(&x->pp, topo, RF_COLL_OP_BROADCAST, &x->nic_pp, err)) < 0) ||
-        (x->has_tp && (rc = nic_rate(&x->tp, topo, RF_COLL_OP_ALLGATHER, &x->nic_tp, err)) < 0) ||
-        (x->has_ep && (rc = nic_rate(&x->ep, topo, RF_COLL_OP_ALLGATHER, &x->nic_ep, err)) < 0) ||
-        (x->has_etp && (rc = nic_rate(&x->etp, topo, RF_COLL_OP_ALLGATHER, &x->nic_etp, err)) < 0))
-        export_rings_release(x);
-    /* FSDP's groups: its shards are whole only after an all-gather over data parallelism. */
-    else if (train->fsdp &&
-             ((rc = axis_ring(topo, &train->dense, MG_DP, &x->dp, &x->has_dp, err)) < 0 ||
-              (rc = axis_ring(topo, &train->expert, MG_EDP, &x->edp, &x->has_edp, err)) < 0 ||
-              (x->has_dp &&
-               (rc = nic_rate(&x->dp, topo, RF_COLL_OP_ALLGATHER, &x->nic_dp, err)) < 0) ||
-              (x->has_edp &&
-               (rc = nic_rate(&x->edp, topo, RF_COLL_OP_ALLGATHER, &x->nic_edp, err)) < 0)))
-        export_rings_release(x);
-    return rc;
-}
-
-/* calls collectives of `bytes` each on ring (0 when there is no such group); their busy
- * time on the busiest NIC port (nic s/B) is added to *nic_s. */
-static double coll(const struct rf_ring *ring, bool have, const struct rf_topology *topo,
-                   enum rf_coll_op op, int64_t calls, double bytes, double nic, double *nic_s,
-                   int64_t *n_calls)
-{
-    if (!have || calls <= 0 || bytes <= 0)
-        return 0;
-    enum rf_nccl_proto proto;
-    *n_calls += calls;
-    *nic_s += (double)calls * bytes * nic;
-    return (double)calls * rf_ring_time(ring, topo, op, (int64_t)ceil(bytes), &proto);
-}
-
-/* Megatron-Bridge's export of one weight on every training rank (frameworks.md 2.1): the
- * owning stage broadcasts its TP-local piece over the PP group, then a TP all-gather, and
- * experts go one local expert index at a time (PP broadcast and EP all-gather per index).
- * slime gathers within the stage only: no PP broadcast, experts by bucket. */
-static double export_gather(const struct rf_step_input *in, struct export_rings *x,
-                            const struct rf_tensor *t, int64_t *calls)
-{
-    const struct rf_side *train = in->train;
-    enum rf_dtype dt = t->quant ? train->dtype : t->dtype;
-    double piece = (double)first_numel(train, t, NULL) * (double)rf_dtype_size(dt);
-    double full = (double)rf_tensor_numel(t) * (double)rf_dtype_size(dt);
-    const struct rf_topology *topo = in->topo;
-    bool stage_only = in->fw->gather == RF_FW_GATHER_STAGE && !in->fw->colocated_run;
-    double s = 0;
-    /* FSDP (verl's default, full_tensor()): one all-gather per parameter over its data-
-     * parallel group makes the TP-local piece whole first. */
-    if (train->fsdp) {
-        bool ex = is_expert(t);
-        int64_t n = ex ? train->edp : train->dp;
-        if (n > 1) {
-            piece *= (double)n;
-            s += ex ? coll(&x->edp, x->has_edp, topo, RF_COLL_OP_ALLGATHER, 1, piece, x->nic_edp,
-                           &x->nic_s, calls)
-                    : coll(&x->dp, x->has_dp, topo, RF_COLL_OP_ALLGATHER, 1, piece, x->nic_dp,
-                           &x->nic_s, calls);
-        }
-    }
-    if (is_expert(t)) {
-        int64_t local = t->experts / (train->ep > 0 ? train->ep : 1);
-        if (local < 1)
-            local = 1;
-        int64_t idx = local;
-        if (stage_only) { /* slime: expert buckets of bucket / EP bytes per rank */
-            double b = (double)in->bucket / (double)(train->ep > 0 ? train->ep : 1);
-            idx = (int64_t)ceil(piece / (b > 0 ? b : piece));
-        }
-        double per = piece / (double)idx;
-        if (!stage_only)
-            s += coll(&x->pp, x->has_pp, topo, RF_COLL_OP_BROADCAST, idx, per, x->nic_pp, &x->nic_s,
-                      calls);
-        s += coll(&x->etp, x->has_etp, topo, RF_COLL_OP_ALLGATHER, idx, per * (double)train->etp,
-                  x->nic_etp, &x->nic_s, calls);
-        s += coll(&x->ep, x->has_ep, topo, RF_COLL_OP_ALLGATHER, idx,
-                  per * (double)train->etp * (double)train->ep, x->nic_ep, &x->nic_s, calls);
-        return s;
-    }
-    if (!stage_only)
-        s += coll(&x->pp, x->has_pp, topo, RF_COLL_OP_BROADCAST, 1, piece, x->nic_pp, &x->nic_s,
-                  calls);
-    if (t->cls != RF_CLASS_REPLICATED)
-        s += coll(&x->tp, x->has_tp, topo, RF_COLL_OP_ALLGATHER, 1, full, x->nic_tp, &x->nic_s,
-                  calls);
-    return s;
-}
-
-__attribute__((format(printf, 7, 8))) static void
-add_phase(struct rf_step *st, enum rf_step_part part, enum rf_step_phase_kind kind, double seconds,
-          int64_t bytes, int64_t calls, const char *fmt, ...)
+void step_add_phase(struct rf_step *st, enum rf_step_part part, enum rf_step_phase_kind kind,
+                    double seconds, int64_t bytes, int64_t calls, const char *fmt, ...)
 {
     if (st->n >= RF_STEP_PHASES_MAX)
         return;
@@ -247,7 +35,7 @@ add_phase(struct rf_step *st, enum rf_step_part part, enum rf_step_phase_kind ki
  * through torch.distributed, tensor.copy_, kernel launches), so the host runs ahead of the
  * device until the part's synchronisation. The longer of the host's and the device's work,
  * and the first launch before the device has anything to do. */
-static double issued(double host_s, double device_s, double first_s)
+double step_issued(double host_s, double device_s, double first_s)
 {
     return (host_s > device_s ? host_s : device_s) + first_s;
 }
@@ -265,7 +53,7 @@ static int64_t scan_entries(const struct rf_plan *plan)
 }
 
 /* Appends the citation of an overlap to the composition line. */
-static void cite_overlap(struct rf_step *st, const char *why)
+void step_cite_overlap(struct rf_step *st, const char *why)
 {
     size_t len = strlen(st->composition);
     if (why && why[0] && len < sizeof(st->composition))
@@ -277,7 +65,7 @@ static void cite_overlap(struct rf_step *st, const char *why)
  * three-stage pipeline over n equal buckets, (n - 1) x its slowest stage's share plus one
  * bucket through all three, max(E, W, L) (n - 1) / n + (E + W + L) / n. With one buffer
  * (or a sender waiting for the engine) the phases follow each other. */
-static double compose(double e, double w, double l, int64_t buckets, bool overlap)
+double step_compose(double e, double w, double l, int64_t buckets, bool overlap)
 {
     if (!overlap)
         return e + w + l;
@@ -297,28 +85,29 @@ static double broadcast_part(const struct rf_step_input *in, const uint8_t *mask
     const struct rf_plan *plan = in->plan;
     const struct rf_cluster *c = in->topo->cluster;
     double tensor_s = c->cal.tensor_overhead_us * 1e-6;
-    struct export_rings x;
+    struct step_export_rings x;
     int64_t hf = 0, gcalls = 0, bytes = 0, shard = 0, qbytes = 0, sbytes = 0;
     double gather_s = 0;
     bool fp8 = in->infer->dtype == RF_DT_FP8;
 
     *rcp = 0;
     bool export_all = fw->gather == RF_FW_GATHER_EXPORT || fw->gather == RF_FW_GATHER_STAGE;
-    if (export_all && (*rcp = export_rings_init(&x, in->topo, in->train, err)) < 0)
+    if (export_all && (*rcp = step_export_rings_init(&x, in->topo, in->train, err)) < 0)
         return 0;
     for (size_t i = 0; i < plan->n_tensors; i++) {
         if (!mask[i])
             continue;
         const struct rf_tensor *t = &plan->tensors[i];
         int64_t wb = rf_tensor_numel(t) * (int64_t)rf_dtype_size(plan->wire_dtype[i]);
-        hf += hf_tensors(t);
+        hf += step_hf_tensors(t);
         bytes += wb;
-        shard += first_numel(in->infer, t, NULL) * (int64_t)rf_dtype_size(plan->wire_dtype[i]);
+        shard += step_first_numel(in->infer, t, NULL) * (int64_t)rf_dtype_size(plan->wire_dtype[i]);
         /* Receivers quantise what came as BF16: every whole tensor (receiver_full), or
          * their own shard (receiver_shard). */
         if (fp8 && t->quant && plan->wire_dtype[i] != RF_DT_FP8)
-            qbytes += fw->quant == RF_FW_QUANT_RECEIVER_SHARD ? first_numel(in->infer, t, NULL) * 2
-                                                              : rf_tensor_numel(t) * 2;
+            qbytes += fw->quant == RF_FW_QUANT_RECEIVER_SHARD
+                          ? step_first_numel(in->infer, t, NULL) * 2
+                          : rf_tensor_numel(t) * 2;
         /* The sender block-quantises each whole BF16 tensor it puts on the wire as FP8
          * (slime's and miles' quantize_params_fp8); checkpoint-engine's host copies are
          * already in the engine's dtype. */
@@ -326,11 +115,11 @@ static double broadcast_part(const struct rf_step_input *in, const uint8_t *mask
             fw->gather != RF_FW_GATHER_HOST)
             sbytes += rf_tensor_numel(t) * 2;
         if (export_all && t->scale_of < 0)
-            gather_s += export_gather(in, &x, weight_of(plan, i), &gcalls);
+            gather_s += step_export_gather(in, &x, step_weight_of(plan, i), &gcalls);
     }
     double export_nic_s = export_all ? x.nic_s : 0;
     if (export_all)
-        export_rings_release(&x);
+        step_export_rings_release(&x);
     if (bytes == 0)
         return 0;
 
@@ -347,26 +136,27 @@ static double broadcast_part(const struct rf_step_input *in, const uint8_t *mask
                      : 0;
     double squant = (double)sbytes / (c->cal.quant_gbps * 1e9);
     double device = gather_s + pack + h2d + squant;
-    double e = issued(host, device, gcalls > 0 ? nccl_s : 0);
+    double e = step_issued(host, device, gcalls > 0 ? nccl_s : 0);
     const char *how = fw->gather == RF_FW_GATHER_EXPORT  ? "Bridge export on every trainer"
                       : fw->gather == RF_FW_GATHER_STAGE ? "gathers within each stage"
                       : fw->gather == RF_FW_GATHER_HOST  ? "H2D copy from pinned host memory"
                                                          : "point-to-point gather (simulated)";
-    add_phase(st, part, RF_STEP_EXPORT, e, bytes, gcalls + hf,
-              "%s: %lld collectives %.3g s, pack %.3g s%s%s on the device; host %.3g s "
-              "(%lld HF tensors x %.3g calls)",
-              how, (long long)gcalls, gather_s, pack, h2d > 0 ? ", H2D" : "",
-              squant > 0 ? ", FP8 quantisation" : "", host, (long long)hf, fw->export_calls);
+    step_add_phase(st, part, RF_STEP_EXPORT, e, bytes, gcalls + hf,
+                   "%s: %lld collectives %.3g s, pack %.3g s%s%s on the device; host %.3g s "
+                   "(%lld HF tensors x %.3g calls)",
+                   how, (long long)gcalls, gather_s, pack, h2d > 0 ? ", H2D" : "",
+                   squant > 0 ? ", FP8 quantisation" : "", host, (long long)hf, fw->export_calls);
 
     /* The wire: the simulated broadcasts, and NCCL's launch latency per tensor when the
      * framework broadcasts tensor by tensor (each call's launch on the host beside it). */
     double w = wire_s;
     if (fw->broadcast_per_tensor)
-        w = issued((double)hf * nccl_s, wire_s + (double)hf * in->bcast_latency_s, 0);
-    add_phase(st, part, RF_STEP_TRANSFER, w, bytes, fw->broadcast_per_tensor ? hf : in->buckets,
-              "NCCL broadcast over %lld ranks on %d channels, %s%s", (long long)in->comm_ranks,
-              in->comm_rings, fw->broadcast_per_tensor ? "one per tensor" : "one per bucket",
-              fw->gather == RF_FW_GATHER_P2P ? ", gathers included" : "");
+        w = step_issued((double)hf * nccl_s, wire_s + (double)hf * in->bcast_latency_s, 0);
+    step_add_phase(st, part, RF_STEP_TRANSFER, w, bytes,
+                   fw->broadcast_per_tensor ? hf : in->buckets,
+                   "NCCL broadcast over %lld ranks on %d channels, %s%s", (long long)in->comm_ranks,
+                   in->comm_rings, fw->broadcast_per_tensor ? "one per tensor" : "one per bucket",
+                   fw->gather == RF_FW_GATHER_P2P ? ", gathers included" : "");
 
     /* The engine's load on each receiver: loader calls (and SGLang's mapping scan) on the
      * host, the stream-ordered copies and quantisation on the device. */
@@ -377,7 +167,7 @@ static double broadcast_part(const struct rf_step_input *in, const uint8_t *mask
     int64_t entries = fw->loader == RF_FW_LOADER_SGLANG ? scan_entries(plan) : 0;
     double scan = (double)hf * (double)entries * c->cal.loader_scan_us * 1e-6;
     double lhost = (double)hf * fw->load_calls * tensor_s + scan;
-    double l = issued(lhost, copy + quant, 0);
+    double l = step_issued(lhost, copy + quant, 0);
     char qs[64] = "", ss[80] = "";
     if (quant > 0)
         snprintf(qs, sizeof(qs), ", quantises %s %.3f s",
@@ -385,9 +175,9 @@ static double broadcast_part(const struct rf_step_input *in, const uint8_t *mask
     if (scan > 0)
         snprintf(ss, sizeof(ss), ", SGLang scans %lld mapping entries a tensor %.3g s",
                  (long long)entries, scan);
-    add_phase(st, part, RF_STEP_LOAD, l, shard, hf,
-              "%s loader: %lld HF tensors x %.3g calls%s, copy of its shard %.3g s%s",
-              rf_fw_loader_name(fw->loader), (long long)hf, fw->load_calls, ss, copy, qs);
+    step_add_phase(st, part, RF_STEP_LOAD, l, shard, hf,
+                   "%s loader: %lld HF tensors x %.3g calls%s, copy of its shard %.3g s%s",
+                   rf_fw_loader_name(fw->loader), (long long)hf, fw->load_calls, ss, copy, qs);
 
     int64_t buckets = in->bucket > 0 ? (bytes + in->bucket - 1) / in->bucket : 1;
     bool overlap = fw->buffers >= 2 && !fw->wait_load;
@@ -398,8 +188,8 @@ static double broadcast_part(const struct rf_step_input *in, const uint8_t *mask
                          : "%d buffer: export, wire and load of each of %lld buckets in turn",
                  fw->buffers, (long long)buckets);
     if (part == RF_STEP_ALL && overlap)
-        cite_overlap(st, fw->overlap_why);
-    double t = compose(e, w, l, buckets, overlap);
+        step_cite_overlap(st, fw->overlap_why);
+    double t = step_compose(e, w, l, buckets, overlap);
     /* Overlapped, the export's collectives and the broadcast share the training nodes'
      * NICs (NeMo RL's ring crosses every node of both sides): the part takes at least the
      * busiest training NIC port's time under both. */
@@ -433,186 +223,47 @@ static double bulk_part(const struct rf_step_input *in, const uint8_t *mask, enu
         calls++;
         bytes += rf_tensor_numel(t) * (int64_t)es;
         relayed |= plan->tensor_strategy[i] == RF_STRAT_HIERARCHICAL;
-        if (fw->stack_experts && is_expert(t))
-            stack += first_numel(in->train, t, NULL) * (int64_t)es;
+        if (fw->stack_experts && step_is_expert(t))
+            stack += step_first_numel(in->train, t, NULL) * (int64_t)es;
         if (in->infer->dtype == RF_DT_FP8 && t->quant && plan->wire_dtype[i] != RF_DT_FP8)
-            qshard += first_numel(in->infer, t, NULL) * 2; /* BF16 in, the engine quantises */
+            qshard += step_first_numel(in->infer, t, NULL) * 2; /* BF16 in, the engine quantises */
         if (fw->fused_copy && t->scale_of < 0 &&
             (strstr(t->name, "gate_proj") || strstr(t->name, "up_proj")))
-            fused += first_numel(in->infer, t, NULL) * (int64_t)es;
+            fused += step_first_numel(in->infer, t, NULL) * (int64_t)es;
     }
     if (bytes == 0)
         return 0;
     double e =
         (double)stack / (c->cal.memcpy_gbps * 1e9) + (double)calls * fw->reshard_calls * tensor_s;
-    add_phase(st, part, RF_STEP_EXPORT, e, stack, calls,
-              "%lld reshard calls x %.3g framework calls%s", (long long)calls, fw->reshard_calls,
-              stack > 0 ? ", local experts stacked (one HBM copy)" : "");
+    step_add_phase(st, part, RF_STEP_EXPORT, e, stack, calls,
+                   "%lld reshard calls x %.3g framework calls%s", (long long)calls,
+                   fw->reshard_calls, stack > 0 ? ", local experts stacked (one HBM copy)" : "");
     const char *how = relayed ? "hierarchical (M2N's relays)" : "reshard";
     /* M2N: each call is one device kernel with barriers over the communicator at its start
      * and end, so the calls' barriers follow each other on the device; the engine's one host
      * thread launches them (kernel_launch_us each) ahead of the device. */
     double barriers = (double)calls * fw->reshard_barriers * c->cal.barrier_us * 1e-6;
     double launches = fw->reshard_barriers > 0 ? (double)calls * c->cal.kernel_launch_us * 1e-6 : 0;
-    double w = issued(launches, wire_s + barriers, 0);
+    double w = step_issued(launches, wire_s + barriers, 0);
     char bs[96] = "";
     if (fw->reshard_barriers > 0)
         snprintf(bs, sizeof(bs), "; %lld kernels x %d barriers %.3g s", (long long)calls,
                  (int)fw->reshard_barriers, barriers);
     if (groups > 1)
-        add_phase(st, part, RF_STEP_TRANSFER, w, bytes, calls,
-                  "%s, %d groups of training stages one after another%s", how, groups, bs);
+        step_add_phase(st, part, RF_STEP_TRANSFER, w, bytes, calls,
+                       "%s, %d groups of training stages one after another%s", how, groups, bs);
     else
-        add_phase(st, part, RF_STEP_TRANSFER, w, bytes, calls, "%s, every training stage at once%s",
-                  how, bs);
+        step_add_phase(st, part, RF_STEP_TRANSFER, w, bytes, calls,
+                       "%s, every training stage at once%s", how, bs);
     double q = (double)qshard / (c->cal.quant_gbps * 1e9);
     double l = (double)fused / (c->cal.memcpy_gbps * 1e9) + q;
-    add_phase(st, part, RF_STEP_LOAD, l, fused + qshard, fused > 0 ? 1 : 0, "%s%s",
-              fused > 0 ? "fused gate/up land in a temporary, copied in (one HBM copy)"
-                        : "received in place",
-              q > 0 ? "; BF16 shards quantised to FP8" : "");
+    step_add_phase(st, part, RF_STEP_LOAD, l, fused + qshard, fused > 0 ? 1 : 0, "%s%s",
+                   fused > 0 ? "fused gate/up land in a temporary, copied in (one HBM copy)"
+                             : "received in place",
+                   q > 0 ? "; BF16 shards quantised to FP8" : "");
     /* The trainer stacks and sends on one stream, the engine copies after each receive:
      * the three follow each other. */
     return e + w + l;
-}
-
-/* One GPU's memory on each side (sim/memory.c), from the plan's model tensors (scale tensors
- * follow them). */
-static void gpu_memory(const struct rf_step_input *in, struct rf_side_memory *train,
-                       struct rf_side_memory *infer)
-{
-    const struct rf_plan *plan = in->plan;
-    size_t n = 0;
-    while (n < plan->n_tensors && plan->tensors[n].scale_of < 0)
-        n++;
-    struct rf_model m = {.tensors = plan->tensors, .n_tensors = n};
-    struct rf_memory_opts o = {.hbm_gb = in->topo->cluster->hbm_gb};
-    rf_memory_of(&m, in->train, in->infer, &o, train, infer);
-}
-
-/* The colocated path (verl's hybrid engine, NeMo RL's colocated IPC path,
- * doc/research/frameworks.md 2.3, 3.1): training and the engine share each GPU. Before: the
- * optimizer state goes to host and the engine's weights come back. The export's gathers put
- * whole tensors on every GPU; each GPU copies them into an IPC buffer its engine maps (one
- * handshake per buffer: a device synchronisation, the handle and names over ZMQ, the ACK);
- * the engine clones and loads its shard. After: the training weights go to host. Nothing
- * crosses a NIC but the export's collectives. */
-static double colocated_part(const struct rf_step_input *in, struct rf_step *st,
-                             struct rf_error *err, int *rcp)
-{
-    const struct rf_framework *fw = in->fw;
-    const struct rf_plan *plan = in->plan;
-    const struct rf_cluster *c = in->topo->cluster;
-    double tensor_s = c->cal.tensor_overhead_us * 1e-6, nccl_s = c->cal.nccl_call_us * 1e-6;
-    double d2h = c->cal.d2h_gbps > 0 ? c->cal.d2h_gbps : c->pcie_gbps;
-    double h2d = c->cal.h2d_gbps > 0 ? c->cal.h2d_gbps : c->pcie_gbps;
-    struct export_rings x;
-    int64_t hf = 0, gcalls = 0, bytes = 0, shard = 0, qbytes = 0;
-    double gather_s = 0;
-    bool fp8 = in->infer->dtype == RF_DT_FP8;
-
-    if ((*rcp = export_rings_init(&x, in->topo, in->train, err)) < 0)
-        return 0;
-    for (size_t i = 0; i < plan->n_tensors; i++) {
-        const struct rf_tensor *t = &plan->tensors[i];
-        /* Whole tensors in the engine's dtype: BF16 unless the sender quantises. */
-        bool q8 = fp8 && fw->colo_quant == RF_FW_QUANT_SENDER;
-        if (t->scale_of >= 0 && !q8)
-            continue;
-        size_t es = t->scale_of >= 0 ? rf_dtype_size(t->dtype)
-                                     : (q8 && t->quant ? 1 : rf_dtype_size(in->train->dtype));
-        if (t->scale_of < 0) {
-            hf += hf_tensors(t);
-            gather_s += export_gather(in, &x, t, &gcalls);
-            if (fp8 && t->quant && !q8)
-                qbytes += fw->colo_quant == RF_FW_QUANT_RECEIVER_SHARD
-                              ? first_numel(in->infer, t, NULL) * 2
-                              : rf_tensor_numel(t) * 2;
-        }
-        bytes += rf_tensor_numel(t) * (int64_t)es;
-        shard += first_numel(in->infer, t, NULL) * (int64_t)es;
-    }
-    export_rings_release(&x);
-    if (bytes == 0)
-        return 0;
-
-    struct rf_side_memory mt, mi;
-    gpu_memory(in, &mt, &mi);
-    double opt = fw->colo_offload_optimizer ? (double)mt.worst.optimizer / (d2h * 1e9) : 0;
-    double wake = fw->colo_wake_weights ? (double)mi.worst.weights / (h2d * 1e9) : 0;
-    add_phase(st, RF_STEP_ALL, RF_STEP_PREPARE, opt + wake,
-              (fw->colo_offload_optimizer ? mt.worst.optimizer : 0) +
-                  (fw->colo_wake_weights ? mi.worst.weights : 0),
-              (fw->colo_offload_optimizer ? 1 : 0) + (fw->colo_wake_weights ? 1 : 0),
-              "optimizer state to host %.3g s (D2H), the engine's weights back %.3g s (H2D)", opt,
-              wake);
-
-    double host = (double)gcalls * nccl_s + (double)hf * fw->colo_export_calls * tensor_s;
-    double e = issued(host, gather_s, gcalls > 0 ? nccl_s : 0);
-    add_phase(st, RF_STEP_ALL, RF_STEP_EXPORT, e, bytes, gcalls + hf,
-              "%s on every GPU: %lld collectives %.3g s on the device; host %.3g s (%lld HF "
-              "tensors x %.3g calls)",
-              fw->colo_export == RF_FW_COLO_EXPORT_FSDP ? "FSDP full_tensor()" : "Bridge export",
-              (long long)gcalls, gather_s, host, (long long)hf, fw->colo_export_calls);
-
-    int64_t bucket = in->colo_bucket > 0 ? in->colo_bucket : bytes;
-    int64_t buckets = (bytes + bucket - 1) / bucket;
-    double fill = (double)bytes / (c->cal.memcpy_gbps * 1e9);
-    double hand = (double)buckets * c->cal.bucket_overhead_us * 1e-6;
-    add_phase(st, RF_STEP_ALL, RF_STEP_TRANSFER, fill + hand, bytes, buckets,
-              "CUDA IPC on each GPU: whole tensors copied into %lld buffer(s) %.3g s, a "
-              "handshake each (sync, ZMQ, ACK) %.3g s; no NIC",
-              (long long)buckets, fill, hand);
-
-    double clone = fw->colo_clone ? (double)bytes / (c->cal.memcpy_gbps * 1e9) : 0;
-    double copy = (double)shard / (c->cal.memcpy_gbps * 1e9);
-    double quant = qbytes > 0 ? (double)qbytes / (c->cal.quant_gbps * 1e9) : 0;
-    double lhost = (double)hf * fw->colo_load_calls * tensor_s;
-    double l = issued(lhost, clone + copy + quant, 0);
-    double l_after_clone = issued(lhost, copy + quant, 0);
-    add_phase(st, RF_STEP_ALL, RF_STEP_LOAD, l, shard + (fw->colo_clone ? bytes : 0), hf,
-              "vllm loader: %lld HF tensors x %.3g calls, %scopy of its shard %.3g s%s",
-              (long long)hf, fw->colo_load_calls,
-              fw->colo_clone ? "clone out of the IPC buffer, " : "", copy,
-              quant > 0 ? ", quantised" : "");
-
-    double off = fw->colo_offload_weights ? (double)mt.worst.weights / (d2h * 1e9) : 0;
-    add_phase(st, RF_STEP_ALL, RF_STEP_RESUME, off, fw->colo_offload_weights ? mt.worst.weights : 0,
-              fw->colo_offload_weights ? 1 : 0,
-              "training weights to host %.3g s (D2H); the engine's KV cache rebuilt (not "
-              "measured: 0)",
-              off);
-
-    bool overlap = fw->colo_buffers >= 2;
-    /* One buffer the engine clones before it ACKs: its load of bucket k overlaps the
-     * sender's export and fill of bucket k + 1, a two-stage pipeline (sender and clone,
-     * then load). */
-    bool clone_releases = !overlap && fw->colo_clone;
-    double body;
-    if (overlap) {
-        body = compose(e, fill + hand, l, buckets, true);
-        snprintf(st->composition, sizeof(st->composition),
-                 "colocated: prepare, then %d IPC buffers: export, copy and load of %lld "
-                 "bucket(s) overlap (a 3-stage pipeline), then resume",
-                 (int)fw->colo_buffers, (long long)buckets);
-        cite_overlap(st, fw->colo_overlap_why);
-    } else if (clone_releases) {
-        double a = e + fill + hand + clone, b = l_after_clone;
-        double n = (double)buckets;
-        body = (a > b ? a : b) * (n - 1) / n + (a + b) / n;
-        snprintf(st->composition, sizeof(st->composition),
-                 "colocated: prepare, then 1 IPC buffer over %lld bucket(s): the engine clones a "
-                 "bucket and ACKs, so its load overlaps the next bucket's export and copy, "
-                 "then resume",
-                 (long long)buckets);
-    } else {
-        body = e + fill + hand + l;
-        snprintf(st->composition, sizeof(st->composition),
-                 "colocated: prepare, then export, copy and load of each of %lld buckets in turn "
-                 "(the sender waits for the engine's ACK), then resume",
-                 (long long)buckets);
-    }
-    return opt + wake + body + off;
 }
 
 static int step_model(const struct rf_step_input *in, struct rf_step *st, struct rf_error *err)
@@ -626,7 +277,7 @@ static int step_model(const struct rf_step_input *in, struct rf_step *st, struct
     int rc = 0;
     double total = 0;
     if (fw->colocated_run) {
-        total = colocated_part(in, st, err, &rc);
+        total = step_colocated_part(in, st, err, &rc);
     } else if (plan->strategy == RF_STRAT_BROADCAST) {
         memset(mask, 1, plan->n_tensors);
         total =
@@ -652,8 +303,8 @@ static int step_model(const struct rf_step_input *in, struct rf_step *st, struct
     free(mask);
     if (rc < 0)
         return rc;
-    add_phase(st, RF_STEP_ALL, RF_STEP_FINALIZE, fw->finalize_s, 0, fw->finalize_s > 0 ? 1 : 0,
-              "%s", fw->finalize_s > 0 ? "the engine's post-load pass" : "not measured: 0");
+    step_add_phase(st, RF_STEP_ALL, RF_STEP_FINALIZE, fw->finalize_s, 0, fw->finalize_s > 0 ? 1 : 0,
+                   "%s", fw->finalize_s > 0 ? "the engine's post-load pass" : "not measured: 0");
     st->total_s = total + fw->finalize_s;
     return 0;
 }
@@ -800,7 +451,7 @@ static int step_of(const struct rf_plan *plan, const struct rf_side *train,
             bool any = false;
             for (size_t i = 0; i < plan->n_tensors; i++) {
                 int64_t stage = 0;
-                (void)first_numel(train, weight_of(plan, i), &stage);
+                (void)step_first_numel(train, step_weight_of(plan, i), &stage);
                 mask[i] = plan->tensor_strategy[i] != RF_STRAT_BROADCAST && stage >= g * per &&
                           stage < (g + 1) * per;
                 any |= mask[i];
@@ -827,10 +478,10 @@ static int step_of(const struct rf_plan *plan, const struct rf_side *train,
         /* Each tensor's group: the first weight of the same pattern (the scales their
          * weight's). */
         for (size_t i = 0; i < plan->n_tensors; i++) {
-            const struct rf_tensor *w = weight_of(plan, i);
+            const struct rf_tensor *w = step_weight_of(plan, i);
             group[i] = i;
             for (size_t j = 0; j < i; j++)
-                if (same_pattern(weight_of(plan, j)->name, w->name)) {
+                if (same_pattern(step_weight_of(plan, j)->name, w->name)) {
                     group[i] = group[j];
                     break;
                 }
