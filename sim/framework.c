@@ -350,6 +350,17 @@ static int read_reshard(lua_State *L, int r, struct rf_framework *fw, struct rf_
         return rc;
     fw->reshard_barriers = (int32_t)barriers;
     fw->reshard_serial = get_bool(L, r, "serial_calls");
+    fw->reshard_cpu_loader = get_bool(L, r, "cpu_loader");
+    fw->reshard_wait_nonlast = get_bool(L, r, "wait_nonlast");
+    char text[32];
+    get_text(L, r, "gather", text, sizeof(text));
+    if (strcmp(text, "stage") != 0 && strcmp(text, "none") != 0)
+        return fail(err, ctx, "gather", "expected \"none\" or \"stage\"");
+    fw->reshard_stage_gather = strcmp(text, "stage") == 0;
+    get_text(L, r, "register", text, sizeof(text));
+    if (strcmp(text, "replica_params") != 0 && strcmp(text, "none") != 0)
+        return fail(err, ctx, "register", "expected \"none\" or \"replica_params\"");
+    fw->reshard_register = strcmp(text, "replica_params") == 0;
     return 0;
 }
 
@@ -389,6 +400,9 @@ int rf_framework_read(lua_State *L, int t, struct rf_framework *fw, struct rf_er
     if (rc < 0)
         goto out;
     fw->colocated_run = get_bool(L, t, "colocated_run");
+    char refit[16];
+    get_text(L, t, "refit", refit, sizeof(refit));
+    fw->first_refit = strcmp(refit, "first") == 0;
     if (fw->colocated_run && !fw->colocated) {
         rc = fail(err, "", "colocated", "missing for a run whose sides are colocated");
         goto out;

@@ -109,6 +109,14 @@ struct rf_framework {
     /* The calls' times add up: each runs alone, none overlapping the next (M2N's
      * reshard_model_bench reports the slowest rank's sum of per-pattern timings). */
     bool reshard_serial;
+    /* A point-to-point path from the trainers' host memory (miles' P2P mode): every rank of a
+     * stage gathers the stage's whole tensors first; each sender runs the engine's loader on
+     * a CPU replica per distinct target rank (a blocking D2H copy of the target's slice per
+     * tensor) and writes from pinned host memory; writes to all but the last target rank are
+     * waited; a first refit registers every replica parameter with the NIC. */
+    bool reshard_stage_gather, reshard_cpu_loader, reshard_wait_nonlast, reshard_register;
+    /* The scenario's refit = "first": the step pays what the framework sets up once. */
+    bool first_refit;
 
     /* The broadcast path's engine loader. */
     enum rf_fw_loader loader;

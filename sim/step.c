@@ -43,7 +43,7 @@ double step_issued(double host_s, double device_s, double first_s)
 /* Entries an SGLang loader scans per tensor: its expert-parameter mapping, one entry per
  * expert and projection (w1, w2, w3) of the routed experts and the fused shared one
  * (sgl-project/sglang PR #19299: 771 = 257 x 3 for DeepSeek); 0 for a dense model. */
-static int64_t scan_entries(const struct rf_plan *plan)
+int64_t step_scan_entries(const struct rf_plan *plan)
 {
     int64_t experts = 0;
     for (size_t i = 0; i < plan->n_tensors; i++)
@@ -115,7 +115,8 @@ static double broadcast_part(const struct rf_step_input *in, const uint8_t *mask
             fw->gather != RF_FW_GATHER_HOST)
             sbytes += rf_tensor_numel(t) * 2;
         if (export_all && t->scale_of < 0)
-            gather_s += step_export_gather(in, &x, step_weight_of(plan, i), &gcalls);
+            gather_s += step_export_gather(in, &x, step_weight_of(plan, i),
+                                           fw->gather == RF_FW_GATHER_STAGE, &gcalls);
     }
     double export_nic_s = export_all ? x.nic_s : 0;
     if (export_all)
@@ -164,7 +165,7 @@ static double broadcast_part(const struct rf_step_input *in, const uint8_t *mask
     double quant = 0;
     if (qbytes > 0)
         quant = (double)qbytes / (c->cal.quant_gbps * 1e9);
-    int64_t entries = fw->loader == RF_FW_LOADER_SGLANG ? scan_entries(plan) : 0;
+    int64_t entries = fw->loader == RF_FW_LOADER_SGLANG ? step_scan_entries(plan) : 0;
     double scan = (double)hf * (double)entries * c->cal.loader_scan_us * 1e-6;
     double lhost = (double)hf * fw->load_calls * tensor_s + scan;
     double l = step_issued(lhost, copy + quant, 0);
@@ -295,6 +296,8 @@ static int step_model(const struct rf_step_input *in, struct rf_step *st, struct
         snprintf(st->composition, sizeof(st->composition), "%s",
                  fw->misc_after_bulk ? "bulk, then misc (broadcast of the rest), then finalize"
                                      : "bulk and misc at once, then finalize");
+    } else if (fw->reshard && fw->reshard_cpu_loader) {
+        total = step_p2p_part(in, st, err, &rc);
     } else {
         memset(mask, 1, plan->n_tensors);
         total = bulk_part(in, mask, RF_STEP_ALL, in->wire_all_s, 1, st);

@@ -53,7 +53,7 @@ double step_colocated_part(const struct rf_step_input *in, struct rf_step *st, s
                                      : (q8 && t->quant ? 1 : rf_dtype_size(in->train->dtype));
         if (t->scale_of < 0) {
             hf += step_hf_tensors(t);
-            gather_s += step_export_gather(in, &x, t, &gcalls);
+            gather_s += step_export_gather(in, &x, t, false, &gcalls);
             if (fp8 && t->quant && !q8)
                 qbytes += fw->colo_quant == RF_FW_QUANT_RECEIVER_SHARD
                               ? step_first_numel(in->infer, t, NULL) * 2

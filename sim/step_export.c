@@ -158,14 +158,13 @@ static double coll(const struct rf_ring *ring, bool have, const struct rf_topolo
  * experts go one local expert index at a time (PP broadcast and EP all-gather per index).
  * slime gathers within the stage only: no PP broadcast, experts by bucket. */
 double step_export_gather(const struct rf_step_input *in, struct step_export_rings *x,
-                          const struct rf_tensor *t, int64_t *calls)
+                          const struct rf_tensor *t, bool stage_only, int64_t *calls)
 {
     const struct rf_side *train = in->train;
     enum rf_dtype dt = t->quant ? train->dtype : t->dtype;
     double piece = (double)step_first_numel(train, t, NULL) * (double)rf_dtype_size(dt);
     double full = (double)rf_tensor_numel(t) * (double)rf_dtype_size(dt);
     const struct rf_topology *topo = in->topo;
-    bool stage_only = in->fw->gather == RF_FW_GATHER_STAGE && !in->fw->colocated_run;
     double s = 0;
     /* FSDP (verl's default, full_tensor()): one all-gather per parameter over its data-
      * parallel group makes the TP-local piece whole first. */

@@ -33,10 +33,11 @@ int64_t step_first_numel(const struct rf_side *s, const struct rf_tensor *t, int
 int step_export_rings_init(struct step_export_rings *x, const struct rf_topology *topo,
                            const struct rf_side *train, struct rf_error *err);
 void step_export_rings_release(struct step_export_rings *x);
-/* One weight's export gathers: their seconds, their count added to *calls, their busiest NIC
+/* One weight's export gathers (within its stage only: no PP broadcast, experts by bucket):
+ * their seconds, their count added to *calls, their busiest NIC
  * time added to x->nic_s. */
 double step_export_gather(const struct rf_step_input *in, struct step_export_rings *x,
-                          const struct rf_tensor *t, int64_t *calls);
+                          const struct rf_tensor *t, bool stage_only, int64_t *calls);
 
 /* A phase appended to st (at most RF_STEP_PHASES_MAX), its mechanism formatted. */
 __attribute__((format(printf, 7, 8))) void
@@ -48,6 +49,11 @@ double step_issued(double host_s, double device_s, double first_s);
 double step_compose(double e, double w, double l, int64_t buckets, bool overlap);
 /* Appends the citation of an overlap to st's composition line. */
 void step_cite_overlap(struct rf_step *st, const char *why);
+/* Entries an SGLang loader scans per tensor (3 x (experts + 1); 0 for a dense model). */
+int64_t step_scan_entries(const struct rf_plan *plan);
+/* The point-to-point path from host memory (miles' P2P mode): its phases into st; its time. */
+double step_p2p_part(const struct rf_step_input *in, struct rf_step *st, struct rf_error *err,
+                     int *rcp);
 /* The colocated path's phases into st; its time. */
 double step_colocated_part(const struct rf_step_input *in, struct rf_step *st, struct rf_error *err,
                            int *rcp);

@@ -100,6 +100,39 @@ $(awk -v h="$hf" 'BEGIN { printf "%.3g", h * 387 * 0.0479e-6 }') s"*) r=0 ;;
 esac
 ok $r "the load scans 387 mapping entries for each of $hf tensors"
 
+# miles' P2P path (strategy reshard): 4 senders a stage, engines of 8 GPUs, so each sender
+# runs SGLang's loader on a CPU replica for 2 target ranks and waits for the first's writes.
+"$REFIT" sim "$data/miles-p2p.lua" --db "$tmp/p2p.db" --json >"$tmp/p.json"
+ok $? "refit sim miles-p2p.lua (miles' P2P path)"
+is "$("$SQLITE3" :memory: "SELECT group_concat(json_extract(value, '\$.part') || '.' ||
+    json_extract(value, '\$.phase'), ' ') FROM json_each(json_extract(readfile('$tmp/p.json'),
+    '\$.step.phases'))")" "all.prepare all.export all.transfer all.load all.finalize" \
+    "P2P: prepare, export (gathers, CPU loads, D2H), the writes, no receiver load, finalize"
+hf=$(ph "$tmp/p.json" all export mechanism | sed 's/ HF tensors.*//')
+case "$(ph "$tmp/p.json" all export mechanism)" in
+*"CPU loader x 2 rank(s) $(awk -v h="$hf" 'BEGIN { printf "%.3g", 2 * h * 10e-6 }') s;"*) r=0 ;;
+*) r=1 ;;
+esac
+ok $r "each sender loads 2 target ranks' replicas: 2 x $hf tensors x 10 us"
+near "$(json "$tmp/p.json" '$.step.seconds')" \
+    "$(awk -v e="$(ph "$tmp/p.json" all export seconds)" -v w="$(ph "$tmp/p.json" all transfer seconds)" \
+    'BEGIN { printf "%.17g", e + w }')"
+ok $? "one bucket: the step is the sender's work, then its writes"
+is "$(ph "$tmp/p.json" all prepare seconds)" 0.0 "a steady refit registers nothing"
+sed "s|framework = \"miles\",|framework = \"miles\", refit = \"first\",|; \
+    s|\.\./exec/tiny-llama.lua|$(cd "$SRCDIR/t/data/exec" && pwd)/tiny-llama.lua|" \
+    "$data/miles-p2p.lua" >"$tmp/first.lua"
+"$REFIT" sim "$tmp/first.lua" --db "$tmp/p2p.db" --json >"$tmp/pf.json"
+ok $? "refit = \"first\" under miles"
+regions=$(ph "$tmp/pf.json" all prepare calls)
+near "$(ph "$tmp/pf.json" all prepare seconds)" \
+    "$(awk -v n="$regions" 'BEGIN { printf "%.17g", n * 1897e-6 }')"
+ok $? "a first refit registers the CPU replica's $regions parameters at reg_region_us (1.9 ms)"
+sed 's|framework = "miles",|refit = "first",|' "$tmp/first.lua" >"$tmp/nofw.lua"
+"$REFIT" sim "$tmp/nofw.lua" --db "$tmp/p2p.db" 2>"$tmp/err" >/dev/null
+is "$? $(cat "$tmp/err")" "1 refit: $tmp/nofw.lua:9: refit: 'first' needs a framework profile: \
+refit's own plans set nothing up per job" "refit = \"first\" without a profile is refused"
+
 # FP8 engine: BF16 on the wire (no scale tensors), every receiver quantises whole tensors.
 "$REFIT" sim "$data/nemo-rl-fp8.lua" --db "$db" --json >"$tmp/f.json"
 ok $? "refit sim nemo-rl-fp8.lua: run 3"

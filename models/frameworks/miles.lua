@@ -1,14 +1,17 @@
--- miles (radixark/miles, a fork of slime), non-colocated broadcast path: the same design as
--- slime. Read from radixark/miles @ 31f1ca96 (doc/research/frameworks.md §5, §11). Not
--- modelled: miles' P2P path (Mooncake RDMA writes from pinned CPU memory after SGLang's own
--- loader runs on a CPU replica of the target rank), the colocated path; SGLang's receive
--- side was not read (§10), so load_calls = 1 rests on one name and broadcast per tensor.
+-- miles (radixark/miles, a fork of slime), non-colocated: its broadcast path, the same design
+-- as slime (strategy broadcast), and its P2P path (--update-weight-transfer-mode p2p,
+-- strategy reshard: Mooncake RDMA writes from pinned CPU memory after SGLang's own loader runs
+-- on a CPU replica of each target rank). Read from radixark/miles @ 31f1ca96
+-- (doc/research/frameworks.md §5, §11; doc/research/p2p-paths.md §1). Not modelled: the
+-- colocated path; the P2P path's Gloo barriers between phases (no published cost); its
+-- pairing (stage rank r writes target r): refit's reshard plan feeds each engine GPU the same
+-- bytes from the holders it picks by load.
 local MILES, AT = "radixark/miles", "31f1ca96"
 local DIR = "miles/backends/megatron_utils/update_weight/update_weight_from_distributed/"
 
 return framework.profile{
     name = "miles",
-    strategies = { "broadcast" },
+    strategies = { "broadcast", "reshard" },
     broadcast = {
         -- Group = the stage's source + all engine GPUs (broadcast.py l.201-245).
         communicator = "receivers",
@@ -32,7 +35,24 @@ return framework.profile{
         -- mapping (3 entries an expert) linearly per tensor (sgl-project/sglang PR #19299).
         loader = "sglang",
     },
-    finalize_s = 0, -- no engine finalisation measured or read (SGLang unread)
+    -- P2P: the trainers' point-to-point writes (p2p.py UpdateWeightP2P).
+    reshard = {
+        plan = "reshard",
+        stage_groups = 0,
+        calls = 1,
+        -- Every rank of a stage gathers the stage's whole tensors (the broadcast path's
+        -- bucketed gather, mixin.py l.98-226: TP all-gather per tensor, EP per bucket).
+        gather = "stage",
+        -- Per distinct target rank, SGLang's load_weights on a CPU replica (p2p.py
+        -- l.139-140, 248-298), copying each tensor's slice into pinned host memory, then one
+        -- batched RDMA WRITE per session into the engine's weights (l.356-390).
+        cpu_loader = true,
+        -- Writes to every target rank but the last are waited (l.152-163).
+        wait_nonlast = true,
+        -- First refit: register_cpu_memory, one region per replica parameter (l.112-120).
+        register = "replica_params",
+    },
+    finalize_s = 0, -- post_load_weights: 0.884 s measured once (Kimi-K2 FP8), else unpublished
     sources = {
         { field = "strategies", repo = MILES, commit = AT, file = DIR .. "broadcast.py",
           func = "broadcast path", says = "same design as slime: per-stage source broadcasts "
@@ -54,6 +74,20 @@ return framework.profile{
         { field = "broadcast.quantize", repo = MILES, commit = AT,
           file = "miles/backends/megatron_utils/megatron_to_hf/processors/quantizer_fp8.py",
           func = "quantize_params_fp8", says = "FP8 block quantisation on the sender, as slime" },
+        { field = "reshard", repo = MILES, commit = AT, file = DIR .. "p2p.py",
+          func = "UpdateWeightP2P", says = "--update-weight-transfer-mode p2p: the bucketed "
+              .. "gather, then per target rank a CPU replica load and RDMA writes" },
+        { field = "reshard.cpu_loader", repo = MILES, commit = AT, file = DIR .. "p2p.py",
+          func = "_update_weight_implementation, _create_cpu_replica",
+          says = "model_replica.load_weights per distinct engine rank into pinned replica "
+              .. "parameters, then batch_transfer_sync_write per session (l.122-165, 248-298)" },
+        { field = "reshard.wait_nonlast", repo = MILES, commit = AT, file = DIR .. "p2p.py",
+          func = "_update_weight_implementation",
+          says = "futures of every rank but the last are waited; the last run in the background "
+              .. "on 4 workers (l.143-163)" },
+        { field = "reshard.register", repo = MILES, commit = AT,
+          file = DIR .. "p2p_transfer_utils.py", func = "register_cpu_memory",
+          says = "first refit: one register_memory per replica parameter (l.191-205)" },
         { field = "broadcast.loader", repo = "sgl-project/sglang", commit = "3e4a39ee",
           file = "python/sglang/srt/models/deepseek_v2.py", func = "load_weights",
           says = "per weight a loop over expert_params_mapping with a substring test an entry; "

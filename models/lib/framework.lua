@@ -119,6 +119,18 @@ local RESHARD = { type = "record", fields = {
     -- The calls' times add up: each call runs alone and none overlaps the next (M2N's
     -- reshard_model_bench reports the slowest rank's sum of its per-pattern timings).
     serial_calls = flag(),
+    -- A point-to-point path from the trainers' host memory (miles' P2P mode,
+    -- doc/research/p2p-paths.md §1): `gather = "stage"`: every rank of a training stage
+    -- gathers the stage's whole tensors first (TP all-gather per tensor, EP per bucket);
+    -- `cpu_loader`: each sender runs the engine's loader (SGLang's) on a CPU replica of each
+    -- distinct target rank, one blocking D2H copy of the target's slice per tensor, then
+    -- writes from pinned host memory; `wait_nonlast`: writes to every target rank but the
+    -- last are waited, the last overlaps the next bucket; `register = "replica_params"`: a
+    -- first refit registers every replica parameter with the NIC (reg_region_us each).
+    gather = { type = "string", values = { "none", "stage" }, default = "none" },
+    cpu_loader = flag(),
+    wait_nonlast = flag(),
+    register = { type = "string", values = { "none", "replica_params" }, default = "none" },
 } }
 
 -- One citation: the public code a field mirrors. `field` is the dotted profile field it

@@ -51,6 +51,10 @@ local SCENARIO = { type = "record", fields = {
     -- How an RL framework runs the step (framework.lua): a preset name, a profile file, or
     -- { profile = ..., overrides }. Absent: no profile, the plan refit would run itself.
     framework = { type = { "string", "table" } },
+    -- Which refit of a job the step is: "steady" (every one after the first, the default)
+    -- or "first", which also pays what the framework sets up once (memory registered with
+    -- the NIC). Only a framework profile has such costs.
+    refit = { type = "string", values = { "steady", "first" }, default = "steady" },
     relay = { type = "record", fields = {
         ring = { type = "boolean", default = true },
         fanout = { type = "integer", min = 1, max = 64, default = 1 },
@@ -290,6 +294,13 @@ function scenario.normalise(raw, source, base_dir, context, overrides, line)
     -- refit's default reshard, which no framework runs the way refit plans it.
     elseif profile and raw.strategy == nil and profile.strategies then
         s.strategy = profile.strategies[1]
+    end
+    if raw.refit ~= nil and not profile then
+        schema.raise(site, "refit", string.format("'%s' needs a framework profile: refit's own "
+            .. "plans set nothing up per job", s.refit))
+    end
+    if profile then
+        profile.refit = s.refit
     end
     -- The framework's buffers are the rounds in flight, unless the scenario set streams.
     local raw_cal = type(raw.cluster) == "table" and raw.cluster.calibration

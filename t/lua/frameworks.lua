@@ -19,6 +19,7 @@ local BROADCAST = {
 local RESHARD = {
     plan = "string", stage_groups = "integer", misc_after_bulk = "boolean", stack_experts = "boolean",
     fused_copy = "boolean", calls = "number", barriers = "integer", serial_calls = "boolean",
+    gather = "string", cpu_loader = "boolean", wait_nonlast = "boolean", register = "string",
 }
 local COLOCATED = {
     export = "string", bucket = { hbm_fraction = "number", max_mib = "integer", mib = "integer" },
@@ -143,6 +144,9 @@ local BC = { "broadcast.communicator", "broadcast.root", "broadcast.gather",
              "broadcast.load_calls", "finalize_s" }
 local RS = { "reshard.stage_groups", "reshard.misc_after_bulk", "reshard.stack_experts",
              "reshard.fused_copy", "reshard.calls", "reshard.plan" }
+-- The point-to-point path's fields (miles' P2P) and M2N's per-call mechanisms.
+local P2P = { "reshard.gather", "reshard.cpu_loader", "reshard.wait_nonlast",
+              "reshard.register", "reshard.barriers", "reshard.serial_calls" }
 local WANT = {
     ["nemo-rl"] = { "broadcast hybrid", "all first export 0.02 5120 0 2 false false true "
         .. "receiver_full 1 1 0", "2 true true true 1 hierarchical" },
@@ -150,8 +154,8 @@ local WANT = {
         .. "1 1 0", "nil nil nil nil nil nil" },
     slime = { "broadcast", "receivers stage stage 0 0 512 1 true true false sender 1 1 0",
               "nil nil nil nil nil nil" },
-    miles = { "broadcast", "receivers stage stage 0 0 512 1 true true false sender 1 1 0",
-              "nil nil nil nil nil nil" },
+    miles = { "broadcast reshard", "receivers stage stage 0 0 512 1 true true false sender 1 1 0",
+              "0 false false false 1 reshard" },
     ["checkpoint-engine"] = { "broadcast", "receivers owner host 0 0 8192 2 false false true "
         .. "sender 0 1 0", "nil nil nil nil nil nil" },
     m2n = { "reshard hierarchical", "nil nil nil nil nil nil nil nil nil nil nil nil nil 0",
@@ -165,6 +169,10 @@ for _, name in ipairs(framework.PRESETS) do
         tap.is(fields(p, RS), want[3], name .. ": reshard bulk path as cited")
     end
 end
+tap.is(profiles.miles and fields(profiles.miles, P2P), "stage true true replica_params 0 false",
+    "miles: its P2P path gathers in the stage, loads on CPU replicas, waits, registers")
+tap.is(profiles.m2n and fields(profiles.m2n, P2P), "none false false none 2 true",
+    "m2n: two barriers a call, the calls' times summed as its benchmark does")
 tap.is(profiles.m2n and profiles.m2n.broadcast, false, "m2n: no broadcast section (false)")
 tap.is(profiles.verl and profiles.verl.reshard, false, "verl: no reshard section (false)")
 
