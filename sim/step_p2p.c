@@ -75,9 +75,10 @@ double step_p2p_part(const struct rf_step_input *in, struct rf_step *st, struct 
 
     /* Stages send side by side: the slowest stage's sender sets the export. */
     double e = 0, host_e = 0, gather_e = 0, load_e = 0, d2h_e = 0;
-    int64_t hf_e = 0, calls_e = 0, bytes_e = 0, buckets = 1;
+    int64_t hf_e = 0, calls_e = 0, bytes_e = 0, buckets = 1, received = 0;
     for (int64_t s = 0; s < train->pp; s++) {
         const struct stage_work *w = &sw[s];
+        received += w->shard; /* an engine GPU receives its shard of every stage */
         double host = (double)w->gcalls * nccl_s + (double)w->hf * fw->export_calls * tensor_s;
         double dev = w->gather_s + (double)w->qbytes / (c->cal.quant_gbps * 1e9);
         /* The CPU replica's loader per distinct target rank: per tensor its calls and the
@@ -114,7 +115,7 @@ double step_p2p_part(const struct rf_step_input *in, struct rf_step *st, struct 
                    "rank(s) %.3g s; blocking D2H %.3g s",
                    (long long)hf_e, gather_e > host_e ? gather_e : host_e, host_e, (long long)ranks,
                    load_e, d2h_e);
-    step_add_phase(st, RF_STEP_ALL, RF_STEP_TRANSFER, in->wire_all_s, 0, buckets,
+    step_add_phase(st, RF_STEP_ALL, RF_STEP_TRANSFER, in->wire_all_s, received, buckets,
                    "RDMA writes from pinned host memory into the engines' weights (the plan "
                    "simulated)%s",
                    fw->reshard_wait_nonlast && ranks > 1 ? "; all but the last rank's waited" : "");
