@@ -324,6 +324,11 @@ static void check_field(lua_State *L, const char *table, const char *key, size_t
     if (f->integer && !lua_isinteger(L, -1))
         fail_msg("cluster.%s%s%s: an integer in C, %s in Lua", table ? table : "", table ? "." : "",
                  key, lua_tostring(L, -1));
+    /* A field a stored description may lack reads C's copy of the Lua default (the preset
+     * keeps every such default). */
+    if (f->since_default > 0 && lua_tonumber(L, -1) != f->since_default)
+        fail_msg("cluster.%s%s%s: cluster.lua's default %s, sim/topology.h's %g",
+                 table ? table : "", table ? "." : "", key, lua_tostring(L, -1), f->since_default);
     (*seen)++;
 }
 
