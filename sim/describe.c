@@ -209,12 +209,16 @@ static json_t *framework_json(const struct rf_framework *fw)
                                   json_integer(fw->reshard_barriers)) < 0;
     if (!bad && fw->reshard && fw->reshard_serial)
         bad = json_object_set_new(json_object_get(o, "reshard"), "serial_calls", json_true()) < 0;
-    if (!bad && fw->reshard && fw->reshard_cpu_loader)
-        bad = json_object_set_new(
-                  json_object_get(o, "reshard"), "p2p",
-                  json_pack("{sb sb sb sb}", "stage_gather", fw->reshard_stage_gather, "cpu_loader",
-                            fw->reshard_cpu_loader, "wait_nonlast", fw->reshard_wait_nonlast,
-                            "register", fw->reshard_register)) < 0;
+    /* The point-to-point fields under the profile's names, only where one is set. */
+    json_t *rs = fw->reshard ? json_object_get(o, "reshard") : NULL;
+    if (!bad && rs && fw->reshard_stage_gather)
+        bad = json_object_set_new(rs, "gather", json_string("stage")) < 0;
+    if (!bad && rs && fw->reshard_cpu_loader)
+        bad = json_object_set_new(rs, "cpu_loader", json_true()) < 0;
+    if (!bad && rs && fw->reshard_wait_nonlast)
+        bad = json_object_set_new(rs, "wait_nonlast", json_true()) < 0;
+    if (!bad && rs && fw->reshard_register)
+        bad = json_object_set_new(rs, "register", json_string("replica_params")) < 0;
     if (!bad && fw->first_refit)
         bad = json_object_set_new(o, "refit", json_string("first")) < 0;
     if (!bad && fw->colocated)
@@ -621,15 +625,15 @@ int rf_framework_from_json(const json_t *o, struct rf_framework *fw, struct rf_e
             fw->reshard_barriers = (int32_t)fw_num(&rr, "barriers");
         if (json_object_get(rs, "serial_calls"))
             fw->reshard_serial = fw_bool(&rr, "serial_calls");
-        const json_t *p2p = json_object_get(rs, "p2p");
-        if (p2p) {
-            struct fw_reader rp = {.o = p2p, .section = "framework.reshard.p2p", .err = err};
-            fw->reshard_stage_gather = fw_bool(&rp, "stage_gather");
-            fw->reshard_cpu_loader = fw_bool(&rp, "cpu_loader");
-            fw->reshard_wait_nonlast = fw_bool(&rp, "wait_nonlast");
-            fw->reshard_register = fw_bool(&rp, "register");
-            rr.rc = rr.rc ? rr.rc : rp.rc;
-        }
+        /* Written only where set (framework_json above). */
+        if (json_object_get(rs, "gather"))
+            fw->reshard_stage_gather = strcmp(fw_text(&rr, "gather"), "stage") == 0;
+        if (json_object_get(rs, "cpu_loader"))
+            fw->reshard_cpu_loader = fw_bool(&rr, "cpu_loader");
+        if (json_object_get(rs, "wait_nonlast"))
+            fw->reshard_wait_nonlast = fw_bool(&rr, "wait_nonlast");
+        if (json_object_get(rs, "register"))
+            fw->reshard_register = strcmp(fw_text(&rr, "register"), "replica_params") == 0;
         r.rc = rr.rc;
     }
     const json_t *refit = json_object_get(o, "refit");

@@ -119,6 +119,14 @@ near "$(json "$tmp/p.json" '$.step.seconds')" \
     'BEGIN { printf "%.17g", e + w }')"
 ok $? "one bucket: the step is the sender's work, then its writes"
 is "$(ph "$tmp/p.json" all prepare seconds)" 0.0 "a steady refit registers nothing"
+# The stored profile reads back whole: calibrate re-predicts the P2P step from the run's
+# description to the last digits (a log measurement of exactly the stored step).
+"$REFIT" measure 1 --db "$tmp/p2p.db" --seconds "$(json "$tmp/p.json" '$.step.seconds')" \
+    >/dev/null
+"$REFIT" calibrate --db "$tmp/p2p.db" --cluster dgx-h100 --out "$tmp/cal.lua" --json \
+    >"$tmp/cal.json"
+awk -v r="$(json "$tmp/cal.json" '$.rms_before')" 'BEGIN { exit !(r < 1e-9) }'
+ok $? "calibrate re-predicts the P2P step from its stored profile (rms $(json "$tmp/cal.json" '$.rms_before'))"
 sed "s|framework = \"miles\",|framework = \"miles\", refit = \"first\",|; \
     s|\.\./exec/tiny-llama.lua|$(cd "$SRCDIR/t/data/exec" && pwd)/tiny-llama.lua|" \
     "$data/miles-p2p.lua" >"$tmp/first.lua"
