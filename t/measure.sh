@@ -108,11 +108,11 @@ refuse 2 "refit: RUN x: expected a run id (a positive integer) (see refit measur
 refuse 1 "refit: --source: not valid UTF-8 (a label is stored as text)" "a source not UTF-8" \
     1 --seconds 1 --source "$(printf 'job \377')"
 
-# A version 11 file (t/data/store/v11-measured.sql: refit-exec measured its run 1 three
+# A version 11 file (t/data/store/v11.sql: refit-exec measured its run 1 three
 # times, the second measurement deleted) is migrated by refit measure: the rebuilt table
 # keeps every row, id and round, and takes the new backend.
 old=$tmp/v11.db
-"$SQLITE3" "$old" <"$SRCDIR/t/data/store/v11-measured.sql"
+"$SQLITE3" "$old" <"$SRCDIR/t/data/store/v11.sql"
 keep="SELECT id, run_id, created_at, backend, world_size, iters, warmup, seconds, seconds_min,
       seconds_max, bytes_verified, errors, status, error_text, hosts, gpu_model, nccl_version,
       mpi_version, exec_config FROM measurement ORDER BY id"

@@ -184,12 +184,12 @@ is "$(sql "$tmp/search-sum.db" "SELECT count(*), sum(stored = 'summary'),
 # schema-11 file keeps its step rows, its view reads them, and it then stores a colocated step.
 "$SQLITE3" "$tmp/v11.db" <"$SRCDIR/t/data/store/v11.sql"
 before=$(sql "$tmp/v11.db" "SELECT group_concat(seq || phase || seconds || mechanism, ';')
-                            FROM predicted_step_phase")
+                            FROM predicted_step_phase WHERE run_id = 2")
 "$REFIT" sim "$SRCDIR/t/data/colocated/verl.lua" --db "$tmp/v11.db" >/dev/null 2>"$tmp/err"
 ok $? "a schema-11 file with a step takes a colocated run"
 is "$(sql "$tmp/v11.db" "PRAGMA user_version")" 13 "and is migrated to the current version (13)"
 is "$(sql "$tmp/v11.db" "SELECT group_concat(seq || phase || seconds || mechanism, ';')
-     FROM predicted_step_phase WHERE run_id = 1")" "$before" "its old step rows are kept as they were"
+     FROM predicted_step_phase WHERE run_id = 2")" "$before" "its old step rows are kept as they were"
 is "$(sql "$tmp/v11.db" "SELECT count(*), sum(phase IN ('prepare', 'resume')), count(DISTINCT
      framework) FROM run_phases")" "10|2|2" "run_phases reads both runs' phases"
 is "$(sql "$tmp/v11.db" "PRAGMA integrity_check")" "ok" "the rebuilt file is intact"
