@@ -19,6 +19,11 @@ struct msg {
     uint8_t quant;
     uint16_t hop; /* the transfer's (sim/schedule.h), at most UINT16_MAX: messages merge per hop */
     int32_t runs;
+    /* In a pipelined round, the most pieces (chunks) one of its items travels in: the
+     * executor sends each item of such a round as a message of its own, its pieces in
+     * consecutive steps, and items of one hop side by side (exec/program.c). 0 in a plain
+     * round, where the merged message is what travels in pieces. */
+    int32_t pieces;
     /* A relay's pipeline fill (sim_relay_fill) on each topology: it starts forwarding once
      * the first chunk of every hop before it has landed. */
     float fill[RF_SIM_MAX_TOPOLOGIES];

@@ -151,7 +151,16 @@ static int emit_messages(struct sim *s, int32_t r, const struct msg *m, size_t k
             for (int h = 0; h < route.n; h++)
                 path[np++] = route.link[h];
             path[np++] = rf_topology_link(topo, RF_LINK_COPY, m[i].dst);
-            latency += route.latency_s + c->cal.message_latency_us * 1e-6;
+            /* Each piece is a send of its own in its own step (one NCCL group a step, in
+             * stream order: exec/steps.c), so each pays a message's fixed cost and the
+             * route's latency, not the first piece alone. */
+            double pieces = 1;
+            if (s->piece > 0)
+                pieces = m[i].pieces > 0 ? (double)m[i].pieces
+                                         : ceil((double)m[i].bytes / (double)s->piece);
+            if (pieces < 1)
+                pieces = 1;
+            latency += pieces * (route.latency_s + c->cal.message_latency_us * 1e-6);
             /* A network send moves over the NCCL channels it is split into, each at most
              * channel_gbps (rf_p2p_cap); the executor sends a message in staging pieces. */
             double cap = 0;
@@ -180,6 +189,8 @@ static int round_messages(struct sim *s, int32_t r, struct msg *m, size_t n)
         if (k > 0 && cmp_msg(&m[k - 1], &m[i]) == 0) {
             m[k - 1].bytes += m[i].bytes;
             m[k - 1].runs += m[i].runs;
+            if (m[i].pieces > m[k - 1].pieces)
+                m[k - 1].pieces = m[i].pieces;
             for (int a = 0; a < RF_SIM_MAX_TOPOLOGIES; a++)
                 m[k - 1].fill[a] = fmaxf(m[k - 1].fill[a], m[i].fill[a]);
         } else {
@@ -307,6 +318,10 @@ int sim_round_transfers(struct sim *s, int32_t r)
             return rc;
         struct msg *m = s->m;
         struct msg one = {.quant = quant, .runs = 1, .bytes = t->bytes};
+        if (pipelined && s->piece > 0) {
+            int64_t p = (t->bytes + s->piece - 1) / s->piece;
+            one.pieces = p < INT32_MAX ? (int32_t)p : INT32_MAX;
+        }
         double fill[RF_SIM_MAX_TOPOLOGIES];
         for (int a = 0; a < RF_SIM_MAX_TOPOLOGIES; a++)
             fill[a] = s->fill[a] ? s->fill[a][s->torder[k]] : 0;

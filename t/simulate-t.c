@@ -154,6 +154,32 @@ static void one_transfer_is_latency_plus_bytes_over_bandwidth(void **state)
     rf_side_release(&ins);
 }
 
+/* A message larger than the staging piece travels as one send a piece, one step each
+ * (exec/steps.c): each piece pays the message's fixed cost and the route's latency. */
+static void each_piece_pays_a_message_latency(void **state)
+{
+    (void)state;
+    struct rf_cluster c = cluster();
+    c.cal.message_latency_us = 5;
+    c.nic.latency_us = 2.2;
+    c.fabric.switch_latency_us = 0.5;
+    struct rf_tensor t;
+    struct rf_plan_box b;
+    struct rf_transfer tr[1];
+    struct rf_plan p;
+    struct rf_prediction pred;
+    struct rf_side trs = train_side(1, 1, 1, 1, 1, 1, false, 0, 1);
+    struct rf_side ins = infer_side(1, 1, 1, 1, 1, 8, 1, RF_DT_BF16);
+    one_round(&p, &t, &b, tr, 1, (int32_t[]){0}, (int32_t[]){8}, 1000000000);
+    /* 1 GB in pieces of 300 MB: 4 sends, the last 100 MB. */
+    p.staging_bytes = 300000000;
+    double want = 4 * (5e-6 + 2.2e-6 + 0.5e-6) + 1e9 / 50e9;
+    assert_double_equal(predict(&p, &c, &trs, &ins, &pred), want, 1e-12);
+    rf_prediction_release(&pred);
+    rf_side_release(&trs);
+    rf_side_release(&ins);
+}
+
 static void two_flows_share_a_nic(void **state)
 {
     (void)state;
@@ -469,6 +495,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(one_transfer_is_latency_plus_bytes_over_bandwidth),
+        cmocka_unit_test(each_piece_pays_a_message_latency),
         cmocka_unit_test(two_flows_share_a_nic),
         cmocka_unit_test(broadcast_matches_its_closed_form),
         cmocka_unit_test(broadcast_across_nodes_takes_every_nic),
