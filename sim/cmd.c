@@ -306,12 +306,15 @@ int cmd_check_label(const char *what, const char *label, struct rf_error *err)
 int cmd_check_strategy(const char *cmd, const char *strategy)
 {
     enum rf_strategy parsed;
-    if (!strategy || rf_strategy_parse(strategy, &parsed) == 0)
+    /* "p2p" names a framework profile's point-to-point path; the scenario's loader checks
+     * that its profile has one and plans it as the profile says (models/lib/scenario.lua). */
+    if (!strategy || rf_strategy_parse(strategy, &parsed) == 0 || strcmp(strategy, "p2p") == 0)
         return 0;
-    char names[128] = "";
+    char names[160] = "";
     for (int i = 0; i < RF_STRAT_COUNT; i++)
         snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? ", " : "",
                  rf_strategy_name((enum rf_strategy)i));
+    snprintf(names + strlen(names), sizeof(names) - strlen(names), ", p2p (under a profile)");
     return cmd_usage_fail(cmd, "--strategy: unknown strategy '%s' (%s)", strategy, names);
 }
 

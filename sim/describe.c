@@ -209,16 +209,29 @@ static json_t *framework_json(const struct rf_framework *fw)
                                   json_integer(fw->reshard_barriers)) < 0;
     if (!bad && fw->reshard && fw->reshard_serial)
         bad = json_object_set_new(json_object_get(o, "reshard"), "serial_calls", json_true()) < 0;
-    /* The point-to-point fields under the profile's names, only where one is set. */
-    json_t *rs = fw->reshard ? json_object_get(o, "reshard") : NULL;
-    if (!bad && rs && fw->reshard_stage_gather)
-        bad = json_object_set_new(rs, "gather", json_string("stage")) < 0;
-    if (!bad && rs && fw->reshard_cpu_loader)
-        bad = json_object_set_new(rs, "cpu_loader", json_true()) < 0;
-    if (!bad && rs && fw->reshard_wait_nonlast)
-        bad = json_object_set_new(rs, "wait_nonlast", json_true()) < 0;
-    if (!bad && rs && fw->reshard_register)
-        bad = json_object_set_new(rs, "register", json_string("replica_params")) < 0;
+    /* The point-to-point path under the profile's names (before it had a section of its own,
+     * miles' P2P fields were reshard's: rf_framework_from_json reads those too). */
+    const struct rf_fw_p2p *q = &fw->p2p;
+    if (!bad && q->present)
+        bad = json_object_set_new(
+                  o, "p2p",
+                  json_pack("{ss ss ss ss ss ss sb sb sb sb sb s{sf sI sI} si ss ss sf sf ss si sb "
+                            "sb}",
+                            "plan", q->broadcast_plan ? "broadcast" : "reshard", "gather",
+                            rf_fw_p2p_gather_name(q->gather), "select",
+                            q->dense_whole ? "dense_whole" : "shard", "from",
+                            q->from_host ? "host" : "gpu", "verb", q->read ? "read" : "write",
+                            "into", q->into_weights ? "weights" : "buffer", "cpu_loader",
+                            q->cpu_loader, "wait_nonlast", q->wait_nonlast, "receiver_serial",
+                            q->receiver_serial, "pack_copy", q->pack_copy, "experts_after",
+                            q->experts_after, "bucket", "hbm_fraction", q->bucket_hbm_fraction,
+                            "max_bytes", (json_int_t)q->bucket_max_bytes, "bytes",
+                            (json_int_t)q->bucket_bytes, "buffers", (int)q->buffers, "quantize",
+                            rf_fw_quant_name(q->quant), "loader", rf_fw_loader_name(q->loader),
+                            "export_calls", q->export_calls, "load_calls", q->load_calls,
+                            "register", rf_fw_p2p_register_name(q->reg), "register_regions",
+                            (int)q->register_regions, "register_every_refit",
+                            q->register_every_refit, "run", fw->p2p_run)) < 0;
     if (!bad && fw->first_refit)
         bad = json_object_set_new(o, "refit", json_string("first")) < 0;
     if (!bad && fw->colocated)
@@ -625,16 +638,68 @@ int rf_framework_from_json(const json_t *o, struct rf_framework *fw, struct rf_e
             fw->reshard_barriers = (int32_t)fw_num(&rr, "barriers");
         if (json_object_get(rs, "serial_calls"))
             fw->reshard_serial = fw_bool(&rr, "serial_calls");
-        /* Written only where set (framework_json above). */
-        if (json_object_get(rs, "gather"))
-            fw->reshard_stage_gather = strcmp(fw_text(&rr, "gather"), "stage") == 0;
-        if (json_object_get(rs, "cpu_loader"))
-            fw->reshard_cpu_loader = fw_bool(&rr, "cpu_loader");
-        if (json_object_get(rs, "wait_nonlast"))
-            fw->reshard_wait_nonlast = fw_bool(&rr, "wait_nonlast");
-        if (json_object_get(rs, "register"))
-            fw->reshard_register = strcmp(fw_text(&rr, "register"), "replica_params") == 0;
+        /* miles' P2P path as stored before the p2p section (schema 13 files written then):
+         * reshard.cpu_loader and its fields, run as strategy reshard under the profile. */
+        if (json_object_get(rs, "cpu_loader") && fw_bool(&rr, "cpu_loader") &&
+            !json_object_get(o, "p2p")) {
+            struct rf_fw_p2p *q = &fw->p2p;
+            q->present = true;
+            q->cpu_loader = true;
+            q->gather = RF_FW_P2P_GATHER_STAGE;
+            q->from_host = true;
+            q->into_weights = true;
+            q->buffers = 1;
+            if (json_object_get(rs, "wait_nonlast"))
+                q->wait_nonlast = fw_bool(&rr, "wait_nonlast");
+            if (json_object_get(rs, "register") &&
+                strcmp(fw_text(&rr, "register"), "replica_params") == 0)
+                q->reg = RF_FW_P2P_REG_REPLICA_PARAMS;
+            /* Its bucket, calls and loader were the broadcast path's. */
+            q->bucket_hbm_fraction = fw->bucket_hbm_fraction;
+            q->bucket_max_bytes = fw->bucket_max_bytes;
+            q->bucket_bytes = fw->bucket_bytes;
+            q->quant = RF_FW_QUANT_SENDER;
+            q->loader = fw->loader;
+            q->export_calls = fw->export_calls;
+            q->load_calls = fw->load_calls;
+            fw->p2p_run = true;
+        }
         r.rc = rr.rc;
+    }
+    const json_t *pp = json_object_get(o, "p2p");
+    if (pp && r.rc == 0) {
+        struct fw_reader rp = {.o = pp, .section = "framework.p2p", .err = err};
+        struct rf_fw_p2p *q = &fw->p2p;
+        q->present = true;
+        q->broadcast_plan = strcmp(fw_text(&rp, "plan"), "broadcast") == 0;
+        fw_enum(&rp, "gather", rf_fw_p2p_gather_parse(fw_text(&rp, "gather"), &q->gather));
+        q->dense_whole = strcmp(fw_text(&rp, "select"), "dense_whole") == 0;
+        q->from_host = strcmp(fw_text(&rp, "from"), "host") == 0;
+        q->read = strcmp(fw_text(&rp, "verb"), "read") == 0;
+        q->into_weights = strcmp(fw_text(&rp, "into"), "weights") == 0;
+        q->cpu_loader = fw_bool(&rp, "cpu_loader");
+        q->wait_nonlast = fw_bool(&rp, "wait_nonlast");
+        q->receiver_serial = fw_bool(&rp, "receiver_serial");
+        q->pack_copy = fw_bool(&rp, "pack_copy");
+        q->experts_after = fw_bool(&rp, "experts_after");
+        const json_t *bucket = fw_get(&rp, "bucket", JSON_OBJECT);
+        if (bucket) {
+            struct fw_reader rk = {.o = bucket, .section = "framework.p2p.bucket", .err = err};
+            q->bucket_hbm_fraction = fw_num(&rk, "hbm_fraction");
+            q->bucket_max_bytes = (int64_t)fw_num(&rk, "max_bytes");
+            q->bucket_bytes = (int64_t)fw_num(&rk, "bytes");
+            rp.rc = rp.rc ? rp.rc : rk.rc;
+        }
+        q->buffers = (int32_t)fw_num(&rp, "buffers");
+        fw_enum(&rp, "quantize", rf_fw_quant_parse(fw_text(&rp, "quantize"), &q->quant));
+        fw_enum(&rp, "loader", rf_fw_loader_parse(fw_text(&rp, "loader"), &q->loader));
+        q->export_calls = fw_num(&rp, "export_calls");
+        q->load_calls = fw_num(&rp, "load_calls");
+        fw_enum(&rp, "register", rf_fw_p2p_register_parse(fw_text(&rp, "register"), &q->reg));
+        q->register_regions = (int32_t)fw_num(&rp, "register_regions");
+        q->register_every_refit = fw_bool(&rp, "register_every_refit");
+        fw->p2p_run = fw_bool(&rp, "run");
+        r.rc = rp.rc;
     }
     const json_t *refit = json_object_get(o, "refit");
     fw->first_refit = json_is_string(refit) && strcmp(json_string_value(refit), "first") == 0;

@@ -18,6 +18,8 @@ static const char *const gather_names[] = {"p2p", "export", "stage", "host"};
 static const char *const quant_names[] = {"sender", "receiver_full", "receiver_shard"};
 static const char *const loader_names[] = {"vllm", "sglang"};
 static const char *const colo_export_names[] = {"export", "fsdp"};
+static const char *const p2p_gather_names[] = {"stage", "export", "fsdp", "host"};
+static const char *const p2p_register_names[] = {"none", "replica_params", "buffers"};
 
 #define N_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -58,6 +60,36 @@ const char *rf_fw_loader_name(enum rf_fw_loader v)
 const char *rf_fw_colo_export_name(enum rf_fw_colo_export v)
 {
     return name_of((int)v, colo_export_names, N_OF(colo_export_names));
+}
+
+const char *rf_fw_p2p_gather_name(enum rf_fw_p2p_gather v)
+{
+    return name_of((int)v, p2p_gather_names, N_OF(p2p_gather_names));
+}
+const char *rf_fw_p2p_register_name(enum rf_fw_p2p_register v)
+{
+    return name_of((int)v, p2p_register_names, N_OF(p2p_register_names));
+}
+int rf_fw_p2p_gather_parse(const char *s, enum rf_fw_p2p_gather *out)
+{
+    int i = parse_name(s, p2p_gather_names, N_OF(p2p_gather_names));
+    if (i >= 0)
+        *out = (enum rf_fw_p2p_gather)i;
+    return i < 0 ? -1 : 0;
+}
+int rf_fw_p2p_register_parse(const char *s, enum rf_fw_p2p_register *out)
+{
+    int i = parse_name(s, p2p_register_names, N_OF(p2p_register_names));
+    if (i >= 0)
+        *out = (enum rf_fw_p2p_register)i;
+    return i < 0 ? -1 : 0;
+}
+int rf_fw_loader_parse(const char *s, enum rf_fw_loader *out)
+{
+    int i = parse_name(s, loader_names, N_OF(loader_names));
+    if (i >= 0)
+        *out = (enum rf_fw_loader)i;
+    return i < 0 ? -1 : 0;
 }
 
 int rf_fw_comm_parse(const char *s, enum rf_fw_comm *out)
@@ -189,10 +221,15 @@ static int parse_quant(const char *s, void *out)
 }
 static int parse_loader(const char *s, void *out)
 {
-    int i = parse_name(s, loader_names, N_OF(loader_names));
-    if (i >= 0)
-        *(enum rf_fw_loader *)out = (enum rf_fw_loader)i;
-    return i < 0 ? -1 : 0;
+    return rf_fw_loader_parse(s, out);
+}
+static int parse_p2p_gather(const char *s, void *out)
+{
+    return rf_fw_p2p_gather_parse(s, out);
+}
+static int parse_p2p_register(const char *s, void *out)
+{
+    return rf_fw_p2p_register_parse(s, out);
 }
 static int parse_colo_export(const char *s, void *out)
 {
@@ -232,6 +269,11 @@ static int read_strategies(lua_State *L, int t, struct rf_framework *fw, struct 
         enum rf_strategy s;
         lua_rawgeti(L, -1, (lua_Integer)i + 1);
         const char *name = lua_tostring(L, -1);
+        /* "p2p" is a framework's point-to-point path, planned as its p2p section says. */
+        if (name && strcmp(name, "p2p") == 0) {
+            lua_pop(L, 1);
+            continue;
+        }
         if (!name || rf_strategy_parse(name, &s) < 0 || s == RF_STRAT_AUTO)
             rc = rf_error_set(err, RF_EINVAL,
                               "framework.strategies[%zu]: '%s' is not a "
@@ -350,18 +392,61 @@ static int read_reshard(lua_State *L, int r, struct rf_framework *fw, struct rf_
         return rc;
     fw->reshard_barriers = (int32_t)barriers;
     fw->reshard_serial = get_bool(L, r, "serial_calls");
-    fw->reshard_cpu_loader = get_bool(L, r, "cpu_loader");
-    fw->reshard_wait_nonlast = get_bool(L, r, "wait_nonlast");
-    char text[32];
-    get_text(L, r, "gather", text, sizeof(text));
-    if (strcmp(text, "stage") != 0 && strcmp(text, "none") != 0)
-        return fail(err, ctx, "gather", "expected \"none\" or \"stage\"");
-    fw->reshard_stage_gather = strcmp(text, "stage") == 0;
-    get_text(L, r, "register", text, sizeof(text));
-    if (strcmp(text, "replica_params") != 0 && strcmp(text, "none") != 0)
-        return fail(err, ctx, "register", "expected \"none\" or \"replica_params\"");
-    fw->reshard_register = strcmp(text, "replica_params") == 0;
     return 0;
+}
+
+static int read_p2p(lua_State *L, int t, struct rf_framework *fw, struct rf_error *err)
+{
+    int rc;
+    int64_t buffers, regions;
+    struct rf_fw_p2p *p = &fw->p2p;
+    const char *ctx = "p2p";
+    char text[32];
+    if ((rc = get_enum(L, t, ctx, "gather", parse_p2p_gather, &p->gather, err)) < 0 ||
+        (rc = get_enum(L, t, ctx, "quantize", parse_quant, &p->quant, err)) < 0 ||
+        (rc = get_enum(L, t, ctx, "loader", parse_loader, &p->loader, err)) < 0 ||
+        (rc = get_enum(L, t, ctx, "register", parse_p2p_register, &p->reg, err)) < 0 ||
+        (rc = get_int(L, t, ctx, "buffers", 1, 2, &buffers, err)) < 0 ||
+        (rc = get_int(L, t, ctx, "register_regions", 0, 1 << 20, &regions, err)) < 0 ||
+        (rc = get_num(L, t, ctx, "export_calls", 0, RF_FW_MAX_CALLS, &p->export_calls, err)) < 0 ||
+        (rc = get_num(L, t, ctx, "load_calls", 0, RF_FW_MAX_CALLS, &p->load_calls, err)) < 0)
+        return rc;
+    p->buffers = (int32_t)buffers;
+    p->register_regions = (int32_t)regions;
+    get_text(L, t, "plan", text, sizeof(text));
+    if (strcmp(text, "reshard") != 0 && strcmp(text, "broadcast") != 0)
+        return fail(err, ctx, "plan", "expected \"reshard\" or \"broadcast\"");
+    p->broadcast_plan = strcmp(text, "broadcast") == 0;
+    get_text(L, t, "select", text, sizeof(text));
+    if (strcmp(text, "shard") != 0 && strcmp(text, "dense_whole") != 0)
+        return fail(err, ctx, "select", "expected \"shard\" or \"dense_whole\"");
+    p->dense_whole = strcmp(text, "dense_whole") == 0;
+    get_text(L, t, "from", text, sizeof(text));
+    if (strcmp(text, "host") != 0 && strcmp(text, "gpu") != 0)
+        return fail(err, ctx, "from", "expected \"host\" or \"gpu\"");
+    p->from_host = strcmp(text, "host") == 0;
+    get_text(L, t, "verb", text, sizeof(text));
+    if (strcmp(text, "read") != 0 && strcmp(text, "write") != 0)
+        return fail(err, ctx, "verb", "expected \"write\" or \"read\"");
+    p->read = strcmp(text, "read") == 0;
+    get_text(L, t, "into", text, sizeof(text));
+    if (strcmp(text, "weights") != 0 && strcmp(text, "buffer") != 0)
+        return fail(err, ctx, "into", "expected \"weights\" or \"buffer\"");
+    p->into_weights = strcmp(text, "weights") == 0;
+    p->cpu_loader = get_bool(L, t, "cpu_loader");
+    p->wait_nonlast = get_bool(L, t, "wait_nonlast");
+    p->receiver_serial = get_bool(L, t, "receiver_serial");
+    p->pack_copy = get_bool(L, t, "pack_copy");
+    p->experts_after = get_bool(L, t, "experts_after");
+    p->register_every_refit = get_bool(L, t, "register_every_refit");
+    get_text(L, t, "overlap_why", p->overlap_why, sizeof(p->overlap_why));
+    lua_getfield(L, t, "bucket");
+    rc = read_bucket(L, "p2p", &p->bucket_hbm_fraction, &p->bucket_max_bytes, &p->bucket_bytes,
+                     err);
+    lua_pop(L, 1);
+    if (rc == 0)
+        p->present = true;
+    return rc;
 }
 
 int rf_framework_read(lua_State *L, int t, struct rf_framework *fw, struct rf_error *err)
@@ -399,7 +484,18 @@ int rf_framework_read(lua_State *L, int t, struct rf_framework *fw, struct rf_er
     lua_pop(L, 1);
     if (rc < 0)
         goto out;
+    lua_getfield(L, t, "p2p");
+    if (lua_istable(L, -1))
+        rc = read_p2p(L, lua_gettop(L), fw, err);
+    lua_pop(L, 1);
+    if (rc < 0)
+        goto out;
     fw->colocated_run = get_bool(L, t, "colocated_run");
+    fw->p2p_run = get_bool(L, t, "p2p_run");
+    if (fw->p2p_run && !fw->p2p.present) {
+        rc = fail(err, "", "p2p", "missing for a run of strategy p2p");
+        goto out;
+    }
     char refit[16];
     get_text(L, t, "refit", refit, sizeof(refit));
     fw->first_refit = strcmp(refit, "first") == 0;
@@ -440,6 +536,12 @@ static int64_t bucket_bytes(double fraction, int64_t max_bytes, int64_t bytes, d
 int64_t rf_framework_bucket(const struct rf_framework *fw, double hbm_gb)
 {
     return bucket_bytes(fw->bucket_hbm_fraction, fw->bucket_max_bytes, fw->bucket_bytes, hbm_gb);
+}
+
+int64_t rf_framework_p2p_bucket(const struct rf_framework *fw, double hbm_gb)
+{
+    return bucket_bytes(fw->p2p.bucket_hbm_fraction, fw->p2p.bucket_max_bytes,
+                        fw->p2p.bucket_bytes, hbm_gb);
 }
 
 int64_t rf_framework_colo_bucket(const struct rf_framework *fw, double hbm_gb)

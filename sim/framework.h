@@ -63,6 +63,61 @@ enum rf_fw_colo_export {
 /* The longest reason a profile gives for an overlap (the `says` of its citation). */
 #define RF_FW_WHY_MAX 240
 
+/* How a point-to-point path's senders come to hold what they send. */
+enum rf_fw_p2p_gather {
+    RF_FW_P2P_GATHER_STAGE,  /* every rank of a training stage gathers the stage's whole
+                                tensors (TP all-gather per tensor, EP per bucket: miles) */
+    RF_FW_P2P_GATHER_EXPORT, /* Megatron-Bridge's export on every rank, every stage's tensors
+                                (PP broadcast, TP all-gather, EP per local expert: NeMo RL) */
+    RF_FW_P2P_GATHER_FSDP,   /* FSDP's full_tensor(): one all-gather per parameter over its
+                                data-parallel group, on every rank (Perplexity) */
+    RF_FW_P2P_GATHER_HOST    /* nothing: the bytes sit in pinned host memory on their owner
+                                (checkpoint-engine's registered pools) */
+};
+
+/* What the framework registers with the NIC before it can move bytes point to point. */
+enum rf_fw_p2p_register {
+    RF_FW_P2P_REG_NONE,
+    RF_FW_P2P_REG_REPLICA_PARAMS, /* every parameter of the sender's CPU replica, one region
+                                     each (miles' register_cpu_memory) */
+    RF_FW_P2P_REG_BUFFERS         /* `register_regions` buffers a worker (NeMo RL's two NIXL
+                                     buckets; checkpoint-engine's H2D buffer) */
+};
+
+/* A framework's point-to-point path (a profile's `p2p` section, a scenario's strategy
+ * "p2p"): the senders gather, convert and stage, the bytes move by RDMA writes or reads
+ * between pairs, and the receivers load (doc/research/p2p-paths.md). */
+struct rf_fw_p2p {
+    bool present;
+    bool broadcast_plan; /* planned as broadcast: the receiver reads, then broadcasts to the
+                            engine's group (checkpoint-engine); else as reshard */
+    enum rf_fw_p2p_gather gather;
+    bool dense_whole;     /* each receiver gets every dense tensor whole, experts as its shard
+                             (NeMo RL's select_hf_weight_for_vllm_target); else its shard */
+    bool from_host;       /* the bytes leave pinned host memory (miles' CPU replica,
+                             checkpoint-engine's pools); else the sender's GPU */
+    bool read;            /* the receiver reads (NIXL, Mooncake READ); else the sender writes */
+    bool into_weights;    /* written into the engine's live weights: no receiver copy, no
+                             loader (miles, Perplexity); else into a buffer the engine loads */
+    bool cpu_loader;      /* each sender runs the engine's loader on a CPU replica per
+                             distinct target rank, a blocking D2H of its slice per tensor */
+    bool wait_nonlast;    /* writes to every target rank but the last are waited */
+    bool receiver_serial; /* a receiver loads bucket k before it reads k + 1 */
+    bool pack_copy;       /* the sender copies what it sends into the registered buffer */
+    bool experts_after;   /* the experts move as a second group after the dense tensors, a
+                             barrier between (Perplexity's mesh groups) */
+    enum rf_fw_quant quant;
+    enum rf_fw_loader loader;
+    double export_calls, load_calls;
+    double bucket_hbm_fraction;
+    int64_t bucket_max_bytes, bucket_bytes;
+    int32_t buffers; /* 2: the sender works one bucket ahead of the wire and the receiver */
+    enum rf_fw_p2p_register reg;
+    int32_t register_regions; /* with RF_FW_P2P_REG_BUFFERS: regions a worker */
+    bool register_every_refit; /* registered at every refit, not the first only */
+    char overlap_why[RF_FW_WHY_MAX];
+};
+
 struct rf_framework {
     bool present; /* false: no profile, the plan refit would run itself */
     char *name, *source;
@@ -109,14 +164,13 @@ struct rf_framework {
     /* The calls' times add up: each runs alone, none overlapping the next (M2N's
      * reshard_model_bench reports the slowest rank's sum of per-pattern timings). */
     bool reshard_serial;
-    /* A point-to-point path from the trainers' host memory (miles' P2P mode): every rank of a
-     * stage gathers the stage's whole tensors first; each sender runs the engine's loader on
-     * a CPU replica per distinct target rank (a blocking D2H copy of the target's slice per
-     * tensor) and writes from pinned host memory; writes to all but the last target rank are
-     * waited; a first refit registers every replica parameter with the NIC. */
-    bool reshard_stage_gather, reshard_cpu_loader, reshard_wait_nonlast, reshard_register;
     /* The scenario's refit = "first": the step pays what the framework sets up once. */
     bool first_refit;
+
+    /* The point-to-point path, when the profile has one; p2p_run says this run is it (the
+     * scenario's strategy "p2p", planned as p2p.broadcast_plan says). */
+    struct rf_fw_p2p p2p;
+    bool p2p_run;
 
     /* The broadcast path's engine loader. */
     enum rf_fw_loader loader;
@@ -159,6 +213,12 @@ const char *rf_fw_colo_export_name(enum rf_fw_colo_export v);
 /* The broadcast path's and the colocated path's buckets in bytes on a GPU of hbm_gb. */
 int64_t rf_framework_bucket(const struct rf_framework *fw, double hbm_gb);
 int64_t rf_framework_colo_bucket(const struct rf_framework *fw, double hbm_gb);
+int64_t rf_framework_p2p_bucket(const struct rf_framework *fw, double hbm_gb);
+const char *rf_fw_p2p_gather_name(enum rf_fw_p2p_gather v);
+const char *rf_fw_p2p_register_name(enum rf_fw_p2p_register v);
+int rf_fw_p2p_gather_parse(const char *s, enum rf_fw_p2p_gather *out);
+int rf_fw_p2p_register_parse(const char *s, enum rf_fw_p2p_register *out);
+int rf_fw_loader_parse(const char *s, enum rf_fw_loader *out);
 
 /* Reads the normalised profile models/lib/framework.lua builds (the Lua -> C contract: every
  * field present, absent sections false) at stack index t into fw, which it initialises;

@@ -43,7 +43,9 @@ static int plan_scenario(struct rf_lua *L, const struct rf_scenario_src *src, co
      * step to predict (refit's own plans are the profile-free scenario). Colocated sides run
      * the profile's colocated path, planned as reshard (models/lib/scenario.lua). */
     bool colocated = sc->framework.colocated_run && sc->strategy == RF_STRAT_RESHARD;
-    if (sc->framework.present && !colocated && !(sc->framework.strategies & (1u << sc->strategy)))
+    bool p2p = sc->framework.p2p_run; /* strategy p2p, planned as its section says */
+    if (sc->framework.present && !colocated && !p2p &&
+        !(sc->framework.strategies & (1u << sc->strategy)))
         return rf_error_set(err, RF_ENOTSUP,
                             "%s: framework: %s does not run strategy %s (its profile %s lists "
                             "the ones it does; drop `framework` for refit's own plan)",

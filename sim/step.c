@@ -13,6 +13,7 @@
 #include "ring.h"
 #include "simulate.h"
 #include "step_int.h"
+#include "topology.h"
 
 void step_add_phase(struct rf_step *st, enum rf_step_part part, enum rf_step_phase_kind kind,
                     double seconds, int64_t bytes, int64_t calls, const char *fmt, ...)
@@ -135,17 +136,37 @@ static double broadcast_part(const struct rf_step_input *in, const uint8_t *mask
     double h2d = fw->gather == RF_FW_GATHER_HOST
                      ? (double)bytes / (double)(in->roots > 0 ? in->roots : 1) / (h2d_gbps * 1e9)
                      : 0;
+    /* checkpoint-engine's P2P mode: the H2D copy becomes a remote RDMA read from the
+     * owner's pinned memory into a reader GPU, one reader per NIC of the updated ranks and
+     * never two reads from one owner's NIC in a round (ps.py _assign_receiver_ranks), each
+     * at the NIC's achieved rate, one batched read a bucket. */
+    bool remote = fw->p2p_run && fw->p2p.read && fw->p2p.from_host;
+    if (remote) {
+        int64_t readers = 0, last = -1;
+        for (int64_t gpu = in->infer->first_gpu; gpu < in->infer->first_gpu + in->infer->gpus;
+             gpu++) {
+            int64_t nic = rf_topology_nic(in->topo, gpu);
+            readers += nic >= 0 && nic != last;
+            last = nic >= 0 ? nic : last;
+        }
+        int64_t owners = in->roots > 0 ? in->roots : 1;
+        int64_t par = readers < owners ? readers : owners;
+        double rate = c->nic.gbps * c->cal.nic_efficiency * 1e9;
+        h2d = rate > 0 ? (double)bytes / (double)(par > 0 ? par : 1) / rate : 0;
+    }
     double squant = (double)sbytes / (c->cal.quant_gbps * 1e9);
     double device = gather_s + pack + h2d + squant;
     double e = step_issued(host, device, gcalls > 0 ? nccl_s : 0);
     const char *how = fw->gather == RF_FW_GATHER_EXPORT  ? "Bridge export on every trainer"
                       : fw->gather == RF_FW_GATHER_STAGE ? "gathers within each stage"
+                      : remote                           ? "RDMA reads from the owners' pinned memory"
                       : fw->gather == RF_FW_GATHER_HOST  ? "H2D copy from pinned host memory"
                                                          : "point-to-point gather (simulated)";
     step_add_phase(st, part, RF_STEP_EXPORT, e, bytes, gcalls + hf,
                    "%s: %lld collectives %.3g s, pack %.3g s%s%s on the device; host %.3g s "
                    "(%lld HF tensors x %.3g calls)",
-                   how, (long long)gcalls, gather_s, pack, h2d > 0 ? ", H2D" : "",
+                   how, (long long)gcalls, gather_s, pack,
+                   h2d > 0 ? (remote ? ", reads" : ", H2D") : "",
                    squant > 0 ? ", FP8 quantisation" : "", host, (long long)hf, fw->export_calls);
 
     /* The wire: the simulated broadcasts, and NCCL's launch latency per tensor when the
@@ -281,8 +302,17 @@ static int step_model(const struct rf_step_input *in, struct rf_step *st, struct
         total = step_colocated_part(in, st, err, &rc);
     } else if (plan->strategy == RF_STRAT_BROADCAST) {
         memset(mask, 1, plan->n_tensors);
-        total =
-            broadcast_part(in, mask, RF_STEP_ALL, in->wire_all_s, in->wire_all_nic_s, st, err, &rc);
+        /* checkpoint-engine's P2P mode registers its H2D buffer with the NIC every update. */
+        double reg = 0;
+        if (fw->p2p_run) {
+            int64_t regions;
+            reg = step_p2p_register(in, 0, &regions);
+            step_add_phase(st, RF_STEP_ALL, RF_STEP_PREPARE, reg, 0, regions, "%s",
+                           reg > 0 ? "the read buffer registered with the NIC"
+                                   : "nothing registered this refit");
+        }
+        total = reg + broadcast_part(in, mask, RF_STEP_ALL, in->wire_all_s, in->wire_all_nic_s,
+                                     st, err, &rc);
     } else if (plan->strategy == RF_STRAT_HYBRID && fw->reshard) {
         /* The bulk's phases first, in the order they run. */
         for (size_t i = 0; i < plan->n_tensors; i++)
@@ -296,7 +326,7 @@ static int step_model(const struct rf_step_input *in, struct rf_step *st, struct
         snprintf(st->composition, sizeof(st->composition), "%s",
                  fw->misc_after_bulk ? "bulk, then misc (broadcast of the rest), then finalize"
                                      : "bulk and misc at once, then finalize");
-    } else if (fw->reshard && fw->reshard_cpu_loader) {
+    } else if (fw->p2p_run && plan->strategy == RF_STRAT_RESHARD) {
         total = step_p2p_part(in, st, err, &rc);
     } else {
         memset(mask, 1, plan->n_tensors);
@@ -397,7 +427,9 @@ static int step_of(const struct rf_plan *plan, const struct rf_side *train,
                                .infer = infer,
                                .topo = topo,
                                .fw = fw,
-                               .bucket = rf_framework_bucket(fw, topo->cluster->hbm_gb),
+                               .bucket = fw->p2p_run
+                                             ? rf_framework_p2p_bucket(fw, topo->cluster->hbm_gb)
+                                             : rf_framework_bucket(fw, topo->cluster->hbm_gb),
                                .colo_bucket = rf_framework_colo_bucket(fw, topo->cluster->hbm_gb),
                                .wire_all_s = wire_all_s,
                                .wire_all_nic_s = wire_all_nic_s,
@@ -500,6 +532,25 @@ static int step_of(const struct rf_plan *plan, const struct rf_side *train,
                 in.wire_all_s += t;
         }
         free(group);
+        if (rc < 0)
+            goto out;
+    }
+    /* A point-to-point path that moves its mesh groups in turn (Perplexity: the dense
+     * tensors, a barrier, then the experts): each group's wire alone. */
+    if (fw->p2p_run && fw->p2p.experts_after && plan->strategy == RF_STRAT_RESHARD) {
+        struct rf_sim_options o = opts ? *opts : (struct rf_sim_options){0};
+        if (!(mask = calloc(plan->n_tensors + 1, 1)))
+            return rf_error_set(err, RF_ENOMEM, "out of memory");
+        for (int g = 0; g < 2 && rc == 0; g++) {
+            bool any = false;
+            for (size_t i = 0; i < plan->n_tensors; i++) {
+                mask[i] = step_is_expert(step_weight_of(plan, i)) == (g == 1);
+                any |= mask[i];
+            }
+            if (any)
+                rc = wire_of(plan, train, infer, topo, &o, mask, bound,
+                             g ? &in.wire_expert_s : &in.wire_dense_s, NULL, err);
+        }
         if (rc < 0)
             goto out;
     }

@@ -61,6 +61,9 @@ struct rf_step_input {
      * what overlapped export collectives share. */
     double wire_all_nic_s, wire_misc_nic_s;
     int bulk_groups; /* groups of training stages the bulk went in */
+    /* A point-to-point path that moves the experts after the dense tensors: each group's
+     * wire simulated alone (0 otherwise). */
+    double wire_dense_s, wire_expert_s;
     /* The broadcast communicator: ranks, NCCL's rings, one call's launch latency. */
     int64_t comm_ranks;
     int64_t roots;       /* distinct broadcast roots */

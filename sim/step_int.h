@@ -51,7 +51,10 @@ double step_compose(double e, double w, double l, int64_t buckets, bool overlap)
 void step_cite_overlap(struct rf_step *st, const char *why);
 /* Entries an SGLang loader scans per tensor (3 x (experts + 1); 0 for a dense model). */
 int64_t step_scan_entries(const struct rf_plan *plan);
-/* The point-to-point path from host memory (miles' P2P mode): its phases into st; its time. */
+/* What a point-to-point path registers with the NIC this refit (params: the weights a CPU
+ * replica registers one region each): seconds, and the regions into *regions. */
+double step_p2p_register(const struct rf_step_input *in, int64_t params, int64_t *regions);
+/* A point-to-point path planned as reshard (sim/step_p2p.c): its phases into st; its time. */
 double step_p2p_part(const struct rf_step_input *in, struct rf_step *st, struct rf_error *err,
                      int *rcp);
 /* The colocated path's phases into st; its time. */

@@ -100,7 +100,7 @@ $(awk -v h="$hf" 'BEGIN { printf "%.3g", h * 387 * 0.0479e-6 }') s"*) r=0 ;;
 esac
 ok $r "the load scans 387 mapping entries for each of $hf tensors"
 
-# miles' P2P path (strategy reshard): 4 senders a stage, engines of 8 GPUs, so each sender
+# miles' P2P path (strategy p2p, planned as reshard): 4 senders a stage, engines of 8 GPUs, so each sender
 # runs SGLang's loader on a CPU replica for 2 target ranks and waits for the first's writes.
 "$REFIT" sim "$data/miles-p2p.lua" --db "$tmp/p2p.db" --json >"$tmp/p.json"
 ok $? "refit sim miles-p2p.lua (miles' P2P path)"
@@ -136,7 +136,8 @@ regions=$(ph "$tmp/pf.json" all prepare calls)
 near "$(ph "$tmp/pf.json" all prepare seconds)" \
     "$(awk -v n="$regions" 'BEGIN { printf "%.17g", n * 1897e-6 }')"
 ok $? "a first refit registers the CPU replica's $regions parameters at reg_region_us (1.9 ms)"
-sed 's|framework = "miles",|refit = "first",|' "$tmp/first.lua" >"$tmp/nofw.lua"
+sed 's|framework = "miles",|refit = "first",|; s|strategy = "p2p"|strategy = "reshard"|' \
+    "$tmp/first.lua" >"$tmp/nofw.lua"
 "$REFIT" sim "$tmp/nofw.lua" --db "$tmp/p2p.db" 2>"$tmp/err" >/dev/null
 is "$? $(cat "$tmp/err")" "1 refit: $tmp/nofw.lua:9: refit: 'first' needs a framework profile: \
 refit's own plans set nothing up per job" "refit = \"first\" without a profile is refused"

@@ -2,15 +2,18 @@
 -- owner; per bucket every owner copies it to the GPU, then each owner in turn broadcasts
 -- to every inference rank while the engine loads the previous IPC slot. Read from
 -- MoonshotAI/checkpoint-engine @ 59a3c4ff (doc/research/frameworks.md §7, §11). In refit
--- the owner of a tensor is the training GPU holding its first element. Not modelled: the
--- P2P mode (Mooncake RDMA reads), the bucket's free-memory cap (free/3 or free/2, which the
+-- the owner of a tensor is the training GPU holding its first element. Its P2P mode
+-- (ParameterServer.update(ranks=[...]), strategy p2p; doc/research/p2p-paths.md §3) reads
+-- each bucket over Mooncake RDMA from the owner's pinned memory into a reader GPU, one per
+-- NIC, then broadcasts as broadcast mode does. Not modelled: the bucket's free-memory cap (free/3 or free/2, which the
 -- 8 GiB default meets on 80 GB GPUs and up), the per-bucket all-reduce and ZMQ round trip
--- beyond the cluster's bucket_overhead_us.
+-- beyond the cluster's bucket_overhead_us; in P2P mode, that the reader (an inference GPU),
+-- not the owner, roots the broadcast (refit's plan keeps the owner as root).
 local CE, AT = "MoonshotAI/checkpoint-engine", "59a3c4ff"
 
 return framework.profile{
     name = "checkpoint-engine",
-    strategies = { "broadcast" },
+    strategies = { "broadcast", "p2p" },
     broadcast = {
         -- The group is every inference rank; the owner broadcasts to all of them.
         communicator = "receivers",
@@ -31,6 +34,25 @@ return framework.profile{
         export_calls = 0,
         -- vLLM load_weights on the IPC views: one loader call per HF tensor.
         load_calls = 1,
+    },
+    -- P2P mode: the H2D copy of broadcast mode becomes a remote read; the rest is the same.
+    p2p = {
+        plan = "broadcast",
+        gather = "host",
+        -- Mooncake batch_transfer_sync_read from the owner's registered pinned pool into the
+        -- reader's GPU buffer (_copy_to_buffer l.656-686; p2p_store.py l.73-78).
+        from = "host",
+        verb = "read",
+        into = "buffer",
+        bucket = { mib = 8192 },
+        buffers = 2,
+        export_calls = 0,
+        load_calls = 1,
+        -- The reader's H2D buffer is registered with Mooncake at every update and
+        -- unregistered at its end (__ipc_buffer__, l.777-782, 885-886): one region.
+        register = "buffers",
+        register_regions = 1,
+        register_every_refit = true,
     },
     -- process_weights_after_loading at the end; its cost is not measured (§8), so 0.
     finalize_s = 0,
@@ -55,6 +77,17 @@ return framework.profile{
         { field = "broadcast.buffers", repo = CE, commit = AT, file = "checkpoint_engine/ps.py",
           func = "_update_per_bucket", says = "D2D copy into IPC slot i mod 2; the engine "
               .. "loads slot k while k+1 is broadcast" },
+        { field = "p2p", repo = CE, commit = AT, file = "checkpoint_engine/ps.py",
+          func = "update, _assign_receiver_ranks, _copy_to_buffer",
+          says = "ranks given: receivers (one per local RDMA device) READ the owners' buckets "
+              .. "round by round, one read per remote NIC a round, then broadcast "
+              .. "(l.101-156, 544-592, 656-686, 803-852)" },
+        { field = "p2p.buffers", repo = CE, commit = AT, file = "checkpoint_engine/ps.py",
+          func = "_update_per_bucket", says = "2 IPC slots: the engine loads slot k while k+1 is "
+              .. "read and broadcast (l.763-852)" },
+        { field = "p2p.register", repo = CE, commit = AT, file = "checkpoint_engine/ps.py",
+          func = "_update_per_bucket", says = "the H2D buffer registered with the P2P store "
+              .. "every update, unregistered at the end (l.777-782, 885-886)" },
         { field = "broadcast.load_calls", repo = CE, commit = AT,
           file = "checkpoint_engine/worker.py",
           func = "update_weights_from_ipc", says = "model.load_weights on the IPC views, "

@@ -1,6 +1,6 @@
 -- miles (radixark/miles, a fork of slime), non-colocated: its broadcast path, the same design
 -- as slime (strategy broadcast), and its P2P path (--update-weight-transfer-mode p2p,
--- strategy reshard: Mooncake RDMA writes from pinned CPU memory after SGLang's own loader runs
+-- strategy p2p, planned as reshard: Mooncake RDMA writes from pinned CPU memory after SGLang's own loader runs
 -- on a CPU replica of each target rank). Read from radixark/miles @ 31f1ca96
 -- (doc/research/frameworks.md §5, §11; doc/research/p2p-paths.md §1). Not modelled: the
 -- colocated path; the P2P path's Gloo barriers between phases (no published cost); its
@@ -11,7 +11,7 @@ local DIR = "miles/backends/megatron_utils/update_weight/update_weight_from_dist
 
 return framework.profile{
     name = "miles",
-    strategies = { "broadcast", "reshard" },
+    strategies = { "broadcast", "p2p" },
     broadcast = {
         -- Group = the stage's source + all engine GPUs (broadcast.py l.201-245).
         communicator = "receivers",
@@ -36,10 +36,9 @@ return framework.profile{
         loader = "sglang",
     },
     -- P2P: the trainers' point-to-point writes (p2p.py UpdateWeightP2P).
-    reshard = {
+    p2p = {
+        -- Each engine GPU gets its own slice (the plan: reshard).
         plan = "reshard",
-        stage_groups = 0,
-        calls = 1,
         -- Every rank of a stage gathers the stage's whole tensors (the broadcast path's
         -- bucketed gather, mixin.py l.98-226: TP all-gather per tensor, EP per bucket).
         gather = "stage",
@@ -47,8 +46,20 @@ return framework.profile{
         -- l.139-140, 248-298), copying each tensor's slice into pinned host memory, then one
         -- batched RDMA WRITE per session into the engine's weights (l.356-390).
         cpu_loader = true,
+        from = "host",
+        verb = "write",
+        into = "weights",
         -- Writes to every target rank but the last are waited (l.152-163).
         wait_nonlast = true,
+        -- --update-weight-buffer-size, the broadcast path's bucket (arguments.py l.771).
+        bucket = { mib = 512 },
+        buffers = 1,
+        -- convert_to_hf quantises to FP8 on every source (l.123-126).
+        quantize = "sender",
+        export_calls = 1,
+        -- The replica's loader: one SGLang load_weights call per HF tensor and target rank.
+        load_calls = 1,
+        loader = "sglang",
         -- First refit: register_cpu_memory, one region per replica parameter (l.112-120).
         register = "replica_params",
     },
@@ -74,18 +85,18 @@ return framework.profile{
         { field = "broadcast.quantize", repo = MILES, commit = AT,
           file = "miles/backends/megatron_utils/megatron_to_hf/processors/quantizer_fp8.py",
           func = "quantize_params_fp8", says = "FP8 block quantisation on the sender, as slime" },
-        { field = "reshard", repo = MILES, commit = AT, file = DIR .. "p2p.py",
+        { field = "p2p", repo = MILES, commit = AT, file = DIR .. "p2p.py",
           func = "UpdateWeightP2P", says = "--update-weight-transfer-mode p2p: the bucketed "
               .. "gather, then per target rank a CPU replica load and RDMA writes" },
-        { field = "reshard.cpu_loader", repo = MILES, commit = AT, file = DIR .. "p2p.py",
+        { field = "p2p.cpu_loader", repo = MILES, commit = AT, file = DIR .. "p2p.py",
           func = "_update_weight_implementation, _create_cpu_replica",
           says = "model_replica.load_weights per distinct engine rank into pinned replica "
               .. "parameters, then batch_transfer_sync_write per session (l.122-165, 248-298)" },
-        { field = "reshard.wait_nonlast", repo = MILES, commit = AT, file = DIR .. "p2p.py",
+        { field = "p2p.wait_nonlast", repo = MILES, commit = AT, file = DIR .. "p2p.py",
           func = "_update_weight_implementation",
           says = "futures of every rank but the last are waited; the last run in the background "
               .. "on 4 workers (l.143-163)" },
-        { field = "reshard.register", repo = MILES, commit = AT,
+        { field = "p2p.register", repo = MILES, commit = AT,
           file = DIR .. "p2p_transfer_utils.py", func = "register_cpu_memory",
           says = "first refit: one register_memory per replica parameter (l.191-205)" },
         { field = "broadcast.loader", repo = "sgl-project/sglang", commit = "3e4a39ee",

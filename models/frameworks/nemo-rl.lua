@@ -1,8 +1,11 @@
 -- NeMo RL, non-colocated: its default gather-and-broadcast path and its `nccl_reshard`
 -- hybrid path (NCCL M2N for the FFN projections, packed broadcast for the rest). Read from
 -- NVIDIA-NeMo/RL @ 7ea279ab and NVIDIA-NeMo/Megatron-Bridge @ 067f987d
--- (doc/research/frameworks.md §2, §11), and its colocated CUDA-IPC path (§2.3). Not
--- modelled: the NIXL checkpoint-engine transport (§2.4), the SGLang HTTP path.
+-- (doc/research/frameworks.md §2, §11), its colocated CUDA-IPC path (§2.3) and its NIXL
+-- checkpoint-engine transport (refit_transport: nixl, strategy p2p; p2p-paths.md §2). Not
+-- modelled: the SGLang HTTP path; on the NIXL path, tensors that span buckets reassembled on
+-- the CPU (merge_weight_chunk_batches) and the ZMQ message and NIXL notification per bucket
+-- beyond the cluster's per-message costs (no published figure).
 local RL, RL_AT = "NVIDIA-NeMo/RL", "7ea279ab"
 local BRIDGE, BRIDGE_AT = "NVIDIA-NeMo/Megatron-Bridge", "067f987d"
 
@@ -10,7 +13,7 @@ return framework.profile{
     name = "nemo-rl",
     -- broadcast: the default path (refit_transport nccl); hybrid: nccl_reshard, whose bulk
     -- is the FFN projections (policy.default mirrors is_nccl_reshard_param).
-    strategies = { "broadcast", "hybrid" },
+    strategies = { "broadcast", "hybrid", "p2p" },
     broadcast = {
         -- model_update_group = train world + inference world; every train worker joins
         -- (CollectiveWeightSynchronizer.init_communicator).
@@ -62,6 +65,39 @@ return framework.profile{
         -- Each xferdtensor call runs NCCL M2N's kernel: a barrier at its start and one at
         -- its end over the communicator (models/frameworks/m2n.lua).
         barriers = 2,
+    },
+    -- refit_transport: nixl (CheckpointEngineWeightSynchronizer): policy rank i feeds rollout
+    -- rank i (train world >= rollout world), each vLLM worker reads a bucket over NIXL from
+    -- its policy rank's GPU buffer, loads it, then reads the next (p2p-paths.md §2).
+    p2p = {
+        -- Experts sharded by the target (shard_expert_weights), dense tensors whole: refit
+        -- plans and replays the shards; the step charges the dense tensors' whole bytes.
+        plan = "reshard",
+        -- Megatron-Bridge export on every policy rank: every whole HF tensor of every stage
+        -- (_iter_params_with_optional_kv_scales).
+        gather = "export",
+        select = "dense_whole",
+        from = "gpu",
+        verb = "read",
+        into = "buffer",
+        -- copy_(non_blocking) of each chunk into the registered bucket (send_weights).
+        pack_copy = true,
+        -- READ k, load k, synchronise, then READ k + 1 (vLLM checkpoint_engine.py).
+        receiver_serial = true,
+        -- update_weights_bucket_memory_ratio 0.05 of the smallest GPU's total memory: "4 GiB
+        -- bucket on an 80 GiB GPU" (checkpoint_engine_weight_synchronizer.py l.107-148).
+        bucket = { hbm_fraction = 0.05, max_mib = 1 << 20 },
+        -- Two buckets a worker: the sender fills the next once the receiver has read the
+        -- last (flush_bucket waits for the read notification, not the load).
+        buffers = 2,
+        -- BF16 on the wire (FP8 with sharded experts is refused, guide l.157-170).
+        quantize = "sender",
+        export_calls = 1,
+        -- vLLM load_weights per dense HF tensor; experts one stack + one copy per group.
+        load_calls = 1,
+        -- Two CuPy buckets a worker registered with NIXL once (prepare l.255-264).
+        register = "buffers",
+        register_regions = 2,
     },
     -- colocated.enabled (NeMo RL's default): IPCWeightSynchronizer on every GPU.
     colocated = {
@@ -167,6 +203,38 @@ return framework.profile{
           func = "update_weights_via_ipc_zmq",
           says = "rebuild the IPC tensor, view the slices, load_weights, synchronise, ACK "
               .. "(l.641-749)" },
+        { field = "p2p", repo = RL, commit = RL_AT,
+          file = "nemo_rl/weight_sync/checkpoint_engine_weight_synchronizer.py",
+          func = "sync_weights, _source_rank_for_rollout",
+          says = "refit_transport nixl: policy rank i -> rollout rank i, NIXL READ per bucket "
+              .. "(l.41-61, 209-245)" },
+        { field = "p2p.select", repo = RL, commit = RL_AT,
+          file = "nemo_rl/models/generation/vllm/refit_layout.py",
+          func = "select_hf_weight_for_vllm_target",
+          says = "dense tensors go whole; owned experts narrowed to the target TP slice "
+              .. "(l.74-118)" },
+        { field = "p2p.bucket", repo = RL, commit = RL_AT,
+          file = "nemo_rl/weight_sync/checkpoint_engine_weight_synchronizer.py",
+          func = "_resolve_bucket_size_bytes",
+          says = "smallest total GPU memory x update_weights_bucket_memory_ratio 0.05 "
+              .. "(l.107-148)" },
+        { field = "p2p.buffers", repo = RL, commit = RL_AT,
+          file = "nemo_rl/utils/checkpoint_engines/nixl.py", func = "send_weights, flush_bucket",
+          says = "two registered buckets; the sender packs the next once NIXL notifies that the "
+              .. "previous bucket was read (l.38, 340-411)" },
+        { field = "p2p.receiver_serial", repo = RL, commit = RL_AT,
+          file = "nemo_rl/models/generation/vllm/checkpoint_engine.py",
+          func = "update_weights_from_checkpoint_engine",
+          says = "READ a bucket, load it, synchronise the stream, then READ the next (l.139-167)" },
+        { field = "p2p.load_calls", repo = RL, commit = RL_AT,
+          file = "nemo_rl/models/generation/vllm/refit_loader.py",
+          func = "_load_sharded_expert_weight_groups",
+          says = "experts: one torch.stack and one copy_ per (parameter, w1/w2/w3) group; dense "
+              .. "through vLLM load_weights (l.173-272)" },
+        { field = "p2p.register", repo = RL, commit = RL_AT,
+          file = "nemo_rl/utils/checkpoint_engines/nixl.py", func = "prepare",
+          says = "two bucket buffers a worker registered once (l.255-264); release_after_refit "
+              .. "re-registers every refit" },
         { field = "reshard.calls", repo = RL, commit = RL_AT,
           file = "nemo_rl/weight_sync/xferdtensor.py", func = "xferdtensor",
           says = "one nccl.m2n reshard per tensor, no group fusion (l.98-180)" },

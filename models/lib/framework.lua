@@ -21,7 +21,8 @@ local policy = require("policy")
 local framework = {}
 
 -- The presets in models/frameworks/ (t/lua/frameworks.lua checks the folder holds these).
-framework.PRESETS = { "checkpoint-engine", "m2n", "miles", "nemo-rl", "slime", "verl" }
+framework.PRESETS = { "checkpoint-engine", "m2n", "miles", "nemo-rl", "perplexity", "slime",
+    "verl" }
 
 -- The strategies a framework may run: every named one but auto, which is refit's own
 -- search over strategies, not something a framework does.
@@ -31,6 +32,9 @@ for _, s in ipairs(policy.strategies) do
         STRATEGIES[#STRATEGIES + 1] = s
     end
 end
+-- "p2p": the framework's point-to-point path (its p2p section), which a scenario names as
+-- its strategy; refit plans it as the section's `plan` says.
+STRATEGIES[#STRATEGIES + 1] = "p2p"
 
 -- Framework calls per Hugging Face tensor: a count, at most a million.
 local function calls(required)
@@ -119,18 +123,56 @@ local RESHARD = { type = "record", fields = {
     -- The calls' times add up: each call runs alone and none overlaps the next (M2N's
     -- reshard_model_bench reports the slowest rank's sum of its per-pattern timings).
     serial_calls = flag(),
-    -- A point-to-point path from the trainers' host memory (miles' P2P mode,
-    -- doc/research/p2p-paths.md §1): `gather = "stage"`: every rank of a training stage
-    -- gathers the stage's whole tensors first (TP all-gather per tensor, EP per bucket);
-    -- `cpu_loader`: each sender runs the engine's loader (SGLang's) on a CPU replica of each
-    -- distinct target rank, one blocking D2H copy of the target's slice per tensor, then
-    -- writes from pinned host memory; `wait_nonlast`: writes to every target rank but the
-    -- last are waited, the last overlaps the next bucket; `register = "replica_params"`: a
-    -- first refit registers every replica parameter with the NIC (reg_region_us each).
-    gather = { type = "string", values = { "none", "stage" }, default = "none" },
+} }
+
+-- A point-to-point path (doc/research/p2p-paths.md): the senders gather, convert and stage
+-- what they send; pairs move it by RDMA writes or reads; the receivers load it. A scenario
+-- runs it with strategy = "p2p" (sim/step_p2p.c).
+local P2P = { type = "record", fields = {
+    -- What refit plans (and refit-exec replays): "reshard" (each engine GPU its shard, from
+    -- holders refit picks) or "broadcast" (a reader per NIC, then a broadcast to the
+    -- engine's group: checkpoint-engine).
+    plan = { type = "string", values = { "reshard", "broadcast" }, required = true },
+    -- How the senders come to hold what they send: "stage" (every rank of a stage gathers
+    -- the stage's whole tensors), "export" (Megatron-Bridge on every rank, every stage),
+    -- "fsdp" (full_tensor() per parameter over its data-parallel group), "host" (already in
+    -- pinned host memory on their owner).
+    gather = { type = "string", values = { "stage", "export", "fsdp", "host" }, required = true },
+    -- What a receiver gets: its "shard", or every dense tensor whole and its experts' shard
+    -- ("dense_whole").
+    select = { type = "string", values = { "shard", "dense_whole" }, default = "shard" },
+    -- Where the bytes leave from (pinned "host" memory or the sender's "gpu"), the verb
+    -- ("write": the sender's; "read": the receiver's), and where they land ("weights": the
+    -- engine's live weights, no loader; "buffer": a buffer the engine loads from).
+    from = { type = "string", values = { "host", "gpu" }, required = true },
+    verb = { type = "string", values = { "write", "read" }, required = true },
+    into = { type = "string", values = { "weights", "buffer" }, required = true },
+    -- Each sender runs the engine's loader on a CPU replica of each distinct target rank, a
+    -- blocking D2H copy of the target's slice per tensor (miles).
     cpu_loader = flag(),
+    -- Writes to every target rank but the last are waited; the last overlaps the next bucket.
     wait_nonlast = flag(),
-    register = { type = "string", values = { "none", "replica_params" }, default = "none" },
+    -- A receiver loads bucket k before it reads bucket k + 1.
+    receiver_serial = flag(),
+    -- The sender copies what it sends into its registered buffer (one HBM copy).
+    pack_copy = flag(),
+    -- The experts move as a second group once the dense tensors have (a barrier between).
+    experts_after = flag(),
+    bucket = BUCKET,
+    -- 2: the sender works one bucket ahead of the wire (needs a citation); 1: in turn.
+    buffers = { type = "integer", min = 1, max = 2, required = true },
+    quantize = { type = "string", values = { "sender", "receiver_full", "receiver_shard" },
+                 default = "sender" },
+    export_calls = calls(true),
+    load_calls = calls(true),
+    loader = { type = "string", values = { "vllm", "sglang" }, default = "vllm" },
+    -- What is registered with the NIC: "replica_params" (every parameter of the CPU replica,
+    -- reg_region_us each), "buffers" (register_regions a worker), "none"; on the first refit,
+    -- or at every refit with register_every_refit.
+    register = { type = "string", values = { "none", "replica_params", "buffers" },
+                 default = "none" },
+    register_regions = { type = "integer", min = 0, max = schema.MAX_GPUS, default = 0 },
+    register_every_refit = flag(),
 } }
 
 -- One citation: the public code a field mirrors. `field` is the dotted profile field it
@@ -155,6 +197,7 @@ framework.PROFILE = { type = "record", fields = {
     finalize_s = { type = "number", min = 0, max = 3600, default = 0 },
     reshard = RESHARD,
     colocated = COLOCATED,
+    p2p = P2P,
     sources = { type = "list", min_items = 1, required = true, items = SOURCE },
 } }
 
@@ -260,6 +303,37 @@ local function finish(p, blame)
     if p.colocated then
         check_bucket(p.colocated.bucket, "colocated", blame)
     end
+    local q = p.p2p
+    if has(p.strategies, "p2p") and not q then
+        blame({ "p2p", "strategies" }, "strategy p2p needs a p2p section (how the framework "
+            .. "runs its point-to-point path); there is none")
+    end
+    if q then
+        check_bucket(q.bucket, "p2p", blame)
+        -- (A CPU replica's loader runs on the sender: its load_calls are the sender's.)
+        if q.into == "weights" and ((q.load_calls > 0 and not q.cpu_loader)
+            or q.receiver_serial) then
+            blame({ "p2p.into", q.load_calls > 0 and "p2p.load_calls" or "p2p.receiver_serial" },
+                "'weights', but the receiver loads: bytes written into the engine's live "
+                .. "weights need no loader; set into = 'buffer' or load_calls = 0")
+        end
+        if q.cpu_loader and q.from ~= "host" then
+            blame({ "p2p.from", "p2p.cpu_loader" }, "'gpu', but a CPU replica's loader stages "
+                .. "the bytes in pinned host memory: set from = 'host'")
+        end
+        if (q.register == "buffers") ~= (q.register_regions > 0) then
+            blame({ "p2p.register_regions", "p2p.register" }, "register = 'buffers' takes "
+                .. "register_regions > 0 (regions a worker), and only it")
+        end
+        if q.plan == "broadcast" and not b then
+            blame({ "p2p.plan", "broadcast" }, "'broadcast' broadcasts as the profile's "
+                .. "broadcast section says; there is none")
+        end
+        if q.plan == "broadcast" and q.gather ~= "host" then
+            blame({ "p2p.plan", "p2p.gather" }, "'broadcast' reads from the owners' pinned "
+                .. "host memory (gather = 'host'), then broadcasts; other gathers plan reshard")
+        end
+    end
     -- Every citation names a field of the profile, and every section used cites something.
     local cited, fields_cited = {}, {}
     for i, s in ipairs(p.sources) do
@@ -272,14 +346,14 @@ local function finish(p, blame)
     end
     -- Phases overlap only where the framework's code lets them: two buffers must cite the
     -- synchronisation that allows it (the step prints the citation beside the overlap).
-    for _, section in ipairs({ "broadcast", "colocated" }) do
+    for _, section in ipairs({ "broadcast", "colocated", "p2p" }) do
         if p[section] and p[section].buffers == 2 and not fields_cited[section .. ".buffers"] then
             blame({ section .. ".buffers", "sources" }, string.format("2 buffers overlap "
                 .. "export, wire and load; cite the code that lets them (a source with field = "
                 .. "'%s.buffers'), or set 1", section))
         end
     end
-    for _, section in ipairs({ "strategies", "broadcast", "reshard", "colocated" }) do
+    for _, section in ipairs({ "strategies", "broadcast", "reshard", "colocated", "p2p" }) do
         if p[section] and not cited[section] then
             blame({ "sources" }, string.format("no citation for %s (add a source with field = "
                 .. "'%s' or one of its fields)", section, section))
@@ -322,6 +396,13 @@ local function normalise(p, path)
     end
     if p.reshard then
         out.reshard = copy(p.reshard)
+    end
+    out.p2p = false
+    if p.p2p then
+        local q = copy(p.p2p)
+        q.bucket = bucket_form(q.bucket)
+        q.overlap_why = q.buffers == 2 and says(p, "p2p.buffers") or ""
+        out.p2p = q
     end
     out.colocated = false
     if p.colocated then

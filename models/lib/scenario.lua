@@ -7,6 +7,12 @@ local layout = require("layout")
 local policy = require("policy")
 local cluster = require("cluster")
 local framework = require("framework")
+
+local SCENARIO_STRATEGIES = {}
+for i, name in ipairs(policy.strategies) do
+    SCENARIO_STRATEGIES[i] = name
+end
+SCENARIO_STRATEGIES[#SCENARIO_STRATEGIES + 1] = "p2p"
 local rlconfig = require("rlconfig")
 local file = require("file")
 
@@ -22,7 +28,8 @@ local SCENARIO = { type = "record", fields = {
     -- The sides read from the RL framework's own config instead of train and infer:
     -- { nemo_rl = "recipe.yaml" } or { verl = "ppo.yaml" } (rlconfig.lua).
     sides = rlconfig.SIDES,
-    strategy = { type = "string", values = policy.strategies, default = "reshard" },
+    -- refit's strategies, and "p2p": a framework profile's point-to-point path.
+    strategy = { type = "string", values = SCENARIO_STRATEGIES, default = "reshard" },
     -- function(tensor) -> "reshard" | "broadcast"; consulted by the hybrid strategy only,
     -- so a scenario can switch strategies without removing it.
     policy = { type = "function" },
@@ -70,7 +77,8 @@ local function staging_bytes(mb, c, profile)
     if mb then
         return mb * 1000000
     end
-    local path = profile and (profile.colocated_run and profile.colocated or profile.broadcast)
+    local path = profile and (profile.colocated_run and profile.colocated
+        or profile.p2p_run and profile.p2p or profile.broadcast)
     local b = path and path.bucket
     if b and b.hbm_fraction > 0 then
         return math.max(1, math.min(math.floor(b.hbm_fraction * c.hbm_gb * 1e9),
@@ -295,6 +303,31 @@ function scenario.normalise(raw, source, base_dir, context, overrides, line)
     elseif profile and raw.strategy == nil and profile.strategies then
         s.strategy = profile.strategies[1]
     end
+    -- Strategy p2p is a framework's point-to-point path: refit plans it as the profile's p2p
+    -- section says (reshard, or broadcast after the reads) and the step is the framework's.
+    if s.strategy == "p2p" then
+        if not profile then
+            schema.raise(site, "strategy", "p2p is a framework's point-to-point path: name "
+                .. "a framework profile that runs one (framework = 'miles', 'nemo-rl', "
+                .. "'checkpoint-engine' or 'perplexity')")
+        end
+        local listed = false
+        for _, name in ipairs(profile.strategies) do
+            listed = listed or name == "p2p"
+        end
+        if not listed or not profile.p2p then
+            schema.raise(site, "strategy", string.format("p2p: profile %s has no "
+                .. "point-to-point path (it runs %s)", profile.name,
+                table.concat(profile.strategies, ", ")))
+        end
+        if profile.p2p.gather == "fsdp" and not train.fsdp then
+            schema.raise(site, "train.fsdp", string.format("profile %s gathers with FSDP's "
+                .. "full_tensor(), but the training side is Megatron; set train.fsdp = true",
+                profile.name))
+        end
+        profile.p2p_run = true
+        s.strategy = profile.p2p.plan
+    end
     if raw.refit ~= nil and not profile then
         schema.raise(site, "refit", string.format("'%s' needs a framework profile: refit's own "
             .. "plans set nothing up per job", s.refit))
@@ -304,7 +337,8 @@ function scenario.normalise(raw, source, base_dir, context, overrides, line)
     end
     -- The framework's buffers are the rounds in flight, unless the scenario set streams.
     local raw_cal = type(raw.cluster) == "table" and raw.cluster.calibration
-    local path = profile and (profile.colocated_run and profile.colocated or profile.broadcast)
+    local path = profile and (profile.colocated_run and profile.colocated
+        or profile.p2p_run and profile.p2p or profile.broadcast)
     if path and not (type(raw_cal) == "table" and raw_cal.streams) then
         c.calibration.streams = path.buffers
     end

@@ -39,7 +39,8 @@ local SCENARIOS = {
         .. "the engine's TP x DP ranks), got 4" },
     { "replicas.lua", 6, "infer.replicas", "4 does not match gpus/(tp*pp*dp) = 64/8 = 8" },
     { "strategy.lua", 7, "strategy",
-      "expected one of 'broadcast', 'reshard', 'hierarchical', 'hybrid', 'auto', got 'magic'" },
+      "expected one of 'broadcast', 'reshard', 'hierarchical', 'hybrid', 'auto', 'p2p', got "
+          .. "'magic'" },
     { "sources.lua", 7, "sources", "expected one of 'balanced', 'local', got 'nearest'" },
     { "policy.lua", 8, "policy", "returned 'teleport' for model.embed_tokens.weight; "
         .. "expected 'reshard' or 'broadcast' or 'hierarchical'" },
@@ -147,7 +148,7 @@ local SCENARIOS = {
     -- checked with the profile's schema and relations, reported as framework.<field>.
     { "framework-unknown.lua", 7, "framework", "unknown profile 'nemo_rl' (did you mean "
         .. "'nemo-rl'?); the presets are 'checkpoint-engine', 'm2n', 'miles', 'nemo-rl', "
-        .. "'slime', 'verl', or give the path of a profile file" },
+        .. "'perplexity', 'slime', 'verl', or give the path of a profile file" },
     { "framework-type.lua", 7, "framework", "expected a string or a table, got 3" },
     { "framework-missing-file.lua", 7, "framework",
       bad .. "no-such-profile.lua: no such file or directory" },
@@ -164,7 +165,18 @@ local SCENARIOS = {
         .. "none" },
     { "framework-added.lua", 10, "framework.reshard.stage_groups", "missing" },
     { "framework-auto.lua", 7, "framework.strategies.1",
-      "expected one of 'broadcast', 'reshard', 'hierarchical', 'hybrid', got 'auto'" },
+      "expected one of 'broadcast', 'reshard', 'hierarchical', 'hybrid', 'p2p', got 'auto'" },
+    -- Strategy p2p: a profile's point-to-point path (models/lib/scenario.lua).
+    { "p2p-no-profile.lua", 7, "strategy", "p2p is a framework's point-to-point path: name a "
+        .. "framework profile that runs one (framework = 'miles', 'nemo-rl', 'checkpoint-engine' "
+        .. "or 'perplexity')" },
+    { "p2p-unsupported.lua", 8, "strategy", "p2p: profile verl has no point-to-point path (it "
+        .. "runs broadcast)" },
+    { "p2p-fsdp.lua", 5, "train.fsdp", "profile perplexity gathers with FSDP's full_tensor(), "
+        .. "but the training side is Megatron; set train.fsdp = true" },
+    { "p2p-into.lua", 8, "framework.p2p.load_calls", "'weights', but the receiver loads: bytes "
+        .. "written into the engine's live weights need no loader; set into = 'buffer' or "
+        .. "load_calls = 0" },
 }
 
 for _, case in ipairs(SCENARIOS) do

@@ -19,7 +19,15 @@ local BROADCAST = {
 local RESHARD = {
     plan = "string", stage_groups = "integer", misc_after_bulk = "boolean", stack_experts = "boolean",
     fused_copy = "boolean", calls = "number", barriers = "integer", serial_calls = "boolean",
-    gather = "string", cpu_loader = "boolean", wait_nonlast = "boolean", register = "string",
+}
+local P2P_SHAPE = {
+    plan = "string", gather = "string", select = "string", from = "string", verb = "string",
+    into = "string", cpu_loader = "boolean", wait_nonlast = "boolean",
+    receiver_serial = "boolean", pack_copy = "boolean", experts_after = "boolean",
+    bucket = { hbm_fraction = "number", max_mib = "integer", mib = "integer" },
+    buffers = "integer", quantize = "string", export_calls = "number", load_calls = "number",
+    loader = "string", register = "string", register_regions = "integer",
+    register_every_refit = "boolean", overlap_why = "string",
 }
 local COLOCATED = {
     export = "string", bucket = { hbm_fraction = "number", max_mib = "integer", mib = "integer" },
@@ -57,7 +65,8 @@ end
 
 local function contract(p)
     local top = { name = "string", source = "string", finalize_s = "number" }
-    for k in pairs({ strategies = 1, broadcast = 1, reshard = 1, colocated = 1, sources = 1 }) do
+    for k in pairs({ strategies = 1, broadcast = 1, reshard = 1, colocated = 1, p2p = 1,
+                     sources = 1 }) do
         if p[k] == nil then
             return "missing field " .. k
         end
@@ -65,7 +74,7 @@ local function contract(p)
     local rest = {}
     for k, v in pairs(p) do
         if k ~= "strategies" and k ~= "broadcast" and k ~= "reshard" and k ~= "colocated"
-            and k ~= "sources" then
+            and k ~= "p2p" and k ~= "sources" then
             rest[k] = v
         end
     end
@@ -73,6 +82,7 @@ local function contract(p)
         or (p.broadcast ~= false and mismatch(p.broadcast, BROADCAST, "broadcast."))
         or (p.reshard ~= false and mismatch(p.reshard, RESHARD, "reshard."))
         or (p.colocated ~= false and mismatch(p.colocated, COLOCATED, "colocated."))
+        or (p.p2p ~= false and mismatch(p.p2p, P2P_SHAPE, "p2p."))
     if problem then
         return problem
     end
@@ -144,19 +154,25 @@ local BC = { "broadcast.communicator", "broadcast.root", "broadcast.gather",
              "broadcast.load_calls", "finalize_s" }
 local RS = { "reshard.stage_groups", "reshard.misc_after_bulk", "reshard.stack_experts",
              "reshard.fused_copy", "reshard.calls", "reshard.plan" }
--- The point-to-point path's fields (miles' P2P) and M2N's per-call mechanisms.
-local P2P = { "reshard.gather", "reshard.cpu_loader", "reshard.wait_nonlast",
-              "reshard.register", "reshard.barriers", "reshard.serial_calls" }
+-- M2N's per-call mechanisms.
+local CALLS = { "reshard.barriers", "reshard.serial_calls" }
+-- The point-to-point paths (doc/research/p2p-paths.md).
+local P2P = { "p2p.plan", "p2p.gather", "p2p.select", "p2p.from", "p2p.verb", "p2p.into",
+              "p2p.cpu_loader", "p2p.wait_nonlast", "p2p.receiver_serial", "p2p.pack_copy",
+              "p2p.experts_after", "p2p.bucket.hbm_fraction", "p2p.bucket.mib", "p2p.buffers",
+              "p2p.loader", "p2p.register", "p2p.register_regions", "p2p.register_every_refit" }
 local WANT = {
-    ["nemo-rl"] = { "broadcast hybrid", "all first export 0.02 5120 0 2 false false true "
+    ["nemo-rl"] = { "broadcast hybrid p2p", "all first export 0.02 5120 0 2 false false true "
         .. "receiver_full 1 1 0", "2 true true true 1 hierarchical" },
     verl = { "broadcast", "receivers first export 0 0 2048 2 false false true receiver_full "
         .. "1 1 0", "nil nil nil nil nil nil" },
     slime = { "broadcast", "receivers stage stage 0 0 512 1 true true false sender 1 1 0",
               "nil nil nil nil nil nil" },
-    miles = { "broadcast reshard", "receivers stage stage 0 0 512 1 true true false sender 1 1 0",
-              "0 false false false 1 reshard" },
-    ["checkpoint-engine"] = { "broadcast", "receivers owner host 0 0 8192 2 false false true "
+    miles = { "broadcast p2p", "receivers stage stage 0 0 512 1 true true false sender 1 1 0",
+              "nil nil nil nil nil nil" },
+    perplexity = { "p2p", "nil nil nil nil nil nil nil nil nil nil nil nil nil 0",
+                   "nil nil nil nil nil nil" },
+    ["checkpoint-engine"] = { "broadcast p2p", "receivers owner host 0 0 8192 2 false false true "
         .. "sender 0 1 0", "nil nil nil nil nil nil" },
     m2n = { "reshard hierarchical", "nil nil nil nil nil nil nil nil nil nil nil nil nil 0",
             "0 false false false 1 hierarchical" },
@@ -169,10 +185,23 @@ for _, name in ipairs(framework.PRESETS) do
         tap.is(fields(p, RS), want[3], name .. ": reshard bulk path as cited")
     end
 end
-tap.is(profiles.miles and fields(profiles.miles, P2P), "stage true true replica_params 0 false",
-    "miles: its P2P path gathers in the stage, loads on CPU replicas, waits, registers")
-tap.is(profiles.m2n and fields(profiles.m2n, P2P), "none false false none 2 true",
+tap.is(profiles.m2n and fields(profiles.m2n, CALLS), "2 true",
     "m2n: two barriers a call, the calls' times summed as its benchmark does")
+local P2P_WANT = {
+    miles = "reshard stage shard host write weights true true false false false 0 512 1 sglang "
+        .. "replica_params 0 false",
+    ["nemo-rl"] = "reshard export dense_whole gpu read buffer false false true true false 0.05 0 "
+        .. "2 vllm buffers 2 false",
+    ["checkpoint-engine"] = "broadcast host shard host read buffer false false false false false "
+        .. "0 8192 2 vllm buffers 1 true",
+    perplexity = "reshard fsdp shard gpu write weights false false false false true 0 1024 2 "
+        .. "vllm none 0 false",
+}
+for _, name in ipairs({ "miles", "nemo-rl", "checkpoint-engine", "perplexity" }) do
+    tap.is(profiles[name] and fields(profiles[name], P2P), P2P_WANT[name],
+        name .. ": its point-to-point path as doc/research/p2p-paths.md reads it")
+end
+tap.is(profiles.verl and profiles.verl.p2p, false, "verl: no p2p section (false)")
 tap.is(profiles.m2n and profiles.m2n.broadcast, false, "m2n: no broadcast section (false)")
 tap.is(profiles.verl and profiles.verl.reshard, false, "verl: no reshard section (false)")
 
