@@ -142,6 +142,93 @@ sed 's|framework = "miles",|refit = "first",|; s|strategy = "p2p"|strategy = "re
 is "$? $(cat "$tmp/err")" "1 refit: $tmp/nofw.lua:9: refit: 'first' needs a framework profile: \
 refit's own plans set nothing up per job" "refit = \"first\" without a profile is refused"
 
+# A miles P2P run stored before the p2p section (its fields under reshard, strategy reshard)
+# reads back as the same path: calibrate re-predicts it from the older form of the document.
+"$SQLITE3" "$tmp/p2p.db" "UPDATE run SET scenario_json = json_remove(json_set(scenario_json,
+    '\$.framework.reshard', json_object('plan', 'reshard', 'stage_groups', 0,
+    'misc_after_bulk', json('false'), 'stack_experts', json('false'), 'fused_copy',
+    json('false'), 'calls', 1.0, 'gather', 'stage', 'cpu_loader', json('true'),
+    'wait_nonlast', json('true'), 'register', 'replica_params'),
+    '\$.framework.strategies', json('[\"broadcast\", \"reshard\"]')), '\$.framework.p2p')
+    WHERE id = 1"
+"$REFIT" calibrate --db "$tmp/p2p.db" --cluster dgx-h100 --out "$tmp/cal2.lua" --json \
+    >"$tmp/cal2.json"
+awk -v r="$(json "$tmp/cal2.json" '$.rms_before')" 'BEGIN { exit !(r < 1e-9) }'
+ok $? "a P2P run stored in the older form (reshard.cpu_loader) re-predicts the same step"
+
+# NeMo RL's NIXL path (strategy p2p): every vLLM rank reads each dense tensor whole and its TP
+# slice of the experts (4 ranks a TP4 engine), bucket by bucket from its paired policy rank.
+"$REFIT" sim "$data/nemo-rl-nixl.lua" --db "$tmp/nixl.db" --json >"$tmp/n.json"
+ok $? "refit sim nemo-rl-nixl.lua (NeMo RL's NIXL path)"
+is "$(json "$tmp/n.json" '$.strategy') $("$SQLITE3" :memory: "SELECT group_concat(
+    json_extract(value, '\$.part') || '.' || json_extract(value, '\$.phase'), ' ') FROM
+    json_each(json_extract(readfile('$tmp/n.json'), '\$.step.phases'))")" \
+    "reshard all.prepare all.export all.transfer all.load all.finalize" \
+    "NIXL: planned as reshard; prepare, export, the reads, the load, finalize"
+is "$(ph "$tmp/n.json" all transfer bytes)" "$(sql "$tmp/nixl.db" "SELECT sum(CASE WHEN role =
+    'expert' THEN wire_bytes / 4 ELSE wire_bytes END) FROM tensor WHERE run_id = 1")" \
+    "a rollout rank reads every dense tensor whole and a quarter of each expert tensor"
+awk -v got="$(ph "$tmp/n.json" all transfer bytes)" -v shard="$(sql "$tmp/nixl.db" \
+    "SELECT received_bytes FROM gpu_traffic WHERE run_id = 1 AND gpu = 8")" \
+    'BEGIN { exit !(got > shard) }'
+ok $? "more than the plan's shard (dense tensors whole): the step charges what NIXL moves"
+n_b=$(ph "$tmp/n.json" all transfer calls)
+near "$(json "$tmp/n.json" '$.step.seconds')" "$(awk -v n="$n_b" \
+    -v e="$(ph "$tmp/n.json" all export seconds)" -v w="$(ph "$tmp/n.json" all transfer seconds)" \
+    -v l="$(ph "$tmp/n.json" all load seconds)" 'BEGIN { a = e; b = w + l;
+    m = a > b ? a : b; printf "%.17g", m * (n - 1) / n + (a + b) / n }')"
+ok $? "$n_b buckets: the sender one bucket ahead of the receiver's read and load"
+case "$(json "$tmp/n.json" '$.step.composition')" in
+*"as two registered buckets; the sender packs the next once NIXL notifies"*) r=0 ;;
+*) r=1 ;;
+esac
+ok $r "the overlap cites the notification it waits on (nixl.py send_weights, flush_bucket)"
+sed "s|strategy = \"p2p\",|strategy = \"p2p\", refit = \"first\",|; \
+    s|\.\./exec/tiny-qwen3-moe.lua|$(cd "$SRCDIR/t/data/exec" && pwd)/tiny-qwen3-moe.lua|" \
+    "$data/nemo-rl-nixl.lua" >"$tmp/nixl-first.lua"
+"$REFIT" sim "$tmp/nixl-first.lua" --db "$tmp/nixl.db" --json >"$tmp/nf.json"
+is "$(ph "$tmp/nf.json" all prepare calls) $(ph "$tmp/nf.json" all prepare seconds)" \
+    "2 0.003794" "a first refit registers the worker's two buckets (2 x 1.897 ms)"
+replay_checked "$tmp/nixl.db" 1 16 "the NIXL run's plan"
+
+# checkpoint-engine: its P2P mode is broadcast mode with the owners' H2D copies turned into
+# remote reads (one reader per NIC) and the read buffer registered at every update.
+"$REFIT" sim "$data/ce-p2p.lua" --db "$tmp/ce.db" --json >"$tmp/cp.json"
+ok $? "refit sim ce-p2p.lua (checkpoint-engine's P2P mode)"
+"$REFIT" sim "$data/ce-p2p.lua" --strategy broadcast --db "$tmp/ce.db" --json >"$tmp/cb.json"
+is "$(json "$tmp/cp.json" '$.strategy') $(ph "$tmp/cp.json" all transfer seconds)" \
+    "broadcast $(ph "$tmp/cb.json" all transfer seconds)" \
+    "the P2P mode broadcasts as broadcast mode does, on the same plan"
+case "$(ph "$tmp/cp.json" all export mechanism)" in
+"RDMA reads from the owners' pinned memory"*) r=0 ;;
+*) r=1 ;;
+esac
+ok $r "its export reads from the owners' pinned memory"
+is "$(ph "$tmp/cp.json" all prepare seconds) $(ph "$tmp/cb.json" all prepare seconds)" \
+    "0.001897 " "a steady refit still registers the read buffer (1.897 ms); broadcast mode none"
+awk -v p="$(json "$tmp/cp.json" '$.step.seconds')" -v b="$(json "$tmp/cb.json" '$.step.seconds')" \
+    'BEGIN { exit !(p > b) }'
+ok $? "P2P mode takes longer than broadcast mode, as checkpoint-engine's README measures"
+
+# Perplexity: FSDP trainers write into the engines' weights, the dense tensors, then the
+# experts; each group's export and writes overlap.
+"$REFIT" sim "$data/perplexity.lua" --db "$tmp/px.db" --json >"$tmp/px.json"
+ok $? "refit sim perplexity.lua (Perplexity's schedule)"
+is "$("$SQLITE3" :memory: "SELECT group_concat(json_extract(value, '\$.part') || '.' ||
+    json_extract(value, '\$.phase'), ' ') FROM json_each(json_extract(readfile('$tmp/px.json'),
+    '\$.step.phases'))")" \
+    "all.prepare misc.export misc.transfer misc.load bulk.export bulk.transfer bulk.load all.finalize" \
+    "Perplexity: the dense group (misc), then the experts (bulk)"
+is "$(ph "$tmp/px.json" misc load seconds) $(ph "$tmp/px.json" bulk load seconds)" "0.0 0.0" \
+    "written into the engines' weights: nothing to load"
+near "$(json "$tmp/px.json" '$.step.seconds')" "$(awk \
+    -v e1="$(ph "$tmp/px.json" misc export seconds)" -v w1="$(ph "$tmp/px.json" misc transfer seconds)" \
+    -v e2="$(ph "$tmp/px.json" bulk export seconds)" -v w2="$(ph "$tmp/px.json" bulk transfer seconds)" \
+    -v n1="$(ph "$tmp/px.json" misc transfer calls)" -v n2="$(ph "$tmp/px.json" bulk transfer calls)" \
+    'function g(e, w, n) { m = e > w ? e : w; return m * (n - 1) / n + (e + w) / n }
+    BEGIN { printf "%.17g", g(e1, w1, n1) + g(e2, w2, n2) }')"
+ok $? "each group's export and writes overlap; the groups follow each other"
+
 # FP8 engine: BF16 on the wire (no scale tensors), every receiver quantises whole tensors.
 "$REFIT" sim "$data/nemo-rl-fp8.lua" --db "$db" --json >"$tmp/f.json"
 ok $? "refit sim nemo-rl-fp8.lua: run 3"

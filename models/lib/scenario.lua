@@ -325,6 +325,13 @@ function scenario.normalise(raw, source, base_dir, context, overrides, line)
                 .. "full_tensor(), but the training side is Megatron; set train.fsdp = true",
                 profile.name))
         end
+        -- NeMo RL's NIXL path pairs policy rank i with rollout rank i; the policy ranks past
+        -- the rollout world only drain the export (_source_rank_for_rollout).
+        if profile.p2p.select == "dense_whole" and train.gpus < infer.gpus then
+            schema.raise(site, "infer.gpus", string.format("%d inference GPUs, but profile %s "
+                .. "pairs training rank i with inference rank i: it needs at least as many "
+                .. "training GPUs (%d)", infer.gpus, profile.name, train.gpus))
+        end
         profile.p2p_run = true
         s.strategy = profile.p2p.plan
     end

@@ -174,6 +174,8 @@ local SCENARIOS = {
         .. "runs broadcast)" },
     { "p2p-fsdp.lua", 5, "train.fsdp", "profile perplexity gathers with FSDP's full_tensor(), "
         .. "but the training side is Megatron; set train.fsdp = true" },
+    { "p2p-pairs.lua", 7, "infer.gpus", "16 inference GPUs, but profile nemo-rl pairs training "
+        .. "rank i with inference rank i: it needs at least as many training GPUs (8)" },
     { "p2p-into.lua", 8, "framework.p2p.load_calls", "'weights', but the receiver loads: bytes "
         .. "written into the engine's live weights need no loader; set into = 'buffer' or "
         .. "load_calls = 0" },
