@@ -213,25 +213,25 @@ static json_t *framework_json(const struct rf_framework *fw)
      * miles' P2P fields were reshard's: rf_framework_from_json reads those too). */
     const struct rf_fw_p2p *q = &fw->p2p;
     if (!bad && q->present)
-        bad = json_object_set_new(
-                  o, "p2p",
-                  json_pack("{ss ss ss ss ss ss sb sb sb sb sb s{sf sI sI} si ss ss sf sf ss si sb "
-                            "sb}",
-                            "plan", q->broadcast_plan ? "broadcast" : "reshard", "gather",
-                            rf_fw_p2p_gather_name(q->gather), "select",
-                            q->dense_whole ? "dense_whole" : "shard", "from",
-                            q->from_host ? "host" : "gpu", "verb", q->read ? "read" : "write",
-                            "into", q->into_weights ? "weights" : "buffer", "cpu_loader",
-                            q->cpu_loader, "wait_nonlast", q->wait_nonlast, "receiver_serial",
-                            q->receiver_serial, "pack_copy", q->pack_copy, "experts_after",
-                            q->experts_after, "bucket", "hbm_fraction", q->bucket_hbm_fraction,
-                            "max_bytes", (json_int_t)q->bucket_max_bytes, "bytes",
-                            (json_int_t)q->bucket_bytes, "buffers", (int)q->buffers, "quantize",
-                            rf_fw_quant_name(q->quant), "loader", rf_fw_loader_name(q->loader),
-                            "export_calls", q->export_calls, "load_calls", q->load_calls,
-                            "register", rf_fw_p2p_register_name(q->reg), "register_regions",
-                            (int)q->register_regions, "register_every_refit",
-                            q->register_every_refit, "run", fw->p2p_run)) < 0;
+        bad =
+            json_object_set_new(
+                o, "p2p",
+                json_pack("{ss ss ss ss ss ss sb sb sb sb sb s{sf sI sI} si ss ss sf sf ss si sb "
+                          "sb}",
+                          "plan", q->broadcast_plan ? "broadcast" : "reshard", "gather",
+                          rf_fw_p2p_gather_name(q->gather), "select",
+                          q->dense_whole ? "dense_whole" : "shard", "from",
+                          q->from_host ? "host" : "gpu", "verb", q->read ? "read" : "write", "into",
+                          q->into_weights ? "weights" : "buffer", "cpu_loader", q->cpu_loader,
+                          "wait_nonlast", q->wait_nonlast, "receiver_serial", q->receiver_serial,
+                          "pack_copy", q->pack_copy, "experts_after", q->experts_after, "bucket",
+                          "hbm_fraction", q->bucket_hbm_fraction, "max_bytes",
+                          (json_int_t)q->bucket_max_bytes, "bytes", (json_int_t)q->bucket_bytes,
+                          "buffers", (int)q->buffers, "quantize", rf_fw_quant_name(q->quant),
+                          "loader", rf_fw_loader_name(q->loader), "export_calls", q->export_calls,
+                          "load_calls", q->load_calls, "register", rf_fw_p2p_register_name(q->reg),
+                          "register_regions", (int)q->register_regions, "register_every_refit",
+                          q->register_every_refit, "run", fw->p2p_run)) < 0;
     if (!bad && fw->first_refit)
         bad = json_object_set_new(o, "refit", json_string("first")) < 0;
     if (!bad && fw->colocated)

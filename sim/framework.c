@@ -441,8 +441,8 @@ static int read_p2p(lua_State *L, int t, struct rf_framework *fw, struct rf_erro
     p->register_every_refit = get_bool(L, t, "register_every_refit");
     get_text(L, t, "overlap_why", p->overlap_why, sizeof(p->overlap_why));
     lua_getfield(L, t, "bucket");
-    rc = read_bucket(L, "p2p", &p->bucket_hbm_fraction, &p->bucket_max_bytes, &p->bucket_bytes,
-                     err);
+    rc =
+        read_bucket(L, "p2p", &p->bucket_hbm_fraction, &p->bucket_max_bytes, &p->bucket_bytes, err);
     lua_pop(L, 1);
     if (rc == 0)
         p->present = true;
@@ -540,8 +540,8 @@ int64_t rf_framework_bucket(const struct rf_framework *fw, double hbm_gb)
 
 int64_t rf_framework_p2p_bucket(const struct rf_framework *fw, double hbm_gb)
 {
-    return bucket_bytes(fw->p2p.bucket_hbm_fraction, fw->p2p.bucket_max_bytes,
-                        fw->p2p.bucket_bytes, hbm_gb);
+    return bucket_bytes(fw->p2p.bucket_hbm_fraction, fw->p2p.bucket_max_bytes, fw->p2p.bucket_bytes,
+                        hbm_gb);
 }
 
 int64_t rf_framework_colo_bucket(const struct rf_framework *fw, double hbm_gb)

@@ -113,7 +113,7 @@ struct rf_fw_p2p {
     int64_t bucket_max_bytes, bucket_bytes;
     int32_t buffers; /* 2: the sender works one bucket ahead of the wire and the receiver */
     enum rf_fw_p2p_register reg;
-    int32_t register_regions; /* with RF_FW_P2P_REG_BUFFERS: regions a worker */
+    int32_t register_regions;  /* with RF_FW_P2P_REG_BUFFERS: regions a worker */
     bool register_every_refit; /* registered at every refit, not the first only */
     char overlap_why[RF_FW_WHY_MAX];
 };

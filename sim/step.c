@@ -159,9 +159,9 @@ static double broadcast_part(const struct rf_step_input *in, const uint8_t *mask
     double e = step_issued(host, device, gcalls > 0 ? nccl_s : 0);
     const char *how = fw->gather == RF_FW_GATHER_EXPORT  ? "Bridge export on every trainer"
                       : fw->gather == RF_FW_GATHER_STAGE ? "gathers within each stage"
-                      : remote                           ? "RDMA reads from the owners' pinned memory"
-                      : fw->gather == RF_FW_GATHER_HOST  ? "H2D copy from pinned host memory"
-                                                         : "point-to-point gather (simulated)";
+                      : remote ? "RDMA reads from the owners' pinned memory"
+                      : fw->gather == RF_FW_GATHER_HOST ? "H2D copy from pinned host memory"
+                                                        : "point-to-point gather (simulated)";
     step_add_phase(st, part, RF_STEP_EXPORT, e, bytes, gcalls + hf,
                    "%s: %lld collectives %.3g s, pack %.3g s%s%s on the device; host %.3g s "
                    "(%lld HF tensors x %.3g calls)",
@@ -311,8 +311,8 @@ static int step_model(const struct rf_step_input *in, struct rf_step *st, struct
                            reg > 0 ? "the read buffer registered with the NIC"
                                    : "nothing registered this refit");
         }
-        total = reg + broadcast_part(in, mask, RF_STEP_ALL, in->wire_all_s, in->wire_all_nic_s,
-                                     st, err, &rc);
+        total = reg + broadcast_part(in, mask, RF_STEP_ALL, in->wire_all_s, in->wire_all_nic_s, st,
+                                     err, &rc);
     } else if (plan->strategy == RF_STRAT_HYBRID && fw->reshard) {
         /* The bulk's phases first, in the order they run. */
         for (size_t i = 0; i < plan->n_tensors; i++)

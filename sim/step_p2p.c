@@ -39,7 +39,8 @@ static void add_register(struct rf_step *st, const struct rf_step_input *in, dou
                        in->fw->first_refit ? "first refit" : "every refit", what,
                        (long long)regions);
     else
-        step_add_phase(st, RF_STEP_ALL, RF_STEP_PREPARE, 0, 0, 0, "steady refit: nothing to set up");
+        step_add_phase(st, RF_STEP_ALL, RF_STEP_PREPARE, 0, 0, 0,
+                       "steady refit: nothing to set up");
 }
 
 /* Per training stage: what each of its senders does before it writes. */
@@ -218,8 +219,8 @@ static int group_work(const struct rf_step_input *in, struct group_work *g, int 
             k->qbytes += got; /* FP8 bytes: as many BF16 pairs read */
         if (gather) {
             double before = x.nic_s;
-            k->gather_s += step_export_gather(in, &x, t, p->gather != RF_FW_P2P_GATHER_EXPORT,
-                                              &k->gcalls);
+            k->gather_s +=
+                step_export_gather(in, &x, t, p->gather != RF_FW_P2P_GATHER_EXPORT, &k->gcalls);
             k->nic_s += x.nic_s - before;
         }
     }
@@ -232,9 +233,10 @@ static int group_work(const struct rf_step_input *in, struct group_work *g, int 
             /* Balanced by bytes over every training GPU: all receivers' bytes shared out. */
             int64_t all = total[j] * (int64_t)infer->gpus;
             g[j].sent = ceil_div(all, train->gpus > 0 ? train->gpus : 1);
-            g[j].qbytes = g[j].received > 0 ? (int64_t)((double)g[j].qbytes *
-                                                        (double)g[j].sent / (double)g[j].received)
-                                            : 0;
+            g[j].qbytes =
+                g[j].received > 0
+                    ? (int64_t)((double)g[j].qbytes * (double)g[j].sent / (double)g[j].received)
+                    : 0;
         }
         g[j].qbytes *= 2;
     }
@@ -251,16 +253,16 @@ static double pair_wire(const struct rf_step_input *in, int64_t bytes, int64_t b
                        ? (double)c->nic.per_node / (double)c->gpus_per_node
                        : 1;
     double rate = c->nic.gbps * c->cal.nic_efficiency * share * 1e9;
-    double fixed = (c->cal.message_latency_us + c->nic.latency_us +
-                    2 * c->fabric.switch_latency_us) * 1e-6;
+    double fixed =
+        (c->cal.message_latency_us + c->nic.latency_us + 2 * c->fabric.switch_latency_us) * 1e-6;
     return (rate > 0 ? (double)bytes / rate : 0) + (double)buckets * fixed;
 }
 
 /* NeMo RL's NIXL reads and Perplexity's writes: per group the senders' export (gathers,
  * conversion, FP8, the copy into the registered buffer), the wire, the receivers' load,
  * composed as the path overlaps them. */
-static double paired_part(const struct rf_step_input *in, struct rf_step *st,
-                          struct rf_error *err, int *rcp)
+static double paired_part(const struct rf_step_input *in, struct rf_step *st, struct rf_error *err,
+                          int *rcp)
 {
     const struct rf_framework *fw = in->fw;
     const struct rf_fw_p2p *p = &fw->p2p;
@@ -318,8 +320,8 @@ static double paired_part(const struct rf_step_input *in, struct rf_step *st,
             w = pair_wire(in, k->received, buckets);
         else
             w = groups > 1 ? (j ? in->wire_expert_s : in->wire_dense_s) : in->wire_all_s;
-        step_add_phase(st, part, RF_STEP_TRANSFER, w, k->received, buckets,
-                       "%s%s %s %s, %s", name, p->read ? "RDMA reads" : "RDMA writes",
+        step_add_phase(st, part, RF_STEP_TRANSFER, w, k->received, buckets, "%s%s %s %s, %s", name,
+                       p->read ? "RDMA reads" : "RDMA writes",
                        p->from_host ? "from pinned host memory" : "GPU to GPU",
                        p->into_weights ? "into the engines' weights" : "into the engine's buffer",
                        p->dense_whole ? "pairs (rank i -> i) at the NIC's rate, dense tensors whole"
@@ -332,8 +334,8 @@ static double paired_part(const struct rf_step_input *in, struct rf_step *st,
         if (!p->into_weights) {
             double lhost = (double)k->dense_hf * p->load_calls * tensor_s +
                            (double)(k->expert_tensors * 2 * buckets) * launch_s;
-            double dev = (double)(k->received - k->expert_rcv) / mem +
-                         2.0 * (double)k->expert_rcv / mem;
+            double dev =
+                (double)(k->received - k->expert_rcv) / mem + 2.0 * (double)k->expert_rcv / mem;
             l = step_issued(lhost, dev, 0);
             step_add_phase(st, part, RF_STEP_LOAD, l, k->received, k->dense_hf + k->expert_tensors,
                            "%s%s loader: %lld dense HF tensors x %.3g calls; experts stacked and "

@@ -51,7 +51,10 @@ done
 # Every shipped scenario plans from the distributed tree.
 for f in scripts/*.lua; do
     case $f in scripts/study-*) continue ;; esac
-    "$REFIT" plan "$f" --strategy broadcast --db "$tmp/plans.db" >/dev/null 2>"$tmp/err"
+    # A profile with no broadcast path (Perplexity's) plans its own, point-to-point.
+    s=broadcast
+    grep -q 'framework = "perplexity"' "$f" && s=p2p
+    "$REFIT" plan "$f" --strategy "$s" --db "$tmp/plans.db" >/dev/null 2>"$tmp/err"
     # A what-if scenario may warn that its layout overcommits the GPUs' memory.
     is "$? $(grep -v '^refit: warning: ' "$tmp/err")" "0 " "refit plan $f"
 done

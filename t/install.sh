@@ -19,7 +19,7 @@ ok "$(test -f "$root/share/refit/models/lib/refit.lua"; echo $?)" \
     "the models are installed in $prefix/share/refit/models"
 is "$(cd "$root/share/refit/scenarios" && find . -type f | sed 's|^\./||' | sort | tr '\n' ' ')" \
     "dsv3-gb200-relay.lua dsv3-gb200.lua dsv3-h100.lua kimi-k3-bench.lua kimi-k3-gb200.lua \
-kimi-k3-h100-ep64.lua qwen3-235b-gb200.lua qwen3-235b-h100.lua " \
+kimi-k3-h100-ep64.lua perplexity-kimi-k2-h100.lua qwen3-235b-gb200.lua qwen3-235b-h100.lua " \
     "the shipped scenarios are installed in share/refit/scenarios"
 is "$(cd "$root/share/refit/studies" && find . -name 'study-*' | sed 's|^\./||' | sort |
     tr '\n' ' ')" \
