@@ -79,7 +79,7 @@ reshard alone (see refit sim --help)" sim "$SRCDIR/t/data/sim/qwen3-30b.lua" --d
     --compare --strategy reshard
 is "$(test -e "$tmp/c.db"; echo $?)" 1 "and no database is created"
 t_opt "refit: --strategy: unknown strategy 'fast' (broadcast, reshard, hierarchical, hybrid, \
-auto) (see refit sim --help)" sim x.lua --compare --strategy fast
+auto, p2p (under a profile)) (see refit sim --help)" sim x.lua --compare --strategy fast
 
 # ---- refit clusters ----
 "$REFIT" clusters >"$tmp/cl" 2>"$tmp/err"

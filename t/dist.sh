@@ -39,8 +39,8 @@ grep -ohE '\bframework = "[^"]+"' scripts/*.lua models/*.lua 2>/dev/null |
 sort -u "$tmp/uses" | while read -r f; do [ -f "$f" ] || echo "$f"; done >"$tmp/missing"
 is "$(tr '\n' ' ' <"$tmp/missing")" "" \
     "every scenario, model and framework the scripts name exists ($(sort -u "$tmp/uses" | wc -l | tr -d ' '))"
-is "$(find models/frameworks -name '*.lua' | wc -l | tr -d ' ')" 6 \
-    "the six framework profiles (nemo-rl, verl, slime, miles, m2n, checkpoint-engine)"
+is "$(find models/frameworks -name '*.lua' | wc -l | tr -d ' ')" 7 \
+    "the seven framework profiles (nemo-rl, verl, slime, miles, m2n, checkpoint-engine, perplexity)"
 
 # The benchmark scripts are there and parse.
 for f in scripts/bench scripts/bench-relay scripts/bench-search scripts/bench-sim \

@@ -245,7 +245,8 @@ integer from 0 to 1048576) (see refit search --help)" "--top -1 is refused"
 is "$(err --top 2.5) $(cat "$tmp/err")" "2 refit: --top: '2.5' is not a count of layouts (an \
 integer from 0 to 1048576) (see refit search --help)" "--top 2.5 is refused"
 is "$(err --strategy magic) $(cat "$tmp/err")" "2 refit: --strategy: unknown strategy 'magic' \
-(broadcast, reshard, hierarchical, hybrid, auto) (see refit search --help)" \
+(broadcast, reshard, hierarchical, hybrid, auto, p2p (under a profile)) (see refit search \
+--help)" \
     "an unknown strategy is refused"
 is "$(err --gpus 1,3) $(cat "$tmp/err")" "1 refit: $scen: no layout fits in the GPUs' memory \
 (3 enumerated; more GPUs, fp8, or a larger infer.gpu_memory_utilization)" \
