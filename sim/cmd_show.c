@@ -227,9 +227,14 @@ static void show_text(const struct rf_run_view *v, struct rf_error *err)
 {
     const json_t *d = v->doc;
     char a[32], b[32], c[32];
-    printf("run %lld%s%s%s: %s, strategy %s, stored %s\n", (long long)v->id,
+    /* A framework's point-to-point path is planned as its p2p section says; the run's
+     * strategy is that plan, and the path is named beside it. */
+    const json_t *p2p = d ? json_object_get(json_object_get(d, "framework"), "p2p") : NULL;
+    bool p2p_run = p2p && json_is_true(json_object_get(p2p, "run"));
+    printf("run %lld%s%s%s: %s, strategy %s%s, stored %s\n", (long long)v->id,
            v->has_label ? " (label \"" : "", v->has_label ? v->label : "",
-           v->has_label ? "\")" : "", v->model, v->strategy, v->created_at);
+           v->has_label ? "\")" : "", v->model, v->strategy,
+           p2p_run ? " (the framework's p2p path)" : "", v->created_at);
     if (!d) {
         printf("  %-10s %s (its resolved scenario was not stored: the run predates schema 7)\n",
                "scenario", v->scenario);

@@ -189,6 +189,11 @@ sed "s|strategy = \"p2p\",|strategy = \"p2p\", refit = \"first\",|; \
 "$REFIT" sim "$tmp/nixl-first.lua" --db "$tmp/nixl.db" --json >"$tmp/nf.json"
 is "$(ph "$tmp/nf.json" all prepare calls) $(ph "$tmp/nf.json" all prepare seconds)" \
     "2 0.003794" "a first refit registers the worker's two buckets (2 x 1.897 ms)"
+case "$("$REFIT" show 1 --db "$tmp/nixl.db" | head -n 1)" in
+"run 1: tiny-qwen3-moe, strategy reshard (the framework's p2p path), stored "*) r=0 ;;
+*) r=1 ;;
+esac
+ok $r "refit show names the path beside the plan's strategy"
 replay_checked "$tmp/nixl.db" 1 16 "the NIXL run's plan"
 
 # checkpoint-engine: its P2P mode is broadcast mode with the owners' H2D copies turned into
