@@ -127,9 +127,11 @@ static void one_round(struct rf_plan *p, struct rf_tensor *t, struct rf_plan_box
                           .n_rounds = 1};
 }
 
-static void one_transfer_is_latency_plus_bytes_over_bandwidth(void **state)
+/* 1 GB from GPU 0 (node 0, rail 0) to GPU 8 (node 1, rail 0), in pieces of `staging` bytes
+ * (0: whole): NIC out, one leaf, NIC in; a message's fixed cost of 5 us, the NIC to NIC
+ * latency, one switch. Returns the prediction (into pred). */
+static double one_send(int64_t staging, struct rf_prediction *pred)
 {
-    (void)state;
     struct rf_cluster c = cluster();
     c.cal.message_latency_us = 5;
     c.nic.latency_us = 2.2;
@@ -138,20 +140,26 @@ static void one_transfer_is_latency_plus_bytes_over_bandwidth(void **state)
     struct rf_plan_box b;
     struct rf_transfer tr[1];
     struct rf_plan p;
-    struct rf_prediction pred;
     struct rf_side trs = train_side(1, 1, 1, 1, 1, 1, false, 0, 1);
     struct rf_side ins = infer_side(1, 1, 1, 1, 1, 8, 1, RF_DT_BF16);
-    /* GPU 0 (node 0, rail 0) to GPU 8 (node 1, rail 0): NIC out, one leaf, NIC in; the NIC to
-     * NIC latency once, one switch. */
     one_round(&p, &t, &b, tr, 1, (int32_t[]){0}, (int32_t[]){8}, 1000000000);
+    p.staging_bytes = staging;
+    double got = predict(&p, &c, &trs, &ins, pred);
+    rf_side_release(&trs);
+    rf_side_release(&ins);
+    return got;
+}
+
+static void one_transfer_is_latency_plus_bytes_over_bandwidth(void **state)
+{
+    (void)state;
+    struct rf_prediction pred;
     double want = 5e-6 + 2.2e-6 + 0.5e-6 + 1e9 / 50e9;
-    assert_double_equal(predict(&p, &c, &trs, &ins, &pred), want, 1e-12);
+    assert_double_equal(one_send(0, &pred), want, 1e-12);
     /* Alone on its route, the message is its own bound (less the batching margin). */
     assert_double_equal(last_bound, want * (1 - 2 * RF_SIM_TOLERANCE_DEFAULT), 1e-12);
     assert_int_equal(pred.fabric_bytes, 1000000000);
     rf_prediction_release(&pred);
-    rf_side_release(&trs);
-    rf_side_release(&ins);
 }
 
 /* A message larger than the staging piece travels as one send a piece, one step each
@@ -159,25 +167,11 @@ static void one_transfer_is_latency_plus_bytes_over_bandwidth(void **state)
 static void each_piece_pays_a_message_latency(void **state)
 {
     (void)state;
-    struct rf_cluster c = cluster();
-    c.cal.message_latency_us = 5;
-    c.nic.latency_us = 2.2;
-    c.fabric.switch_latency_us = 0.5;
-    struct rf_tensor t;
-    struct rf_plan_box b;
-    struct rf_transfer tr[1];
-    struct rf_plan p;
     struct rf_prediction pred;
-    struct rf_side trs = train_side(1, 1, 1, 1, 1, 1, false, 0, 1);
-    struct rf_side ins = infer_side(1, 1, 1, 1, 1, 8, 1, RF_DT_BF16);
-    one_round(&p, &t, &b, tr, 1, (int32_t[]){0}, (int32_t[]){8}, 1000000000);
     /* 1 GB in pieces of 300 MB: 4 sends, the last 100 MB. */
-    p.staging_bytes = 300000000;
     double want = 4 * (5e-6 + 2.2e-6 + 0.5e-6) + 1e9 / 50e9;
-    assert_double_equal(predict(&p, &c, &trs, &ins, &pred), want, 1e-12);
+    assert_double_equal(one_send(300000000, &pred), want, 1e-12);
     rf_prediction_release(&pred);
-    rf_side_release(&trs);
-    rf_side_release(&ins);
 }
 
 static void two_flows_share_a_nic(void **state)
