@@ -196,8 +196,8 @@ families.qwen3_next = {
         if not types then
             return
         elseif #types ~= c.num_hidden_layers then
-            fail("layer_types", string.format("%d entries for %d layers", #types,
-                c.num_hidden_layers))
+            fail("layer_types", string.format("%d entries for %d layers; one per layer",
+                #types, c.num_hidden_layers))
         end
         local every
         for i, t in ipairs(types) do
@@ -298,8 +298,18 @@ families.gpt_oss = {
     aliases = { num_experts = "num_local_experts", experts_per_token = "num_experts_per_tok" },
     check = function(c, fail)
         if c.layer_types and #c.layer_types ~= c.num_hidden_layers then
-            fail("layer_types", string.format("%d entries for %d layers", #c.layer_types,
-                c.num_hidden_layers))
+            fail("layer_types", string.format("%d entries for %d layers; one per layer",
+                #c.layer_types, c.num_hidden_layers))
+        end
+        -- MXFP4 scales blocks of 32 along each expert projection's input dim.
+        local q = c.quantization_config
+        if q and q.quant_method == "mxfp4" then
+            for _, f in ipairs({ "hidden_size", "intermediate_size" }) do
+                if c[f] % 32 ~= 0 then
+                    fail(f, string.format("%d is not a multiple of 32, the block MXFP4 scales",
+                        c[f]))
+                end
+            end
         end
     end,
     build = function(c, name, names)

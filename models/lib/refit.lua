@@ -171,7 +171,7 @@ local function folder_config(dir, site, field)
         local commit = ref:match("^%s*(%x+)%s*$")
         if not commit then
             schema.raise(site, field, string.format("%s/refs/main: expected a commit hash, got "
-                .. "%s", dir, schema.describe(ref:sub(1, 64))))
+                .. "%s", dir, schema.describe(ref:match("^%s*(.-)%s*$"):sub(1, 64))))
         end
         snapshot = commit
     elseif #snapshots == 1 then
@@ -180,7 +180,13 @@ local function folder_config(dir, site, field)
         schema.raise(site, field, string.format("%s: %d snapshots and no refs/main to choose "
             .. "one; give the snapshot folder (%s/snapshots/<commit>)", dir, #snapshots, dir))
     end
-    return string.format("%s/snapshots/%s/config.json", dir, snapshot)
+    cfg = string.format("%s/snapshots/%s/config.json", dir, snapshot)
+    text, reason = file.read(cfg)
+    if not text then
+        schema.raise(site, field, string.format("%s: %s (the snapshot %s names)", cfg, reason,
+            ref and "refs/main" or "the only one in snapshots/"))
+    end
+    return cfg
 end
 
 -- Whether `path` names a folder (file.subdirs lists only folders).
