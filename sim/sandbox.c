@@ -12,6 +12,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -333,11 +334,22 @@ static int dir_gc(lua_State *L)
     return 0;
 }
 
-/* list(dir) -> the names of dir's *.lua files without the suffix, in no order (file.lua
- * sorts them), or nil and the reason: what an unknown preset's error offers instead. */
+/* Whether entry e of the open folder d is a folder, following a symbolic link (a Hugging Face
+ * cache's snapshots may be links). fstatat, not d_type: d_type is no POSIX field. */
+static bool entry_is_dir(DIR *d, const struct dirent *e)
+{
+    struct stat st;
+    return fstatat(dirfd(d), e->d_name, &st, 0) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* list(dir [, "dirs"]) -> the names of dir's *.lua files without the suffix (what an
+ * unknown preset's error offers instead), or with "dirs" the names of its folders (the
+ * snapshots of a Hugging Face cache folder), in no order (file.lua sorts them), hidden
+ * entries left out; or nil and the reason (a path that is no folder: "not a directory"). */
 static int l_file_list(lua_State *L)
 {
     const char *dir = luaL_checkstring(L, 1);
+    bool dirs = strcmp(luaL_optstring(L, 2, "lua"), "dirs") == 0;
     DIR **d = lua_newuserdatauv(L, sizeof(*d), 0);
     *d = NULL;
     if (luaL_newmetatable(L, "refit.file.dir")) {
@@ -352,9 +364,17 @@ static int l_file_list(lua_State *L)
     struct dirent *e;
     while ((e = readdir(*d))) {
         size_t len = strlen(e->d_name);
-        if (len < 5 || e->d_name[0] == '.' || strcmp(e->d_name + len - 4, ".lua") != 0)
+        if (e->d_name[0] == '.')
             continue;
-        lua_pushlstring(L, e->d_name, len - 4);
+        if (dirs) {
+            if (!entry_is_dir(*d, e))
+                continue;
+            lua_pushlstring(L, e->d_name, len);
+        } else if (len < 5 || strcmp(e->d_name + len - 4, ".lua") != 0) {
+            continue;
+        } else {
+            lua_pushlstring(L, e->d_name, len - 4);
+        }
         lua_rawseti(L, -2, ++n);
     }
     closedir(*d);

@@ -81,6 +81,35 @@ sed "s|model = \"deepseek-v3\"|model = \"$tmp/broken.json\"|" "$scen" >"$tmp/bro
 ok "$(test $? -ne 0; echo $?)" "malformed config.json exits non-zero"
 ok "$(grep -q "broken.json:2:" "$tmp/err"; echo $?)" "its error names the JSON file and line"
 
+# A Hugging Face folder (gpt-oss: sinks, biases, fused MXFP4-stored experts moved in BF16)
+# and the vision part of a multimodal config.json plan from the command.
+hf_scenario() {
+    cat >"$tmp/$1.lua" <<EOF
+return {
+  model = $2,
+  cluster = { system = "dgx-h100", nodes = 4 },
+  train = { gpus = 16, tp = 2, ep = ${3:-8} },
+  infer = { gpus = 16, first_gpu = 16, tp = 2 },
+  allow_overcommit = true,
+}
+EOF
+}
+hf_scenario oss "\"$SRCDIR/t/data/hf/gpt-oss-120b\""
+"$REFIT" plan "$tmp/oss.lua" --db "$tmp/hf.db" --json >"$tmp/oss.json" 2>/dev/null
+is "$(json "$tmp/oss.json" '$.model') $(json "$tmp/oss.json" '$.model_params')" \
+    "gpt-oss-120b 116829156672" "a snapshot folder plans: gpt-oss-120b, 116.83B parameters"
+is "$(json "$tmp/oss.json" '$.model_bytes')" 233658313344 "and moves them in BF16"
+hf_scenario vision "{ path = \"$SRCDIR/t/data/hf/llama-4-scout/config.json\", part = \"vision\" }" 1
+"$REFIT" plan "$tmp/vision.lua" --db "$tmp/hf.db" --json >"$tmp/vision.json" 2>/dev/null
+is "$(json "$tmp/vision.json" '$.model') $(json "$tmp/vision.json" '$.model_params')" \
+    "llama-4-scout-vision 871932416" "part = 'vision' plans Llama 4's vision tower"
+hf_scenario cache "\"$SRCDIR/t/data/hf-cache/models--acme--two\""
+"$REFIT" plan "$tmp/cache.lua" --db "$tmp/hf.db" 2>"$tmp/err" >/dev/null
+is "$(cat "$tmp/err")" "refit: $tmp/cache.lua:2: model: $SRCDIR/t/data/hf-cache/models--acme--two: \
+2 snapshots and no refs/main to choose one; give the snapshot folder \
+($SRCDIR/t/data/hf-cache/models--acme--two/snapshots/<commit>)" \
+    "a cache folder with two snapshots and no refs/main is refused, named"
+
 # Bad input: one line naming file, line and field; nothing stored.
 sed 's/tp = 32/tp = 30/' "$scen" >"$tmp/bad.lua"
 "$REFIT" plan "$tmp/bad.lua" --db "$db" 2>"$tmp/err" >/dev/null

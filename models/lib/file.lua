@@ -101,6 +101,42 @@ function file.presets(folder)
     return names
 end
 
+-- The names of folder's subfolders, sorted, or nil and a reason when folder is not a folder
+-- (what tells a Hugging Face folder from a model file, and lists a cache's snapshots).
+-- Plain lua5.4 asks ls, whose -p marks folders with a trailing '/'; listing "folder/"
+-- fails unless folder is one.
+local function subdirs_with_ls(folder)
+    local quoted = "'" .. folder:gsub("'", "'\\''") .. "/'"
+    local p = io.popen and io.popen("ls -1 -p -- " .. quoted .. " 2>/dev/null")
+    if not p then
+        return nil, "cannot be listed"
+    end
+    local names = {}
+    for line in p:lines() do
+        local name = line:match("^([^.].*)/$")
+        if name then
+            names[#names + 1] = name
+        end
+    end
+    if not p:close() then
+        return nil, "not a directory"
+    end
+    return names
+end
+
+function file.subdirs(folder)
+    local names, reason
+    if has_native then
+        names, reason = native.list(folder, "dirs")
+    else
+        names, reason = subdirs_with_ls(folder)
+    end
+    if names then
+        table.sort(names)
+    end
+    return names, reason
+end
+
 -- A preset name whose file does not exist: the reason, with the nearest preset and every
 -- one ("unknown cluster 'dgx-h10' (did you mean 'dgx-h100'?): ... the presets are ..."), or
 -- nil when path exists (its own read says what else is wrong). `suggest` is

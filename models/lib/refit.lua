@@ -111,17 +111,30 @@ local function resolve_path(path, base_dir)
     return path
 end
 
--- The model name of a config.json: its directory's name (…/DeepSeek-V3/config.json),
--- or the file's name without .json.
-local function json_model_name(path)
-    local file = path:match("([^/]*)$")
-    if file == "config.json" then
-        return dirname(path):match("([^/]*)$")
+-- The model name of a Hugging Face folder: the repository's name for a cache folder
+-- (models--org--name, or one of its snapshots/<commit>), else the folder's own name.
+local function folder_model_name(dir)
+    local cache = dir:match("([^/]*)/snapshots/[^/]+$")
+    local base = cache and cache:match("^models%-%-") and cache or dir:match("([^/]*)$")
+    local repo = base:match("^models%-%-(.+)$")
+    if repo then
+        return repo:match("^.-%-%-(.+)$") or repo
     end
-    return (file:gsub("%.json$", ""))
+    return base
 end
 
-local function load_json_model(path, site, field)
+-- The model name of a config.json: its folder's (…/DeepSeek-V3/config.json), or the
+-- file's name without .json.
+local function json_model_name(path)
+    local file_name = path:match("([^/]*)$")
+    if file_name == "config.json" then
+        return folder_model_name(dirname(path))
+    end
+    return (file_name:gsub("%.json$", ""))
+end
+
+-- `part` (hf.lua): which part of a multimodal checkpoint, asked for at `site` as `field`.
+local function load_json_model(path, site, field, name, part, part_site, part_field)
     -- refit.json is preloaded by the refit command; plain lua5.4 has no JSON decoder.
     local ok, json = pcall(require, "refit.json")
     if not ok then
@@ -129,34 +142,108 @@ local function load_json_model(path, site, field)
             .. " needs the JSON decoder of the refit command (module refit.json)")
     end
     local text = sandbox.read(path, site, field)
-    return hf.model(json.decode(text, path), json_model_name(path), path)
+    return hf.model(json.decode(text, path), name or json_model_name(path), path,
+        { part = part, site = part_site, field = part_field })
 end
+
+-- The config.json of a Hugging Face folder `dir`: a snapshot (a model's files, its
+-- config.json among them) or a cache folder (models--org--name: refs/main names the
+-- snapshot in snapshots/, else the only snapshot there). Problems are raised at `site` as
+-- `field`, naming the path that is wrong.
+local function folder_config(dir, site, field)
+    local cfg = dir .. "/config.json"
+    local text, reason = file.read(cfg)
+    if text then
+        return cfg
+    elseif not reason:find("no such file", 1, true) then
+        schema.raise(site, field, cfg .. ": " .. reason)
+    end
+    local snapshots = file.subdirs(dir .. "/snapshots")
+    if not snapshots then
+        schema.raise(site, field, string.format("%s: is a directory, but not a Hugging Face "
+            .. "model folder: it has no config.json (a snapshot) and no snapshots/ (a cache "
+            .. "folder models--org--name)", dir))
+    end
+    local ref = file.read(dir .. "/refs/main")
+    local snapshot
+    if ref then
+        -- refs/main holds the commit hash of the snapshot main resolved to.
+        local commit = ref:match("^%s*(%x+)%s*$")
+        if not commit then
+            schema.raise(site, field, string.format("%s/refs/main: expected a commit hash, got "
+                .. "%s", dir, schema.describe(ref:match("^%s*(.-)%s*$"):sub(1, 64))))
+        end
+        snapshot = commit
+    elseif #snapshots == 1 then
+        snapshot = snapshots[1]
+    else
+        schema.raise(site, field, string.format("%s: %d snapshots and no refs/main to choose "
+            .. "one; give the snapshot folder (%s/snapshots/<commit>)", dir, #snapshots, dir))
+    end
+    cfg = string.format("%s/snapshots/%s/config.json", dir, snapshot)
+    text, reason = file.read(cfg)
+    if not text then
+        schema.raise(site, field, string.format("%s: %s (the snapshot %s names)", cfg, reason,
+            ref and "refs/main" or "the only one in snapshots/"))
+    end
+    return cfg
+end
+
+-- Whether `path` names a folder (file.subdirs lists only folders).
+local function is_folder(path)
+    return file.subdirs(path) ~= nil
+end
+
+-- A model given as a table of options ({ path = ..., part = "vision" }): its schema.
+local MODEL_SPEC = { type = "record", fields = {
+    path = { type = "string", required = true },
+    part = { type = "string", values = { "language", "vision" } },
+} }
 
 -- Resolves a model spec (see refit.load_model); problems with the spec itself are raised
 -- at `site` as `field`.
 load_model = function(spec, site, field, base_dir)
-    if type(spec) == "table" then
+    local part
+    if type(spec) == "table" and spec.kind == nil and spec.path ~= nil then
+        -- A Hugging Face checkpoint with options: which part of a multimodal one.
+        local s = schema.validate(spec, MODEL_SPEC, site, field)
+        spec, part = s.path, s.part
+    elseif type(spec) == "table" then
         if spec.kind ~= "model" then
-            schema.raise(site, field, "expected a model name, a path, or a model built by "
-                .. "transformer.dense{...} or transformer.moe{...}")
+            schema.raise(site, field, "expected a model name, a path, { path = ..., part = "
+                .. "... } or a model built by transformer.dense{...} or transformer.moe{...}")
         end
         -- A table may be built by hand, or changed after its constructor checked it: it is
         -- checked against the contract like every other model.
         return transformer.check(spec, site, field)
     end
+    local part_field = field .. ".part"
     if spec:match("%.json$") then
-        return load_json_model(resolve_path(spec, base_dir), site, field)
+        return load_json_model(resolve_path(spec, base_dir), site, field, nil, part, site,
+            part_field)
     end
     local path
     if spec:match("%.lua$") or spec:find("/") then
         path = resolve_path(spec, base_dir)
     else
         path = refit.models_dir .. "/" .. spec .. ".lua"
-        -- A name that names no file lists the models, the nearest first.
+        -- A name that names no file lists the models, the nearest first, unless it names
+        -- a Hugging Face folder beside the naming file.
         local unknown = file.unknown_preset("model", spec, path, refit.models_dir, schema.suggest)
-        if unknown then
+        if unknown and is_folder(resolve_path(spec, base_dir)) then
+            path = resolve_path(spec, base_dir)
+        elseif unknown then
             schema.raise(site, field, unknown)
         end
+    end
+    -- A folder (not named *.lua) is a Hugging Face snapshot or cache folder.
+    if not spec:match("%.lua$") and is_folder(path) then
+        local dir = path:gsub("/+$", "")
+        return load_json_model(folder_config(dir, site, field), site, field,
+            folder_model_name(dir), part, site, part_field)
+    end
+    if part then
+        schema.raise(site, part_field, "only a Hugging Face config.json or folder has parts")
     end
     local model = run_model_file(path, site, field)
     if type(model) ~= "table" or model.kind ~= "model" then
@@ -167,12 +254,16 @@ load_model = function(spec, site, field, base_dir)
     return transformer.check(model, { file = path }, "")
 end
 
--- spec: a model name (models/<name>.lua), a path to a .lua model file or to a Hugging Face
--- config.json, or a model table. Returns the normalised model. `site` and `field`
+-- spec: a model name (models/<name>.lua), a path to a .lua model file, to a Hugging Face
+-- config.json or to a Hugging Face folder (a snapshot, or a cache folder models--org--name),
+-- a table { path = <config.json or folder>, part = "language"|"vision" } for a part of a
+-- multimodal checkpoint, or a model table. Returns the normalised model. `site` and `field`
 -- (optional) say where the spec was written (a study's line, "refit.model"); by default
 -- errors about the spec name the spec itself, as "model".
 function refit.load_model(spec, site, field)
-    site = site or { file = tostring(spec), line = 0, scan = false }
+    -- A table naming a checkpoint ({ path = ..., part = ... }) is named by its path.
+    local named = type(spec) == "table" and type(spec.path) == "string" and spec.path
+    site = site or { file = named or tostring(spec), line = 0, scan = false }
     field = field or "model"
     if type(spec) ~= "string" and type(spec) ~= "table" then
         schema.raise(site, field, "expected a model name, a path or a model, got "
@@ -259,9 +350,10 @@ function refit.load_cluster(spec)
     return cluster.load(spec, site, "cluster", { models = refit.models_dir })
 end
 
--- Maps a decoded config.json table to a model; `source` (the JSON path) is used in errors.
-function refit.model_from_hf(config, name, source)
-    return hf.model(config, name, source)
+-- Maps a decoded config.json table to a model; `source` (the JSON path) is used in errors;
+-- `options.part` picks the part of a multimodal checkpoint (hf.lua).
+function refit.model_from_hf(config, name, source, options)
+    return hf.model(config, name, source, options)
 end
 
 return refit

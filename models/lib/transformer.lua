@@ -1,22 +1,26 @@
 -- transformer.lua: family constructors that turn a few hyperparameters into the normalised
 -- model of the Lua -> C contract (doc/architecture.md): every weight with its HF name and shape.
 
--- transformer.dense{...}: Llama 3 and Qwen3 dense (GQA; Qwen3 adds per-head q_norm/k_norm).
--- transformer.moe{...}:   Qwen3-MoE (GQA, every layer MoE, no shared expert) and
---                         DeepSeek-V3 / Kimi (MLA, first dense layers, shared experts, router
---                         bias), with an optional latent width for routed experts.
+-- transformer.dense{...}: dense decoders (Llama, Mistral, Qwen2/3: GQA with optional biases
+-- and per-head q_norm/k_norm).
+-- transformer.moe{...}:   MoE decoders: Qwen3-MoE and Mixtral (every layer MoE), DeepSeek-V3 /
+--                         Kimi / GLM-4.5 (MLA or GQA, first dense layers, shared experts,
+--                         router bias), Llama 4 (MoE every n-th layer, a shared expert),
+--                         gpt-oss (biases, sinks, fused experts), Qwen3-Next (Gated DeltaNet
+--                         layers between full-attention ones), with an optional latent width
+--                         for routed experts.
 --
 -- Tensors are listed in the state_dict order of Hugging Face transformers: embed_tokens;
--- per layer self_attn, mlp, input_layernorm, post_attention_layernorm; norm; lm_head.
--- Inside an MoE block the router comes first, then routed experts, then shared experts.
--- Routed experts of one layer and projection are one stacked [E, out, in] tensor named
--- with a brace range (`mlp.experts.{0..255}.gate_proj.weight`): refit moves them as one
--- 3-D tensor, as NeMo-RL's reshard path and NCCL M2N do. Placement classes follow
--- Megatron/vLLM: q/k/v/gate/up/q_b/kv_b column-parallel, o/down row-parallel, MLA q_a/kv_a,
--- norms and the router replicated, embeddings and lm_head vocab-parallel.
+-- per layer self_attn (or linear_attn), mlp, input_layernorm, post_attention_layernorm;
+-- norm; lm_head. The tensors of each block are built by blocks.lua; the names of a
+-- family's modules (`block_sparse_moe`, `feed_forward`, `language_model.model.`) come
+-- from `names`, so the same constructor names Mixtral's tensors as its checkpoint does.
+-- Routed experts of one layer and projection are one stacked [E, out, in] tensor: refit
+-- moves them as one 3-D tensor, as NeMo-RL's reshard path and NCCL M2N do.
 
 local schema = require("schema")
 local sandbox = require("sandbox")
+local blocks = require("blocks")
 
 local transformer = {}
 
@@ -31,17 +35,26 @@ local function count(required, default)
              default = default }
 end
 
--- Grouped-query attention (Llama, Qwen3). kv_heads defaults to heads (plain multi-head),
--- head_dim to hidden / heads, as in transformers' configs.
+local function flag()
+    return { type = "boolean", default = false }
+end
+
+-- Grouped-query attention (Llama, Qwen, Mistral, GLM, gpt-oss, MiniMax). kv_heads defaults
+-- to heads (plain multi-head), head_dim to hidden / heads, as in transformers' configs.
+-- blocks.attention_gqa says what bias, qk_norm_span, sinks and output_gate add.
 local GQA = {
     heads = positive(true),
     kv_heads = positive(false),
     head_dim = positive(false),
-    qk_norm = { type = "boolean", default = false },
+    qk_norm = flag(),
+    qk_norm_span = { type = "string", values = { "head", "all" }, default = "head" },
+    bias = { type = "string", values = { "none", "qkv", "all" }, default = "none" },
+    sinks = flag(),
+    output_gate = flag(),
 }
 
 -- Multi-head latent attention (DeepSeek-V2/V3, Kimi). Without q_lora_rank the query is one
--- q_proj, as in DeepSeek-V2-Lite.
+-- q_proj, as in DeepSeek-V2-Lite. `indexer`: DeepSeek-V3.2's lightning indexer.
 local MLA = {
     heads = positive(true),
     q_lora_rank = positive(false),
@@ -49,10 +62,42 @@ local MLA = {
     qk_nope_head_dim = positive(true),
     qk_rope_head_dim = positive(true),
     v_head_dim = positive(true),
+    indexer = { type = "record", fields = {
+        heads = positive(true),
+        head_dim = positive(true),
+    } },
 }
 
 local ATTENTION = { type = "record", required = true, variant = "kind",
                     variants = { gqa = GQA, mla = MLA } }
+
+-- Linear-attention layers (Qwen3-Next's Gated DeltaNet): every layer but each full_every-th
+-- (counting from 1, as transformers' full_attention_interval) is linear; the others use
+-- `attention`.
+local LINEAR_ATTENTION = { type = "record", fields = {
+    full_every = positive(true),
+    key_heads = positive(true),
+    value_heads = positive(true),
+    key_head_dim = positive(true),
+    value_head_dim = positive(true),
+    conv_kernel = positive(true),
+} }
+
+-- The module names of a family's checkpoint; the defaults are Llama's, Qwen's and
+-- DeepSeek's. `prefix` and `lm_head` change for a language model inside a multimodal
+-- checkpoint (`language_model.model.`, `language_model.lm_head.weight`).
+local NAMES = { type = "record", default = {}, fields = {
+    prefix = { type = "string", default = "model." },
+    lm_head = { type = "string", default = "lm_head.weight" },
+    mlp = { type = "string", default = "mlp" },
+    router = { type = "string", default = "gate" },
+    score_bias = { type = "string", default = "gate.e_score_correction_bias" },
+    experts = { type = "string", default = "experts" },
+    expert_gate = { type = "string", default = "gate_proj" },
+    expert_up = { type = "string", default = "up_proj" },
+    expert_down = { type = "string", default = "down_proj" },
+    shared = { type = "string", default = "shared_experts" },
+} }
 
 -- Fields shared by both constructors.
 local function common_fields()
@@ -62,8 +107,10 @@ local function common_fields()
         hidden = positive(true),
         layers = positive(true),
         vocab = positive(true),
-        tie_embeddings = { type = "boolean", default = false },
+        tie_embeddings = flag(),
         attention = ATTENTION,
+        linear_attention = LINEAR_ATTENTION,
+        names = NAMES,
     }
 end
 
@@ -71,118 +118,40 @@ local DENSE = { type = "record", fields = common_fields() }
 DENSE.fields.intermediate = positive(true)
 
 local MOE = { type = "record", fields = common_fields() }
--- The first `layers` decoder layers are dense (DeepSeek's first_k_dense_replace).
+-- Dense layers among MoE ones: the first `layers` (DeepSeek's first_k_dense_replace), those
+-- listed in `indices` (0-based: Qwen's mlp_only_layers) and those moe.every skips, all of
+-- width `intermediate`.
 MOE.fields.dense = { type = "record", fields = {
-    layers = count(true),
+    layers = count(false, 0),
+    indices = { type = "list", items = count(true) },
     intermediate = positive(true),
 } }
 MOE.fields.moe = { type = "record", required = true, fields = {
     experts = positive(true),
     experts_per_token = positive(true),
     intermediate = positive(true),
-    -- Several shared experts are stored as one wider shared expert, as DeepSeek does.
+    -- MoE on the layers whose 1-based number is a multiple of `every` (Llama 4's
+    -- interleave_moe_layer_step, Qwen's decoder_sparse_step).
+    every = { type = "integer", min = 1, max = schema.MAX_MODEL_SIZE, default = 1 },
+    -- Several shared experts are stored as one wider shared expert, as DeepSeek does; each
+    -- is `shared_intermediate` wide (default: intermediate, Qwen's own size otherwise).
     shared_experts = count(false, 0),
+    shared_intermediate = positive(false),
+    -- Qwen2-MoE / Qwen3-Next: a sigmoid gate [1, hidden] scales the shared expert.
+    shared_gate = flag(),
     -- DeepSeek-V3's noaux_tc routing adds mlp.gate.e_score_correction_bias (kept FP32).
-    router_bias = { type = "boolean", default = false },
+    router_bias = flag(),
+    -- gpt-oss: the router is a linear layer with a bias, and each expert projection has one.
+    linear_bias = flag(),
+    expert_bias = flag(),
+    -- gpt-oss, Llama 4: experts stacked in the checkpoint, gate and up fused (gate_up_proj).
+    fused = flag(),
+    -- What the checkpoint stores the routed experts' weights as (see blocks.lua).
+    stored = { type = "string", values = { "mxfp4" } },
     -- Width in which routed experts compute, when it differs from hidden: a latent
     -- down/up projection per layer surrounds them (used by the Kimi K3 extrapolation).
     latent = positive(false),
 } }
-
--- Appends one tensor; dtype bf16 and unstacked unless told otherwise. A model of more than
--- schema.MAX_TENSORS tensors is refused while it is built, before a huge `layers` can
--- exhaust memory or time.
-local function add(model, name, shape, role, layer, class, quant, extra)
-    if #model.tensors >= schema.MAX_TENSORS then
-        schema.raise(model.site, "layers", string.format(
-            "%d layers make more than %d tensors, the most refit plans", model.layers,
-            schema.MAX_TENSORS))
-    end
-    local t = { name = name, shape = shape, dtype = "bf16", role = role, layer = layer,
-                class = class, experts = 0, quant = quant }
-    for k, v in pairs(extra or {}) do
-        t[k] = v
-    end
-    model.tensors[#model.tensors + 1] = t
-end
-
-local function norm(model, name, size, layer)
-    add(model, name, { size }, "norm", layer, "replicated", false)
-end
-
-local function attention_gqa(model, a, hidden, layer, prefix)
-    local q, kv = a.heads * a.head_dim, a.kv_heads * a.head_dim
-    local p = prefix .. "self_attn."
-    add(model, p .. "q_proj.weight", { q, hidden }, "attention", layer, "column", true)
-    add(model, p .. "k_proj.weight", { kv, hidden }, "attention", layer, "column", true)
-    add(model, p .. "v_proj.weight", { kv, hidden }, "attention", layer, "column", true)
-    add(model, p .. "o_proj.weight", { hidden, q }, "attention", layer, "row", true)
-    if a.qk_norm then
-        norm(model, p .. "q_norm.weight", a.head_dim, layer)
-        norm(model, p .. "k_norm.weight", a.head_dim, layer)
-    end
-end
-
--- MLA: the low-rank down projections (q_a, kv_a) are small and replicated under TP; the
--- up projections (q_b, kv_b) are column-parallel over heads.
-local function attention_mla(model, a, hidden, layer, prefix)
-    local qk_head = a.qk_nope_head_dim + a.qk_rope_head_dim
-    local p = prefix .. "self_attn."
-    if a.q_lora_rank then
-        add(model, p .. "q_a_proj.weight", { a.q_lora_rank, hidden }, "attention", layer,
-            "replicated", true)
-        norm(model, p .. "q_a_layernorm.weight", a.q_lora_rank, layer)
-        add(model, p .. "q_b_proj.weight", { a.heads * qk_head, a.q_lora_rank }, "attention",
-            layer, "column", true)
-    else
-        add(model, p .. "q_proj.weight", { a.heads * qk_head, hidden }, "attention", layer,
-            "column", true)
-    end
-    add(model, p .. "kv_a_proj_with_mqa.weight", { a.kv_lora_rank + a.qk_rope_head_dim, hidden },
-        "attention", layer, "replicated", true)
-    norm(model, p .. "kv_a_layernorm.weight", a.kv_lora_rank, layer)
-    add(model, p .. "kv_b_proj.weight",
-        { a.heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank }, "attention", layer,
-        "column", true)
-    add(model, p .. "o_proj.weight", { hidden, a.heads * a.v_head_dim }, "attention", layer,
-        "row", true)
-end
-
--- A SwiGLU FFN: gate/up column-parallel, down row-parallel.
-local function ffn(model, prefix, width, hidden, layer, role)
-    add(model, prefix .. "gate_proj.weight", { width, hidden }, role, layer, "column", true)
-    add(model, prefix .. "up_proj.weight", { width, hidden }, role, layer, "column", true)
-    add(model, prefix .. "down_proj.weight", { hidden, width }, role, layer, "row", true)
-end
-
-local function moe_block(model, m, hidden, layer, prefix)
-    local p = prefix .. "mlp."
-    add(model, p .. "gate.weight", { m.experts, hidden }, "router", layer, "replicated", false)
-    if m.router_bias then
-        add(model, p .. "gate.e_score_correction_bias", { m.experts }, "router", layer,
-            "replicated", false, { dtype = "fp32" })
-    end
-    local width = m.latent or hidden
-    if m.latent then
-        -- Tensor names invented by refit: no public checkpoint has this layout yet.
-        add(model, p .. "latent_in_proj.weight", { m.latent, hidden }, "dense_ffn", layer,
-            "column", true)
-        add(model, p .. "latent_out_proj.weight", { hidden, m.latent }, "dense_ffn", layer,
-            "row", true)
-    end
-    local experts = string.format("%sexperts.{0..%d}.", p, m.experts - 1)
-    local stacked = { experts = m.experts }
-    add(model, experts .. "gate_proj.weight", { m.experts, m.intermediate, width }, "expert",
-        layer, "expert_column", true, stacked)
-    add(model, experts .. "up_proj.weight", { m.experts, m.intermediate, width }, "expert",
-        layer, "expert_column", true, stacked)
-    add(model, experts .. "down_proj.weight", { m.experts, width, m.intermediate }, "expert",
-        layer, "expert_row", true, stacked)
-    if m.shared_experts > 0 then
-        ffn(model, p .. "shared_experts.", m.shared_experts * m.intermediate, hidden, layer,
-            "shared_expert")
-    end
-end
 
 -- Checks what the schema cannot (relations between fields) and fills derived defaults.
 local function check_attention(spec, site)
@@ -200,7 +169,29 @@ local function check_attention(spec, site)
             schema.raise(site, "attention.kv_heads", string.format(
                 "heads %d is not a multiple of kv_heads %d", a.heads, a.kv_heads))
         end
+    elseif a.indexer and not a.q_lora_rank then
+        schema.raise(site, "attention.indexer", "the indexer's query comes from the q latent: "
+            .. "it needs q_lora_rank")
     end
+    if spec.linear_attention and spec.linear_attention.full_every > spec.layers then
+        schema.raise(site, "linear_attention.full_every", string.format(
+            "%d leaves no full-attention layer among %d layers",
+            spec.linear_attention.full_every, spec.layers))
+    end
+end
+
+-- Whether decoder layer `layer` (0-based) is an MoE layer.
+local function moe_layer(spec, layer, indices)
+    local d = spec.dense
+    return not (d and (layer < d.layers or indices[layer])) and (layer + 1) % spec.moe.every == 0
+end
+
+local function dense_indices(spec)
+    local set = {}
+    for _, i in ipairs(spec.dense and spec.dense.indices or {}) do
+        set[i] = true
+    end
+    return set
 end
 
 local function check_moe(spec, site)
@@ -209,9 +200,30 @@ local function check_moe(spec, site)
         schema.raise(site, "moe.experts_per_token", string.format(
             "%d is more than the %d experts", m.experts_per_token, m.experts))
     end
+    local indices = dense_indices(spec)
+    for _, i in ipairs(spec.dense and spec.dense.indices or {}) do
+        if i >= spec.layers then
+            schema.raise(site, "dense.indices", string.format("layer %d outside 0..%d", i,
+                spec.layers - 1))
+        end
+    end
+    local moe_layers, dense_layers = 0, 0
+    for layer = 0, spec.layers - 1 do
+        if moe_layer(spec, layer, indices) then
+            moe_layers = moe_layers + 1
+        else
+            dense_layers = dense_layers + 1
+        end
+    end
     if spec.dense and spec.dense.layers >= spec.layers then
         schema.raise(site, "dense.layers", string.format(
             "%d dense layers leave no MoE layer among %d layers", spec.dense.layers, spec.layers))
+    elseif moe_layers == 0 then
+        schema.raise(site, m.every > 1 and "moe.every" or "dense.indices", string.format(
+            "leaves no MoE layer among %d layers", spec.layers))
+    elseif dense_layers > 0 and not spec.dense then
+        schema.raise(site, "moe.every", string.format(
+            "%d leaves %d dense layers, which need dense.intermediate", m.every, dense_layers))
     end
 end
 
@@ -233,34 +245,39 @@ local function build(kind, spec, site)
             "%d layers make more than %d tensors (at least 9 per layer), the most refit plans",
             spec.layers, schema.MAX_TENSORS))
     end
-    local h = spec.hidden
-    local dense_layers, dense_width = spec.layers, spec.intermediate
+    local h, names, la = spec.hidden, spec.names, spec.linear_attention
+    local indices = dense_indices(spec)
+    local dense_width = kind == "dense" and spec.intermediate or spec.dense
+        and spec.dense.intermediate
     if kind == "moe" then
         model.experts, model.experts_per_token = spec.moe.experts, spec.moe.experts_per_token
-        dense_layers = spec.dense and spec.dense.layers or 0
-        dense_width = spec.dense and spec.dense.intermediate
     end
 
-    add(model, "model.embed_tokens.weight", { spec.vocab, h }, "embedding", -1, "vocab", false)
+    blocks.add(model, names.prefix .. "embed_tokens.weight", { spec.vocab, h }, "embedding", -1,
+        "vocab", false)
     for layer = 0, spec.layers - 1 do
-        local prefix = string.format("model.layers.%d.", layer)
-        if spec.attention.kind == "mla" then
-            attention_mla(model, spec.attention, h, layer, prefix)
+        local prefix = string.format("%slayers.%d.", names.prefix, layer)
+        if la and (layer + 1) % la.full_every ~= 0 then
+            blocks.linear_attention(model, la, h, layer, prefix)
+        elseif a.kind == "mla" then
+            blocks.attention_mla(model, a, h, layer, prefix)
         else
-            attention_gqa(model, spec.attention, h, layer, prefix)
+            blocks.attention_gqa(model, a, h, layer, prefix)
         end
-        if layer < dense_layers then
-            ffn(model, prefix .. "mlp.", dense_width, h, layer, "dense_ffn")
+        local mlp = prefix .. names.mlp .. "."
+        if kind == "moe" and moe_layer(spec, layer, indices) then
+            blocks.moe(model, spec.moe, h, layer, mlp, names)
         else
-            moe_block(model, spec.moe, h, layer, prefix)
+            blocks.ffn(model, mlp, dense_width, h, layer, "dense_ffn")
         end
-        norm(model, prefix .. "input_layernorm.weight", h, layer)
-        norm(model, prefix .. "post_attention_layernorm.weight", h, layer)
+        blocks.norm(model, prefix .. "input_layernorm.weight", h, layer)
+        blocks.norm(model, prefix .. "post_attention_layernorm.weight", h, layer)
     end
-    norm(model, "model.norm.weight", h, spec.layers)
+    blocks.norm(model, names.prefix .. "norm.weight", h, spec.layers)
     -- Tied embeddings share embed_tokens: there is no separate lm_head weight to move.
     if not spec.tie_embeddings then
-        add(model, "lm_head.weight", { spec.vocab, h }, "lm_head", spec.layers, "vocab", false)
+        blocks.add(model, names.lm_head, { spec.vocab, h }, "lm_head", spec.layers, "vocab",
+            false)
     end
     model.site = nil
     return model
@@ -281,6 +298,9 @@ local TENSOR = { type = "record", fields = {
               "replicated", "expert_column", "expert_row" } },
     experts = count(false, 0),
     quant = { type = "boolean", default = false },
+    -- How the checkpoint stores the weight when not as `dtype` (blocks.lua): refit moves
+    -- `dtype`; transformer.checkpoint_bytes counts this.
+    stored = { type = "string", values = { "mxfp4" } },
 } }
 
 local MODEL = { type = "record", fields = {
@@ -299,9 +319,16 @@ local MODEL = { type = "record", fields = {
     } },
     tensors = { type = "list", required = true, min_items = 1, max_items = schema.MAX_TENSORS,
                 items = TENSOR },
+    -- Which part of a multimodal checkpoint this is (hf.lua); absent for a plain LLM.
+    part = { type = "string", values = { "language", "vision" } },
 } }
 
 local EXPERT_CLASS = { expert_column = true, expert_row = true }
+
+-- MXFP4 (OCP Microscaling): 4-bit E2M1 values, one 8-bit E8M0 scale per block of 32
+-- consecutive elements of the last dim: 17 bytes per 32 elements.
+local MXFP4_BLOCK = 32
+local STORED_BYTES = { bf16 = { 2, 1 }, fp32 = { 4, 1 }, mxfp4 = { 17, MXFP4_BLOCK } }
 
 local function shape_text(shape)
     local parts = {}
@@ -362,6 +389,10 @@ function transformer.check(model, site, prefix)
         if t.class == "row" and #t.shape < 2 then
             fail("a row-parallel tensor needs 2 dims")
         end
+        if t.stored == "mxfp4" and t.shape[#t.shape] % MXFP4_BLOCK ~= 0 then
+            fail(string.format("MXFP4 scales blocks of %d along the last dim; %d is not a "
+                .. "multiple", MXFP4_BLOCK, t.shape[#t.shape]))
+        end
         local numel = 1
         for _, d in ipairs(t.shape) do
             if numel > schema.MAX_NUMEL // d then
@@ -381,6 +412,22 @@ function transformer.check(model, site, prefix)
         end
     end
     return m
+end
+
+-- Bytes of a checked model as its checkpoint stores it: each tensor in `stored` where set,
+-- else in `dtype`. refit's own byte counts (C's rf_model_bytes, the plan's payload) are of
+-- what moves, `dtype`; this is what a Hugging Face download holds, for the record.
+function transformer.checkpoint_bytes(model)
+    local total = 0
+    for _, t in ipairs(model.tensors) do
+        local numel = 1
+        for _, d in ipairs(t.shape) do
+            numel = numel * d
+        end
+        local b = STORED_BYTES[t.stored or t.dtype]
+        total = total + numel * b[1] // b[2]
+    end
+    return total
 end
 
 local SCHEMAS = { dense = DENSE, moe = MOE }

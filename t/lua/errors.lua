@@ -326,7 +326,9 @@ local SANDBOX = {
     { "error-nil.lua", 3, "error object is nil (error() should be given a string)" },
     { "error-number.lua", 2, "error object is the number 42 (error() should be given a string)" },
     { "error-level0.lua", 3, "no place given" },
-    { "model-directory.lua", 3, "model: " .. bad .. "../hf: is a directory" },
+    { "model-directory.lua", 3, "model: " .. bad .. "../hf: is a directory, but not a "
+        .. "Hugging Face model folder: it has no config.json (a snapshot) and no snapshots/ (a "
+        .. "cache folder models--org--name)" },
 }
 for _, case in ipairs(SANDBOX) do
     local file, line, message = table.unpack(case)
@@ -374,11 +376,23 @@ local function config(name, changes)
     return out
 end
 
+-- The fixtures written by hand as JSON (t/data/hf/README), decoded by the tests' own
+-- decoder; refit's path without refit.json stays as it is (JSON nulls read as absent).
+local json = require("json")
+for _, name in ipairs({ "gpt-oss-20b", "qwen3-next-80b-a3b", "deepseek-v3.2", "llama-4-scout",
+                        "llama-4-maverick", "kimi-k2.5" }) do
+    local f = assert(io.open(data .. "/hf/" .. name .. "/config.json"))
+    configs[name] = json.decode(f:read("a"))
+    f:close()
+end
+
 local src = "hf/x/config.json"
 local HF = {
     { "deepseek-v3", { hidden_size = false }, "hidden_size", "missing" },
-    { "qwen3-8b", { model_type = "gpt2" }, "model_type",
-      "'gpt2' is not supported (supported: deepseek_v3, kimi_k2, llama, qwen3, qwen3_moe)" },
+    { "qwen3-8b", { model_type = "gpt2" }, "model_type", "'gpt2' is not supported "
+        .. "(supported: deepseek_v2, deepseek_v3, deepseek_v32, glm4_moe, gpt_oss, kimi_k2, "
+        .. "kimi_k25, llama, llama4, llama4_text, minimax_m2, mistral, mixtral, qwen2, "
+        .. "qwen2_moe, qwen3, qwen3_moe, qwen3_next)" },
     { "deepseek-v3", { num_hidden_layers = "61" }, "num_hidden_layers",
       "expected an integer from 1 to 2147483647, got '61'" },
     -- Sizes are bounded as in model files, and named by their JSON key.
@@ -391,21 +405,72 @@ local HF = {
     { "deepseek-v3", { num_hidden_layers = 200000 }, "num_hidden_layers",
       "200000 layers make more than 1048576 tensors (at least 9 per layer), the most refit "
         .. "plans" },
-    { "qwen3-235b-a22b", { decoder_sparse_step = 2 }, "decoder_sparse_step",
+    -- Dense layers among MoE layers need the dense width; a listed layer must exist.
+    { "qwen3-235b-a22b", { decoder_sparse_step = 2, intermediate_size = false },
+      "intermediate_size", "missing" },
+    { "qwen3-235b-a22b", { mlp_only_layers = { 94 } }, "mlp_only_layers",
+      "layer 94 outside 0..93" },
+    { "qwen3-235b-a22b", { decoder_sparse_step = 95 }, "decoder_sparse_step",
+      "leaves no MoE layer among 94 layers" },
+    { "llama3-8b", { mlp_bias = true }, "mlp_bias",
+      "true is not supported: MLP biases are not modelled" },
+    { "deepseek-v3", { moe_layer_freq = 2 }, "moe_layer_freq",
       "2 is not supported: only every-layer MoE is modelled" },
-    { "qwen3-235b-a22b", { mlp_only_layers = { 0 } }, "mlp_only_layers",
-      "dense layers among MoE layers are not supported" },
-    { "llama3-8b", { attention_bias = true }, "attention_bias",
-      "true is not supported: attention biases are not modelled" },
+    -- transformers 5's names stand for the old ones; both given must agree.
+    { "qwen3-235b-a22b", { num_local_experts = 64 }, "num_local_experts",
+      "64 disagrees with num_experts = 128 (they name the same size)" },
+    -- The model types added with issue 23 (fixtures decoded by t/lua/json.lua).
+    { "gpt-oss-20b", { layer_types = { "full_attention", "sliding_attention" } }, "layer_types",
+      "2 entries for 24 layers; one per layer" },
+    { "gpt-oss-20b", { layer_types = { "sliding_attention", "chunked_attention" } },
+      "layer_types.2", "expected one of 'sliding_attention', 'full_attention', got "
+        .. "'chunked_attention'" },
+    { "gpt-oss-20b", { intermediate_size = 2890 }, "intermediate_size",
+      "2890 is not a multiple of 32, the block MXFP4 scales" },
+    { "gpt-oss-20b", { num_experts = 16 }, "num_experts",
+      "16 disagrees with num_local_experts = 32 (they name the same size)" },
+    { "qwen3-next-80b-a3b", { layer_types = { "linear_attention", "full_attention",
+      "full_attention" }, num_hidden_layers = 3 }, "layer_types", "only a full-attention "
+        .. "layer every n-th layer (n = full_attention_interval) is modelled" },
+    { "qwen3-next-80b-a3b", { full_attention_interval = 64 }, "full_attention_interval",
+      "64 leaves no full-attention layer among 48 layers" },
+    { "deepseek-v3.2", { q_lora_rank = false }, "q_lora_rank",
+      "the indexer's query comes from the q latent: it needs q_lora_rank" },
+    { "llama-4-scout", { text_config = false }, "text_config",
+      "missing (a llama4 config nests its language model's config there)" },
+    { "llama-4-scout", { text_config = 3 }, "text_config", "expected a JSON object, got 3" },
+    { "llama-4-scout", { ["text_config.hidden_size"] = false }, "text_config.hidden_size",
+      "missing" },
+    { "llama-4-scout", { ["text_config.model_type"] = "llama" }, "text_config.model_type",
+      "'llama' is not supported (supported: llama4_text)" },
+    { "llama-4-maverick", { ["text_config.intermediate_size_mlp"] = false },
+      "text_config.intermediate_size_mlp", "missing" },
+    { "llama-4-scout", { ["text_config.num_experts_per_tok"] = 17 },
+      "text_config.num_experts_per_tok", "17 is more than the 16 experts" },
     { "deepseek-v3", { n_routed_experts = false }, "n_routed_experts", "missing" },
 }
 
 for _, case in ipairs(HF) do
     local name, changes, field, message = table.unpack(case)
     -- false stands for "remove the field" (nil cannot be stored in `changes`).
-    local cfg = config(name, changes)
+    -- A dotted key ("text_config.hidden_size") changes a nested config (copied first).
+    local flat = {}
     for k, v in pairs(changes) do
-        if v == false then
+        if not k:find(".", 1, true) then
+            flat[k] = v
+        end
+    end
+    local cfg = config(name, flat)
+    for k, v in pairs(changes) do
+        local outer, inner = k:match("^([^.]+)%.(.+)$")
+        if outer then
+            local copy = {}
+            for kk, vv in pairs(cfg[outer]) do
+                copy[kk] = vv
+            end
+            copy[inner] = v ~= false and v or nil
+            cfg[outer] = copy
+        elseif v == false then
             cfg[k] = nil
         end
     end
@@ -424,6 +489,57 @@ tap.raises(function()
     refit.model_from_hf(42, "x", "bad/scalar.json")
 end, "bad/scalar.json:0: config: expected a JSON object, got 42",
     "config.json: a scalar is refused")
+
+-- Parts of a multimodal checkpoint: asked where the part was named.
+tap.raises(function()
+    refit.model_from_hf(configs["kimi-k2.5"], "k", src, { part = "vision" })
+end, src .. ":0: part: 'vision': refit models the vision tower of llama4 checkpoints only, not "
+    .. "of model_type 'kimi_k25'", "config.json: a vision part only where refit models one")
+tap.raises(function()
+    local cfg = config("llama-4-scout", {})
+    cfg.vision_config = nil
+    refit.model_from_hf(cfg, "s", src, { part = "vision" })
+end, src .. ":0: vision_config.hidden_size: missing", "config.json: the vision part needs "
+    .. "vision_config")
+local hf_cfg = data .. "/hf/llama-4-scout/config.json"
+local MODEL_SPECS = {
+    { { path = hf_cfg, part = "audio" }, hf_cfg .. ":0: model.part: expected one of "
+      .. "'language', 'vision', got 'audio'" },
+    { { path = hf_cfg, prat = "vision" }, hf_cfg .. ":0: model.prat: unknown key 'prat' (did "
+      .. "you mean 'part'?)" },
+    { { path = "qwen3-8b", part = "vision" },
+      "qwen3-8b:0: model.part: only a Hugging Face config.json or folder has parts" },
+}
+for _, case in ipairs(MODEL_SPECS) do
+    local spec, message = table.unpack(case)
+    tap.raises(function()
+        refit.load_model(spec)
+    end, message, "model spec table: " .. message:match("model%.%w+"))
+end
+
+-- Folders: a snapshot (config.json) or a cache folder (refs/main, snapshots/); each fault
+-- names the path that is wrong.
+local cache = data .. "/hf-cache/"
+local FOLDERS = {
+    { "models--acme--two", "2 snapshots and no refs/main to choose one; give the snapshot "
+      .. "folder (%s/snapshots/<commit>)" },
+    { "models--acme--stale", "%s/snapshots/cccc9999/config.json: no such file or directory "
+      .. "(the snapshot refs/main names)" },
+    { "models--acme--bad-ref", "%s/refs/main: expected a commit hash, got 'not a commit'" },
+    { "models--acme--two/snapshots", "%s: is a directory, but not a Hugging Face model folder: "
+      .. "it has no config.json (a snapshot) and no snapshots/ (a cache folder "
+      .. "models--org--name)" },
+}
+for _, case in ipairs(FOLDERS) do
+    local folder, message = table.unpack(case)
+    local dir = cache .. folder
+    -- A message starting with the path names it; others follow "<dir>: ".
+    message = message:sub(1, 2) == "%s" and message:format(dir) or dir .. ": "
+        .. message:format(dir)
+    tap.raises(function()
+        refit.load_model(dir)
+    end, dir .. ":0: model: " .. message, "folder " .. folder .. ": named with its fault")
+end
 
 local floats = refit.model_from_hf(config("qwen3-8b", { hidden_size = 4096.0 }), "q", src)
 tap.is(math.type(floats.tensors[1].shape[2]), "integer",
