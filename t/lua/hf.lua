@@ -14,36 +14,7 @@ local refit, data = tap.setup()
 local transformer = require("transformer")
 local hf_dir = data .. "/hf/"
 
-local function numel(t)
-    local n = 1
-    for _, d in ipairs(t.shape) do
-        n = n * d
-    end
-    return n
-end
-
-local function counts(model)
-    local total, active = 0, 0
-    for _, t in ipairs(model.tensors) do
-        local n = numel(t)
-        total = total + n
-        active = active + (t.experts > 0 and n * model.experts_per_token / t.experts or n)
-    end
-    return total, active
-end
-
-local function by_name(model, name)
-    for _, t in ipairs(model.tensors) do
-        if t.name == name then
-            return t
-        end
-    end
-    return nil
-end
-
-local function shape(t)
-    return t and table.concat(t.shape, "x") or "absent"
-end
+local numel, counts, by_name, shape = tap.numel, tap.counts, tap.by_name, tap.shape
 
 -- Published totals: folder, model_type, parameters, tolerance, source. The figures are the
 -- model cards' (rounded as published); t/data/hf/README names each config's source.

@@ -5,37 +5,7 @@ package.path = (arg[0]:match("^(.*)/[^/]*$") or ".") .. "/?.lua;" .. package.pat
 local tap = require("tap")
 local refit, data, root = tap.setup()
 
-local function numel(t)
-    local n = 1
-    for _, d in ipairs(t.shape) do
-        n = n * d
-    end
-    return n
-end
-
--- Total parameters, and active ones: routed experts count experts_per_token / experts.
-local function counts(model)
-    local total, active = 0, 0
-    for _, t in ipairs(model.tensors) do
-        local n = numel(t)
-        total = total + n
-        active = active + (t.experts > 0 and n * model.experts_per_token / t.experts or n)
-    end
-    return total, active
-end
-
-local function by_name(model, name)
-    for _, t in ipairs(model.tensors) do
-        if t.name == name then
-            return t
-        end
-    end
-    return nil
-end
-
-local function shape(t)
-    return t and table.concat(t.shape, "x") or "absent"
-end
+local numel, counts, by_name, shape = tap.numel, tap.counts, tap.by_name, tap.shape
 
 local function list(t)
     return table.concat(t, ",")

@@ -79,4 +79,38 @@ function tap.setup()
     return refit, script_dir .. "/../data", script_dir .. "/../.."
 end
 
+-- Model helpers the model tests share (models.lua, hf.lua): a tensor's elements, a model's
+-- total and active parameters (routed experts count experts_per_token / experts), a tensor
+-- by name, a shape as text ("absent" for none).
+function tap.numel(t)
+    local n = 1
+    for _, d in ipairs(t.shape) do
+        n = n * d
+    end
+    return n
+end
+
+function tap.counts(model)
+    local total, active = 0, 0
+    for _, t in ipairs(model.tensors) do
+        local n = tap.numel(t)
+        total = total + n
+        active = active + (t.experts > 0 and n * model.experts_per_token / t.experts or n)
+    end
+    return total, active
+end
+
+function tap.by_name(model, name)
+    for _, t in ipairs(model.tensors) do
+        if t.name == name then
+            return t
+        end
+    end
+    return nil
+end
+
+function tap.shape(t)
+    return t and table.concat(t.shape, "x") or "absent"
+end
+
 return tap
