@@ -395,13 +395,26 @@ static int read_reshard(lua_State *L, int r, struct rf_framework *fw, struct rf_
     return 0;
 }
 
+/* A string field of two values: *second says whether it is the second. */
+static int get_choice(lua_State *L, int t, const char *ctx, const char *key, const char *first,
+                      const char *second, bool *is_second, struct rf_error *err)
+{
+    char text[32], what[96];
+    get_text(L, t, key, text, sizeof(text));
+    if (strcmp(text, first) != 0 && strcmp(text, second) != 0) {
+        snprintf(what, sizeof(what), "expected \"%s\" or \"%s\"", first, second);
+        return fail(err, ctx, key, what);
+    }
+    *is_second = strcmp(text, second) == 0;
+    return 0;
+}
+
 static int read_p2p(lua_State *L, int t, struct rf_framework *fw, struct rf_error *err)
 {
     int rc;
     int64_t buffers, regions;
     struct rf_fw_p2p *p = &fw->p2p;
     const char *ctx = "p2p";
-    char text[32];
     if ((rc = get_enum(L, t, ctx, "gather", parse_p2p_gather, &p->gather, err)) < 0 ||
         (rc = get_enum(L, t, ctx, "quantize", parse_quant, &p->quant, err)) < 0 ||
         (rc = get_enum(L, t, ctx, "loader", parse_loader, &p->loader, err)) < 0 ||
@@ -413,26 +426,12 @@ static int read_p2p(lua_State *L, int t, struct rf_framework *fw, struct rf_erro
         return rc;
     p->buffers = (int32_t)buffers;
     p->register_regions = (int32_t)regions;
-    get_text(L, t, "plan", text, sizeof(text));
-    if (strcmp(text, "reshard") != 0 && strcmp(text, "broadcast") != 0)
-        return fail(err, ctx, "plan", "expected \"reshard\" or \"broadcast\"");
-    p->broadcast_plan = strcmp(text, "broadcast") == 0;
-    get_text(L, t, "select", text, sizeof(text));
-    if (strcmp(text, "shard") != 0 && strcmp(text, "dense_whole") != 0)
-        return fail(err, ctx, "select", "expected \"shard\" or \"dense_whole\"");
-    p->dense_whole = strcmp(text, "dense_whole") == 0;
-    get_text(L, t, "from", text, sizeof(text));
-    if (strcmp(text, "host") != 0 && strcmp(text, "gpu") != 0)
-        return fail(err, ctx, "from", "expected \"host\" or \"gpu\"");
-    p->from_host = strcmp(text, "host") == 0;
-    get_text(L, t, "verb", text, sizeof(text));
-    if (strcmp(text, "read") != 0 && strcmp(text, "write") != 0)
-        return fail(err, ctx, "verb", "expected \"write\" or \"read\"");
-    p->read = strcmp(text, "read") == 0;
-    get_text(L, t, "into", text, sizeof(text));
-    if (strcmp(text, "weights") != 0 && strcmp(text, "buffer") != 0)
-        return fail(err, ctx, "into", "expected \"weights\" or \"buffer\"");
-    p->into_weights = strcmp(text, "weights") == 0;
+    if ((rc = get_choice(L, t, ctx, "plan", "reshard", "broadcast", &p->broadcast_plan, err)) < 0 ||
+        (rc = get_choice(L, t, ctx, "select", "shard", "dense_whole", &p->dense_whole, err)) < 0 ||
+        (rc = get_choice(L, t, ctx, "from", "gpu", "host", &p->from_host, err)) < 0 ||
+        (rc = get_choice(L, t, ctx, "verb", "write", "read", &p->read, err)) < 0 ||
+        (rc = get_choice(L, t, ctx, "into", "buffer", "weights", &p->into_weights, err)) < 0)
+        return rc;
     p->cpu_loader = get_bool(L, t, "cpu_loader");
     p->wait_nonlast = get_bool(L, t, "wait_nonlast");
     p->receiver_serial = get_bool(L, t, "receiver_serial");

@@ -69,16 +69,22 @@ local SCENARIO = { type = "record", fields = {
     } },
 } }
 
+-- The profile's path this run takes (its bucket and buffers): the colocated one on colocated
+-- sides, the point-to-point one under strategy p2p, else the broadcast one; nil without.
+local function profile_path(profile)
+    return profile and (profile.colocated_run and profile.colocated
+        or profile.p2p_run and profile.p2p or profile.broadcast)
+end
+
 -- NeMo-RL's refit buckets: 2% of GPU memory, at most 5 GiB (nemo_rl/utils/packed_tensor.py),
 -- and at least one byte (a GPU of a few bytes is a test, not a reason to fail).
--- Under a framework profile with a broadcast path, its bucket (framework.lua): the rounds
--- are the framework's buckets; on colocated sides, its colocated path's IPC buffer.
+-- Under a framework profile, the bucket of the path it takes (profile_path): the rounds are
+-- the framework's buckets.
 local function staging_bytes(mb, c, profile)
     if mb then
         return mb * 1000000
     end
-    local path = profile and (profile.colocated_run and profile.colocated
-        or profile.p2p_run and profile.p2p or profile.broadcast)
+    local path = profile_path(profile)
     local b = path and path.bucket
     if b and b.hbm_fraction > 0 then
         return math.max(1, math.min(math.floor(b.hbm_fraction * c.hbm_gb * 1e9),
@@ -344,8 +350,7 @@ function scenario.normalise(raw, source, base_dir, context, overrides, line)
     end
     -- The framework's buffers are the rounds in flight, unless the scenario set streams.
     local raw_cal = type(raw.cluster) == "table" and raw.cluster.calibration
-    local path = profile and (profile.colocated_run and profile.colocated
-        or profile.p2p_run and profile.p2p or profile.broadcast)
+    local path = profile_path(profile)
     if path and not (type(raw_cal) == "table" and raw_cal.streams) then
         c.calibration.streams = path.buffers
     end
