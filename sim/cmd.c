@@ -21,6 +21,12 @@
 
 int cmd_fail(const struct rf_error *err)
 {
+    /* An answer rather than a fault (a config whose generation runs on the training
+     * weights): said on stdout, and the command succeeds. */
+    if (err->code == RF_ENOREFIT) {
+        printf("%s\n", err->msg);
+        return 0;
+    }
     fprintf(stderr, "refit: %s\n", err->msg);
     return 1;
 }

@@ -115,13 +115,19 @@ static void show_side(const char *name, const json_t *s, const struct rf_run_vie
                train ? v->train_layout : v->infer_layout, train ? v->train_dtype : v->infer_dtype);
         return;
     }
-    char extra[96];
+    char extra[160];
     if (train)
-        snprintf(extra, sizeof(extra), "%s%s",
+        snprintf(extra, sizeof(extra), "%s%s%s%s",
                  json_is_true(json_object_get(s, "distributed_optimizer"))
                      ? "distributed optimizer"
                      : "optimizer state not sharded",
-                 json_is_true(json_object_get(s, "fsdp")) ? ", fsdp" : "");
+                 json_is_true(json_object_get(s, "fsdp")) ? ", fsdp" : "",
+                 json_is_true(json_object_get(s, "offload_params"))
+                     ? ", parameters offloaded between steps"
+                     : "",
+                 json_is_true(json_object_get(s, "offload_optimizer"))
+                     ? ", optimizer state offloaded to the host"
+                     : "");
     else
         snprintf(extra, sizeof(extra), "gpu_memory_utilization %g",
                  json_number_value(json_object_get(s, "gpu_memory_utilization")));
@@ -241,6 +247,8 @@ static void show_text(const struct rf_run_view *v, struct rf_error *err)
     } else {
         const json_t *m = json_object_get(d, "model");
         printf("  %-10s %s\n", "scenario", str(d, "source"));
+        if (json_is_string(json_object_get(d, "sides")))
+            printf("  %-10s %s\n", "sides", str(d, "sides"));
         fmt_bytes(num(m, "bytes"), a, sizeof(a));
         printf("  %-10s %s (%s): %.3f B params, %s, %lld layers, %lld experts\n", "model",
                str(m, "name"), str(m, "source"), (double)num(m, "params") / 1e9, a,

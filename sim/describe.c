@@ -106,7 +106,11 @@ static json_t *side_json(const struct rf_side *s)
               json_object_set_new(o, "edp", json_integer(s->edp)) < 0 ||
               json_object_set_new(o, "fsdp", json_boolean(s->fsdp)) < 0 ||
               json_object_set_new(o, "distributed_optimizer",
-                                  json_boolean(s->distributed_optimizer)) < 0;
+                                  json_boolean(s->distributed_optimizer)) < 0 ||
+              (s->offload_params &&
+               json_object_set_new(o, "offload_params", json_true()) < 0) ||
+              (s->offload_optimizer &&
+               json_object_set_new(o, "offload_optimizer", json_true()) < 0);
     else
         /* 0 in the struct is vLLM's default, which sim/memory.c applies: say which. */
         bad = json_object_set_new(o, "replicas", json_integer(s->replicas)) < 0 ||
@@ -277,6 +281,8 @@ json_t *rf_describe(const struct rf_describe_input *in)
         return NULL;
     bool bad = in->preset &&
                json_object_set_new(o, "cluster_preset", preset_json(&sc->cluster, in->preset)) < 0;
+    if (!bad && sc->sides)
+        bad = json_object_set_new(o, "sides", rf_json_text(sc->sides)) < 0;
     /* Only with a profile: a profile-free run's document stays as it was. */
     if (!bad && sc->framework.present)
         bad = json_object_set_new(o, "framework", framework_json(&sc->framework)) < 0;

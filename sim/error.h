@@ -12,7 +12,12 @@ enum {
     RF_ELUA = -5,    /* error raised inside a Lua description */
     RF_EBUSY = -6,   /* SQLite: another process holds the lock past our busy timeout */
     RF_ENOTSUP = -7, /* a strategy the scenario's framework profile does not run */
+    RF_ENOREFIT = -8, /* an answer, not a fault: the scenario moves no weights (cmd_fail, exit 0) */
 };
+
+/* The start of a Lua error that is such an answer (models/lib/rlconfig.lua NO_REFIT): the
+ * sandbox strips it and returns RF_ENOREFIT with the rest as the message. */
+#define RF_NO_REFIT_MARK "\037no refit traffic\037"
 
 struct rf_error {
     int code;

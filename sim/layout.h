@@ -94,6 +94,10 @@ struct rf_side {
      * parallelism (training); the engine's share of the GPU, vLLM's gpu_memory_utilization
      * (inference; 0: its default 0.9). */
     bool distributed_optimizer;
+    /* Training state offloaded to the host between steps (verl's param_offload and
+     * optimizer_offload): at the sync the parameters come back, gradients and optimizer
+     * state stay on the host (sim/memory.c). */
+    bool offload_params, offload_optimizer;
     double memory_utilization;
     /* How a vLLM side's engines sit on the GPUs (infer.placement): 0 packs them back to back
      * from first_gpu ("packed"); D > 0 places them NVLink domain by domain on domains of D

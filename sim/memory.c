@@ -60,8 +60,10 @@ static void train_stage(const struct rf_model *model, const struct rf_side *s, i
         g->weights += n * (int64_t)rf_dtype_size(s->dtype);
         *(is_expert(t) ? &expert : &dense) += n;
     }
-    g->grads = (dense + expert) * GRAD_BYTES;
-    if (s->distributed_optimizer && !s->fsdp)
+    g->grads = s->offload_params ? 0 : (dense + expert) * GRAD_BYTES;
+    if (s->offload_optimizer)
+        g->optimizer = 0;
+    else if (s->distributed_optimizer && !s->fsdp)
         g->optimizer = (ceil_div(dense, s->dp * s->cp) + ceil_div(expert, s->edp)) * ADAM_BYTES;
     else
         g->optimizer = (dense + expert) * ADAM_BYTES;
@@ -86,6 +88,8 @@ static void side_memory(const struct rf_model *model, const struct rf_side *s, b
                         const struct rf_memory_opts *o, struct rf_side_memory *m)
 {
     memset(m, 0, sizeof(*m));
+    m->offload_params = training && s->offload_params;
+    m->offload_optimizer = training && s->offload_optimizer;
     m->hbm_bytes = (int64_t)(o->hbm_gb * 1e9);
     double share = s->memory_utilization > 0 ? s->memory_utilization : DEFAULT_UTILIZATION;
     m->budget_bytes = training ? m->hbm_bytes : (int64_t)((double)m->hbm_bytes * share);
@@ -123,10 +127,12 @@ void rf_memory_describe(const struct rf_side_memory *m, bool training, char *buf
     const struct rf_gpu_memory *g = &m->worst;
     if (training)
         snprintf(buf, size,
-                 "GPU %lld (stage %lld) needs %.1f GB of %.1f (weights %.1f, grads %.1f, "
-                 "optimizer %.1f, staging %.1f; activations not counted)",
+                 "GPU %lld (stage %lld) needs %.1f GB of %.1f (weights %.1f, grads %.1f%s, "
+                 "optimizer %.1f%s, staging %.1f; activations not counted)",
                  (long long)g->gpu, (long long)g->stage, gb(g->total), gb(m->budget_bytes),
-                 gb(g->weights), gb(g->grads), gb(g->optimizer), gb(g->staging));
+                 gb(g->weights), gb(g->grads), m->offload_params ? " offloaded to the host" : "",
+                 gb(g->optimizer), m->offload_optimizer ? " offloaded to the host" : "",
+                 gb(g->staging));
     else
         snprintf(buf, size,
                  "GPU %lld (stage %lld) needs %.1f GB of %.1f (weights %.1f, staging %.1f), "

@@ -26,6 +26,9 @@ struct rf_side_memory {
                                  * gpu_memory_utilization (inference: the engine's share) */
     int64_t headroom_bytes;     /* budget - worst.total: the KV cache's room (inference) */
     bool fits;                  /* worst.total <= budget (inference: and headroom > 0) */
+    /* Gradients / optimizer state left on the host (training, verl's offload flags): counted
+     * as 0, and the description says so. */
+    bool offload_params, offload_optimizer;
 };
 
 struct rf_memory_opts {

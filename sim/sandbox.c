@@ -235,6 +235,8 @@ int rf_sandbox_pcall(struct rf_sandbox *sb, int nargs, int nresults, int msgh, c
                          (unsigned long long)(sb->limits.memory_bytes >> 20));
         else
             rf_error_set(err, RF_ELUA, "%s%s%s", where, at ? "" : ": ", msg);
+    } else if (strncmp(msg, RF_NO_REFIT_MARK, sizeof(RF_NO_REFIT_MARK) - 1) == 0) {
+        rf_error_set(err, RF_ENOREFIT, "%s", msg + sizeof(RF_NO_REFIT_MARK) - 1);
     } else {
         rf_error_set(err, RF_ELUA, "%s", msg);
     }
@@ -243,7 +245,7 @@ int rf_sandbox_pcall(struct rf_sandbox *sb, int nargs, int nresults, int msgh, c
         if (*c == '\n' || *c == '\t')
             *c = ' ';
     lua_settop(L, (handler ? handler : fn) - 1);
-    return RF_ELUA;
+    return err && err->code == RF_ENOREFIT ? RF_ENOREFIT : RF_ELUA;
 }
 
 /* refit.file.read(path) -> text | nil, reason. The path is checked with stat before it is
@@ -382,9 +384,24 @@ static int l_file_list(lua_State *L)
     return 1;
 }
 
+/* kind(path) -> "file", "dir" or "other" (a FIFO, a device), following links, or nil and
+ * the reason: a lookup that never opens the path, so a FIFO named like a config cannot
+ * block refit (models/lib/compose.lua's search of Hydra's config folders). */
+static int l_file_kind(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return file_errno(L, errno);
+    lua_pushstring(L, S_ISREG(st.st_mode) ? "file" : S_ISDIR(st.st_mode) ? "dir" : "other");
+    return 1;
+}
+
 int rf_luaopen_file(lua_State *L)
 {
-    lua_createtable(L, 0, 3);
+    lua_createtable(L, 0, 4);
+    lua_pushcfunction(L, l_file_kind);
+    lua_setfield(L, -2, "kind");
     lua_pushcfunction(L, l_file_read);
     lua_setfield(L, -2, "read");
     lua_pushcfunction(L, l_file_list);

@@ -383,7 +383,11 @@ static int read_side(lua_State *L, int t, const char *ctx, enum rf_side_kind kin
         s->fsdp = lua_toboolean(L, -1);
         lua_getfield(L, t, "distributed_optimizer");
         s->distributed_optimizer = lua_toboolean(L, -1);
-        lua_pop(L, 2);
+        lua_getfield(L, t, "offload_params");
+        s->offload_params = lua_toboolean(L, -1);
+        lua_getfield(L, t, "offload_optimizer");
+        s->offload_optimizer = lua_toboolean(L, -1);
+        lua_pop(L, 4);
         s->replicas = 1;
     } else {
         if ((rc = get_int(L, t, "replicas", &s->replicas, ctx, err)) < 0 ||
@@ -539,6 +543,13 @@ static int read_scenario(lua_State *L, int t, struct rf_scenario *sc, struct rf_
     if ((rc = get_str(L, t, "source", &sc->source, "scenario", err)) < 0 ||
         (rc = get_enum(L, t, "strategy", parse_strategy, &sc->strategy, "scenario", err)) < 0)
         goto out;
+    lua_getfield(L, t, "sides");
+    if (lua_type(L, -1) == LUA_TSTRING && !(sc->sides = strdup(lua_tostring(L, -1)))) {
+        lua_pop(L, 1);
+        rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+        goto out;
+    }
+    lua_pop(L, 1);
 
     if ((rc = get_int(L, t, "staging_bytes", &sc->staging_bytes, "scenario", err)) < 0 ||
         (rc = get_int(L, t, "chunk_bytes", &sc->chunk_bytes, "scenario", err)) < 0)
@@ -707,6 +718,7 @@ void rf_scenario_release(struct rf_scenario *sc)
     if (!sc)
         return;
     free(sc->source);
+    free(sc->sides);
     rf_model_release(&sc->model);
     rf_side_release(&sc->train);
     rf_side_release(&sc->infer);

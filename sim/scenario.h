@@ -14,6 +14,9 @@
 
 struct rf_scenario {
     char *source;
+    /* Where the sides came from when a framework config gave them ("verl ppo.yaml; set in
+     * the scenario: train.placement"), NULL when the scenario wrote them. */
+    char *sides;
     struct rf_model model;
     struct rf_side train, infer;
     enum rf_strategy strategy;

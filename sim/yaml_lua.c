@@ -15,6 +15,12 @@
 #define MAX_DEPTH 64
 /* The longest dotted key path kept for the lines table. */
 #define MAX_PATH 1024
+/* Nodes (scalars, lists and mappings) one document may build, aliases expanded. An alias is
+ * a copy, as OmegaConf makes it (OmegaConf.create builds its own node for every value, so a
+ * child config's override of an aliased section leaves the anchor's other users alone); a
+ * copy costs memory, so "billion laughs" documents stop here. NeMo RL's largest recipes
+ * hold about 600 keys and verl's resolved ppo_trainer.yaml about 900: a 300x margin. */
+#define MAX_NODES (1 << 18)
 
 /* Stack slots of l_decode. */
 enum { TEXT = 1, NAME, DECODER, ANCHORS, LINES };
@@ -28,6 +34,7 @@ struct decoder {
     const char *name;
     char path[MAX_PATH];
     size_t path_len;
+    long nodes;
 };
 
 static void release(struct decoder *d)
@@ -187,6 +194,57 @@ static void push_scalar(lua_State *L, const yaml_event_t *e)
 
 static void parse_node(lua_State *L, struct decoder *d, int depth);
 
+/* Counts one node built, and stops a document whose aliases expand past MAX_NODES. */
+static void count_node(lua_State *L, struct decoder *d)
+{
+    if (++d->nodes > MAX_NODES)
+        raise(L, d, line_of(d),
+              "the document expands to more than %s values (aliases are copies, as OmegaConf "
+              "makes them); write the repeated sections once",
+              "262144");
+}
+
+static void pop_path(struct decoder *d, size_t old)
+{
+    d->path_len = old;
+    d->path[old] = '\0';
+}
+
+/* Replaces the table on top of the stack with a deep copy, the lines of its keys set to
+ * `line` (the alias's) under the current path, so a fault in an aliased value is reported
+ * where the alias stands. Nesting is bounded as the parser bounds it. */
+static void copy_value(lua_State *L, struct decoder *d, int depth, size_t line)
+{
+    if (lua_type(L, -1) != LUA_TTABLE)
+        return;
+    if (depth > MAX_DEPTH)
+        raise(L, d, line, "nests deeper than %s levels", "64");
+    luaL_checkstack(L, 8, "YAML nesting too deep");
+    lua_newtable(L);
+    lua_pushnil(L);
+    while (lua_next(L, -3)) {
+        char index[24];
+        const char *part;
+        size_t len;
+        count_node(L, d);
+        if (lua_type(L, -2) == LUA_TNUMBER) {
+            len = (size_t)snprintf(index, sizeof(index), "%lld",
+                                   (long long)lua_tointeger(L, -2));
+            part = index;
+        } else {
+            part = lua_tolstring(L, -2, &len);
+        }
+        size_t old = push_path(L, d, part, len);
+        set_line(L, d, line);
+        copy_value(L, d, depth + 1, line);
+        pop_path(d, old);
+        lua_pushvalue(L, -2);
+        lua_insert(L, -2);
+        lua_rawset(L, -4);
+    }
+    lua_remove(L, -2);
+}
+
 /* Remembers the value on top of the stack under the anchor at `anchor` (a stack slot, or
  * 0 for none). */
 static void keep_anchor(lua_State *L, int anchor)
@@ -223,15 +281,22 @@ static void parse_sequence(lua_State *L, struct decoder *d, int depth)
         set_line(L, d, line_of(d));
         parse_node(L, d, depth + 1);
         lua_rawseti(L, -2, n);
-        d->path_len = old;
-        d->path[old] = '\0';
+        pop_path(d, old);
     }
 }
 
-/* Merges each table of the list on top (YAML's `<<: *base`) into the mapping below it:
- * keys written in the mapping win. Their lines are those of the anchored mapping, which
- * the lines table keeps under that mapping's own path; rlconfig.lua falls back to the
- * line of the `<<` key's parent for them. */
+/* A decoded list: a table with elements (a mapping's keys are strings, so its length is 0;
+ * an empty list merges nothing either way). */
+static bool is_list(lua_State *L, int index)
+{
+    return lua_type(L, index) == LUA_TTABLE && lua_rawlen(L, index) > 0;
+}
+
+/* Merges each table of the list on top (YAML's `<<: *base` or `<<: [*a, *b]`) into the
+ * mapping below it: keys written in the mapping win, then earlier merged mappings win over
+ * later ones (the merge key's specification, https://yaml.org/type/merge.html). The merged
+ * values are the aliases' copies, owned by this mapping alone. Their lines are those of
+ * the copies, under this mapping's path. */
 static void apply_merges(lua_State *L)
 {
     lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
@@ -254,6 +319,26 @@ static void apply_merges(lua_State *L)
     lua_pop(L, 1);
 }
 
+/* The value of a `<<` key, on top of the stack, appended to the merges list below it: one
+ * mapping, or each mapping of a list in order. */
+static void add_merge(lua_State *L, struct decoder *d, size_t line)
+{
+    const char *where = d->path_len ? d->path : "(top)";
+    if (lua_type(L, -1) != LUA_TTABLE)
+        raise(L, d, line, "%s: '<<' must merge a mapping or a list of mappings", where);
+    if (!is_list(L, -1)) {
+        lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+        return;
+    }
+    lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
+    for (lua_Integer i = 1; i <= n; i++) {
+        if (lua_rawgeti(L, -1, i) != LUA_TTABLE || is_list(L, -1))
+            raise(L, d, line, "%s: '<<' must merge a mapping or a list of mappings", where);
+        lua_rawseti(L, -3, (lua_Integer)lua_rawlen(L, -3) + 1);
+    }
+    lua_pop(L, 1);
+}
+
 static void parse_mapping(lua_State *L, struct decoder *d, int depth)
 {
     lua_newtable(L);
@@ -270,16 +355,13 @@ static void parse_mapping(lua_State *L, struct decoder *d, int depth)
         size_t key_len = d->event.data.scalar.length;
         bool merge =
             d->event.data.scalar.style == YAML_PLAIN_SCALAR_STYLE && strcmp(key, "<<") == 0;
-        lua_pushlstring(L, key, key_len);
         if (merge) {
-            lua_pop(L, 1);
             next(L, d);
             parse_node(L, d, depth + 1);
-            if (lua_type(L, -1) != LUA_TTABLE)
-                raise(L, d, line, "%s: '<<' must merge a mapping", d->path_len ? d->path : "(top)");
-            lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+            add_merge(L, d, line);
             continue;
         }
+        lua_pushlstring(L, key, key_len);
         size_t old = push_path(L, d, key, key_len);
         lua_pushvalue(L, -1);
         if (lua_rawget(L, -4) != LUA_TNIL)
@@ -289,8 +371,7 @@ static void parse_mapping(lua_State *L, struct decoder *d, int depth)
         next(L, d);
         parse_node(L, d, depth + 1);
         lua_rawset(L, -4);
-        d->path_len = old;
-        d->path[old] = '\0';
+        pop_path(d, old);
     }
     apply_merges(L);
 }
@@ -301,14 +382,14 @@ static void parse_node(lua_State *L, struct decoder *d, int depth)
     if (depth > MAX_DEPTH)
         raise(L, d, line_of(d), "nests deeper than %s levels", "64");
     luaL_checkstack(L, 8, "YAML nesting too deep");
+    count_node(L, d);
     int anchor;
     switch (d->event.type) {
     case YAML_ALIAS_EVENT:
         lua_pushstring(L, (const char *)d->event.data.alias.anchor);
-        /* An alias shares the anchored value: no copy, so a document of aliases of aliases
-         * ("billion laughs") costs no more memory than its text. */
         if (lua_rawget(L, ANCHORS) == LUA_TNIL)
             raise(L, d, line_of(d), "unknown alias *%s", (const char *)d->event.data.alias.anchor);
+        copy_value(L, d, depth, line_of(d));
         break;
     case YAML_SCALAR_EVENT:
         anchor = anchor_of(L, d->event.data.scalar.anchor);

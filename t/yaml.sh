@@ -14,7 +14,7 @@ figures() {
 }
 # The stored description of run $1 without its source and the paths of the files it read.
 description() {
-    sql "$db" "SELECT json_remove(scenario_json, '\$.source') FROM run WHERE id = $1"
+    sql "$db" "SELECT json_remove(scenario_json, '\$.source', '\$.sides') FROM run WHERE id = $1"
 }
 
 "$REFIT" plan "$data/dsv3-nemo-rl.lua" --db "$db" --json >"$tmp/yaml.json"
@@ -129,14 +129,14 @@ bad "a missing required key, at the mapping that should hold it" "cluster:
 policy:
   megatron_cfg:
     enabled: true" \
-    'bad.yaml:1: cluster.num_nodes: missing (refit needs it to place the sides)'
+    "bad.yaml:1: cluster.num_nodes: missing (the launcher sets it); set the scenario's cluster = { system = ..., nodes = N }, or add \"cluster.num_nodes=N\" to its sides.overrides"
 # shellcheck disable=SC2016 # the ${...} are the file's text, not the shell's
 bad "an unresolved \${...} in a key refit reads" "defaults: DATA/nemo-rl-dsv3.yaml
 policy:
   generation:
     vllm_cfg:
       tensor_parallel_size: \${mul:4,8}" \
-    'bad.yaml:5: policy.generation.vllm_cfg.tensor_parallel_size: unresolved interpolation "${mul:4,8}" (refit follows only ${dotted.key} references to another key of the file); write the value'
+    'bad.yaml:5: policy.generation.vllm_cfg.tensor_parallel_size: unresolved interpolation "${mul:4,8}" (refit follows ${dotted.key}, ${..relative.key} and ${oc.select:key,default}); write the value'
 bad "an unresolved \${...} in a key refit does not read is ignored, a wrong boolean is not" \
     "defaults: DATA/nemo-rl-dsv3.yaml
 logger:
@@ -164,12 +164,12 @@ cluster:
 bad "a model refit does not ship" "defaults: DATA/nemo-rl-dsv3.yaml
 policy:
   model_name: org/No-Such-Model" \
-    "bad.yaml:3: policy.model_name: 'org/No-Such-Model' is not a model refit ships (no models/no-such-model.lua); set model in the scenario"
-bad "a DTensor (not Megatron) training config" "defaults: DATA/nemo-rl-dsv3.yaml
+    "bad.yaml:3: policy.model_name: 'org/No-Such-Model' is not a model refit ships (tried models/no-such-model.lua) nor a folder; set model in the scenario (a shipped name, or the model's config.json or snapshot folder)"
+bad "neither Megatron nor DTensor enabled, at the key the parent wrote" "defaults: DATA/nemo-rl-dsv3.yaml
 policy:
   megatron_cfg:
     enabled: false" \
-    "bad.yaml:4: policy.megatron_cfg.enabled: expected true: refit reads the Megatron training layout (policy.megatron_cfg), not DTensor's"
+    "$data/nemo-rl-base.yaml:30: policy.dtensor_cfg.enabled: neither policy.megatron_cfg.enabled nor policy.dtensor_cfg.enabled is true; refit reads the training layout of the enabled one"
 bad "a YAML syntax error names the file, line and column" "cluster:
   num_nodes: [1, 2
 policy: {}" \
@@ -180,18 +180,18 @@ bad "a duplicate key" "cluster:
     "bad.yaml:3: cluster.num_nodes: duplicate key"
 bad "a file that inherits from itself" "defaults: bad.yaml" \
     "bad.yaml:1: defaults: 'bad.yaml' inherits from itself (bad.yaml -> bad.yaml)"
-# The decoder's bounds: nesting, aliases (shared, not copied: ten levels of ten aliases
-# each, 10^10 scalars if expanded, decode at once), one document, tags.
+# The decoder's bounds: nesting, aliases (copies, as OmegaConf makes them: ten levels of
+# ten aliases each, 10^10 scalars expanded, stop at the node budget), one document, tags.
 bad "nesting deeper than 64 levels" "a: $(printf '{a: %.0s' $(seq 70))1$(printf '}%.0s' $(seq 70))" \
     "bad.yaml:1: nests deeper than 64 levels"
 bad "an alias of no anchor" "cluster: *nope" "bad.yaml:1: unknown alias *nope"
-bad "aliases of aliases are shared, not expanded" "l0: &l0 [x, x, x, x, x, x, x, x, x, x]
+bad "aliases of aliases stop at the node budget" "l0: &l0 [x, x, x, x, x, x, x, x, x, x]
 $(for i in 1 2 3 4 5 6 7 8 9; do
     a="*l$((i - 1))"
     echo "l$i: &l$i [$a, $a, $a, $a, $a, $a, $a, $a, $a, $a]"
 done)
 cluster: {gpus_per_node: 8}" \
-    "bad.yaml:11: cluster.num_nodes: missing (refit needs it to place the sides)"
+    "bad.yaml:6: the document expands to more than 262144 values (aliases are copies, as OmegaConf makes them); write the repeated sections once"
 bad "a list at the top" "- 1" "bad.yaml:1: expected a mapping of keys at the top, got a list"
 bad "a second document" "a: 1
 ---
@@ -199,11 +199,13 @@ b: 2" "bad.yaml:2: a second YAML document; refit reads one per file"
 bad "a !!str-tagged number is a string" "cluster:
   gpus_per_node: 8
   num_nodes: !!str 2" 'bad.yaml:3: cluster.num_nodes: expected a positive integer, got "2"'
-kind=verl bad "a verl FSDP actor" "defaults: DATA/verl-qwen3-30b.yaml
+kind=verl bad "a verl FSDP actor sharded in groups (HSDP)" "defaults: DATA/verl-qwen3-30b.yaml
 actor_rollout_ref:
   actor:
-    strategy: fsdp" \
-    'bad.yaml:4: actor_rollout_ref.actor.strategy: expected "megatron", got "fsdp"; refit reads the Megatron training layout (actor_rollout_ref.actor.megatron)'
+    strategy: fsdp
+    fsdp_config:
+      fsdp_size: 4" \
+    'bad.yaml:6: actor_rollout_ref.actor.fsdp_config.fsdp_size: 4 shards within groups of that many of the 16 GPUs (HSDP), which refit does not model; use -1 (every GPU)'
 kind=verl bad "a verl rollout engine refit does not know" "defaults: DATA/verl-qwen3-30b.yaml
 actor_rollout_ref:
   rollout:
@@ -211,10 +213,10 @@ actor_rollout_ref:
     'bad.yaml:4: actor_rollout_ref.rollout.name: expected "sglang" or "vllm", got "hf"'
 
 # The scenario's own faults name the scenario.
-printf 'return {\n    cluster = "dgx-h100",\n    sides = { verl = "%s" },\n    train = { gpus = 8 },\n}\n' \
+printf 'return {\n    cluster = "dgx-h100",\n    sides = { verl = "%s" },\n    train = 8,\n}\n' \
     "$data/verl-qwen3-30b.yaml" >"$tmp/both.lua"
-fails "sides and train both set" both.lua \
-    "both.lua:4: train: set by hand and read from sides.verl as well; keep one"
+fails "an override beside sides that is no table" both.lua \
+    "both.lua:4: train: expected a table of fields overriding what sides.verl gives, got 8"
 printf 'return {\n    cluster = "dgx-h100",\n    sides = { verl = "a.yaml", nemo_rl = "b.yaml" },\n}\n' \
     >"$tmp/two.lua"
 fails "two frameworks named" two.lua \

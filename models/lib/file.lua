@@ -58,6 +58,20 @@ end
 
 file.read = has_native and native.read or read_with_io
 
+-- kind(path) -> "file", "dir" or "other", or nil and a reason, without opening the path
+-- (a FIFO would block an open). Plain lua5.4 can only try: an opened path that reads is a
+-- file, one that cannot be read is taken as a folder.
+local function kind_with_io(path)
+    local f, err = io.open(path, "rb")
+    if not f then
+        return nil, err
+    end
+    local _, perr = f:read(0)
+    f:close()
+    return perr and "dir" or "file"
+end
+file.kind = has_native and native.kind or kind_with_io
+
 -- Whether a spec names a preset (a bare name) rather than a file (ending in .lua or holding
 -- a '/'), and the path it names: <models>/<folder>/<name>.lua for a preset, else the file
 -- taken from dirs.base (the naming file's directory) unless absolute. Cluster and framework

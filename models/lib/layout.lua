@@ -37,6 +37,11 @@ layout.TRAIN = { type = "record", required = true, fields = {
     -- Megatron's --use-distributed-optimizer (on in NeMo RL's and Megatron-Bridge's recipes):
     -- Adam's FP32 state sharded over data parallelism (sim/memory.c).
     distributed_optimizer = { type = "boolean", default = true },
+    -- State offloaded to the host between steps (verl's param_offload, optimizer_offload):
+    -- at the sync the parameters are back in HBM, the gradients (with param_offload) and the
+    -- optimizer state are not (sim/memory.c).
+    offload_params = { type = "boolean", default = false },
+    offload_optimizer = { type = "boolean", default = false },
 } }
 
 layout.INFER = { type = "record", required = true, fields = {
@@ -155,7 +160,9 @@ function layout.train(t, model, site, prefix)
     return {
         gpus = t.gpus, first_gpu = t.first_gpu, tp = t.tp, cp = t.cp, pp = t.pp, dp = dp,
         ep = t.ep, etp = t.etp, edp = t.tp * t.cp * dp // expert_mesh, fsdp = t.fsdp,
-        distributed_optimizer = t.distributed_optimizer, dtype = t.dtype, stage_layers = train_stages(t, model.layers, site, prefix),
+        distributed_optimizer = t.distributed_optimizer, dtype = t.dtype,
+        offload_params = t.offload_params, offload_optimizer = t.offload_optimizer,
+        stage_layers = train_stages(t, model.layers, site, prefix),
     }
 end
 

@@ -8,29 +8,36 @@
 -- YAML file, its line and the dotted key:
 --   dsv3.yaml:42: policy.megatron_cfg.tensor_model_parallel_size: expected a positive
 --   integer, got "x"
--- NeMo RL's `defaults: base.yaml` inheritance (nemo_rl/utils/config.py,
--- load_config_with_inheritance: the parent's keys, overridden by the child's) is followed;
--- OmegaConf's `${dotted.key}` references to another key are resolved, any other `${...}`
--- (a resolver such as ${mul:...}) in a key refit reads is an error naming that key.
+-- The file is composed first (compose.lua: NeMo RL's `defaults:` inheritance, Hydra's
+-- defaults lists and search path, the scenario's `sides.overrides` as the framework's
+-- command line). OmegaConf's references are resolved in the keys refit reads: `${a.b}`,
+-- relative `${.x}`/`${..x}`, `${oc.select:key,default}`; any other `${...}` (a resolver such
+-- as ${mul:...}) in a key refit reads is an error naming that key, and so is a `???`
+-- (OmegaConf's mandatory value), which names the override the framework expects.
 
 local schema = require("schema")
-local sandbox = require("sandbox")
+local compose = require("compose")
 
 local rlconfig = {}
+
+-- The start of an error that is an answer, not a fault: the config's generation runs on the
+-- training weights, so there is no refit to plan. sim/sandbox.c turns it into RF_ENOREFIT
+-- and the command prints the rest and exits 0. Keep it equal to RF_NO_REFIT_MARK
+-- (sim/error.h).
+rlconfig.NO_REFIT = "\31no refit traffic\31"
 
 -- The scenario's `sides` field: exactly one framework and its file.
 rlconfig.SIDES = { type = "record", fields = {
     nemo_rl = { type = "string" },
     verl = { type = "string" },
+    -- The framework's command-line overrides, as its launch script passes them
+    -- ("cluster.num_nodes=4", "actor_rollout_ref.rollout.name=vllm", "~key",
+    -- "actor@actor_rollout_ref.actor=megatron_actor").
+    overrides = { type = "list", items = { type = "string" }, max_items = 4096 },
 } }
 
--- Parents a config may inherit through (a chain longer than NeMo RL's recipes ever use, two
--- or three, is a cycle the lexical check cannot see, through symbolic links).
-local MAX_DEFAULTS_DEPTH = 16
-
-local function dirname(path)
-    return path:match("^(.*)/[^/]*$") or "."
-end
+local NULL = compose.NULL
+local describe = compose.describe
 
 -- A relative path is taken from base_dir, the directory of the file naming it; from "." it
 -- is left as written, so errors name the file as the user wrote it.
@@ -39,100 +46,6 @@ local function resolve_path(path, base_dir)
         return base_dir .. "/" .. path
     end
     return path
-end
-
-local yaml_ok, yaml = pcall(require, "refit.yaml")
-local NULL = yaml_ok and yaml.null or nil
-
--- How a YAML value is shown after "got": as YAML writes it, strings in double quotes.
-local function describe(v)
-    if v == NULL then
-        return "null"
-    elseif type(v) == "string" then
-        return string.format('"%s"', v)
-    elseif type(v) == "table" then
-        return next(v) == nil and "{}" or (v[1] ~= nil and "a list" or "a mapping")
-    end
-    return schema.describe(v)
-end
-
-local function is_mapping(v)
-    return type(v) == "table" and v[1] == nil
-end
-
--- Overlays `src` onto `dst` (mappings merge key by key, anything else replaces), and the
--- lines of src onto those of dst: a child's key is reported where the child wrote it. A
--- parent's line left under a path the child replaced is never looked up, since that path
--- no longer exists in the merged document.
-local function overlay(dst, src)
-    for k, v in pairs(src) do
-        if is_mapping(v) and is_mapping(dst[k]) then
-            overlay(dst[k], v)
-        else
-            dst[k] = v
-        end
-    end
-end
-
--- Reads the YAML file at `path` and its `defaults` parents. Returns the merged document and
--- where[dotted] = { file =, line = }. `site`/`field` name the place that named the file.
-local function load(path, site, field, chain)
-    if not yaml_ok then
-        schema.raise(site, field, "reading " .. path
-            .. " needs the YAML decoder of the refit command (module refit.yaml)")
-    end
-    for _, seen in ipairs(chain) do
-        if seen == path then
-            schema.raise(site, field, string.format("'%s' inherits from itself (%s -> %s)",
-                path, table.concat(chain, " -> "), path))
-        end
-    end
-    if #chain >= MAX_DEFAULTS_DEPTH then
-        schema.raise(site, field, string.format("defaults nest deeper than %d files (%s -> ...)",
-            MAX_DEFAULTS_DEPTH, chain[1]))
-    end
-    local doc, lines = yaml.decode(sandbox.read(path, site, field), path)
-    if doc == NULL then
-        doc = {}
-    end
-    if not is_mapping(doc) then
-        error(string.format("%s:1: expected a mapping of keys at the top, got %s", path,
-            describe(doc)), 0)
-    end
-    local where = {}
-    for p, line in pairs(lines) do
-        where[p] = { file = path, line = line }
-    end
-    local parents = doc.defaults
-    if parents == nil or parents == NULL then
-        doc.defaults = nil
-        return doc, where
-    end
-    doc.defaults = nil
-    if type(parents) == "string" then
-        parents = { parents }
-    end
-    local dsite = { file = path, line = lines.defaults or 1, scan = false }
-    if type(parents) ~= "table" or is_mapping(parents) then
-        schema.raise(dsite, "defaults", "expected a file name or a list of file names, got "
-            .. describe(parents))
-    end
-    local merged, merged_where = {}, {}
-    chain[#chain + 1] = path
-    for i, parent in ipairs(parents) do
-        if type(parent) ~= "string" then
-            schema.raise({ file = path, line = lines["defaults." .. i] or dsite.line,
-                scan = false }, "defaults." .. i, "expected a file name, got " .. describe(parent))
-        end
-        -- Later parents override earlier ones, and the file itself overrides them all.
-        local d, w = load(resolve_path(parent, dirname(path)), dsite, "defaults", chain)
-        overlay(merged, d)
-        overlay(merged_where, w)
-    end
-    chain[#chain] = nil
-    overlay(merged, doc)
-    overlay(merged_where, where)
-    return merged, merged_where
 end
 
 -- A loaded config: its document, the lines of its keys and what raises at them.
@@ -169,25 +82,59 @@ local function walk(doc, path)
     return v
 end
 
+-- The absolute key an OmegaConf reference `ref` in the value of `path` names: `a.b` as it
+-- is; `.x` relative to the mapping holding `path`, each further dot one level up.
+local function absolute(ref, path)
+    local dots, rest = ref:match("^(%.*)(.*)$")
+    if dots == "" then
+        return ref
+    end
+    local base = path:match("^(.*)%.[^.]*$") or ""
+    for _ = 2, #dots do
+        base = base:match("^(.*)%.[^.]*$") or ""
+    end
+    if rest == "" then
+        return base
+    end
+    return base == "" and rest or base .. "." .. rest
+end
+
+local KEY = "[%w_%-%.]+"
+
 -- The value at the dotted `path` (nil when missing, NULL when written as null), with
--- `${other.key}` references followed.
+-- OmegaConf's references followed.
 function Config:get(path, seen)
     local v = walk(self.doc, path)
-    if type(v) == "string" and v:find("${", 1, true) then
-        local ref = v:match("^%${([%w_%-%.]+)}$")
-        if not ref or walk(self.doc, ref) == nil then
-            self:raise(path, string.format("unresolved interpolation %s (refit follows only "
-                .. "${dotted.key} references to another key of the file); write the value",
-                describe(v)))
-        end
-        seen = seen or {}
-        if seen[ref] or #seen >= 16 then
-            self:raise(path, string.format("%s refers to itself", describe(v)))
-        end
-        seen[ref], seen[#seen + 1] = true, ref
-        return self:get(ref, seen)
+    if v == "???" then
+        self:raise(path, string.format("??? (a value %s expects on its command line); add "
+            .. "\"%s=...\" to the scenario's %s.overrides", self.framework, path, self.key))
     end
-    return v
+    if type(v) ~= "string" or not v:find("${", 1, true) then
+        return v
+    end
+    local ref = v:match("^%${(" .. KEY .. ")}$")
+    local select_ref, default = v:match("^%${oc%.select:(" .. KEY .. "),%s*(.-)}$")
+    if not select_ref then
+        select_ref = v:match("^%${oc%.select:(" .. KEY .. ")}$")
+    end
+    local target = ref and absolute(ref, path) or select_ref and absolute(select_ref, path)
+    if select_ref and walk(self.doc, target) == nil then
+        -- oc.select's default, read as YAML reads a value (null when none is given).
+        local ok, d = pcall(require("refit.yaml").decode, "v: " .. (default or "null"))
+        return ok and compose.is_mapping(d) and (d.v == nil and NULL or d.v) or default
+    end
+    if not target or walk(self.doc, target) == nil then
+        self:raise(path, string.format("unresolved interpolation %s (refit follows "
+            .. "${dotted.key}, ${..relative.key} and ${oc.select:key,default}); write the "
+            .. "value", describe(v)))
+    end
+    seen = seen or {}
+    if seen[target] or #seen >= 64 then
+        self:raise(path, string.format("%s %s", describe(v), seen[target]
+            and "refers to itself" or "starts a chain of more than 64 references"))
+    end
+    seen[target], seen[#seen + 1] = true, target
+    return self:get(target, seen)
 end
 
 -- A parallel size or a count: a positive integer (at most schema.MAX_GPUS, as layout.lua
@@ -263,15 +210,19 @@ end
 local DTYPES = { bfloat16 = "bf16", bf16 = "bf16", fp8 = "fp8" }
 
 -- Megatron's expert_tensor_parallel_size: None means the training TP
--- (megatron/core/model_parallel_config.py, __post_init__).
-local function megatron_train(cfg, m, origin)
+-- (megatron/core/model_parallel_config.py, __post_init__); for a dense model it means
+-- nothing, so it is left to scenario.lua (etp_follows_tp), which knows the model.
+local function megatron_train(cfg, m, origin, out)
     local t = {
         tp = cfg:positive(m .. "tensor_model_parallel_size", 1),
         pp = cfg:positive(m .. "pipeline_model_parallel_size", 1),
         ep = cfg:positive(m .. "expert_model_parallel_size", 1),
         cp = cfg:positive(m .. "context_parallel_size", 1),
     }
-    t.etp = cfg:positive(m .. "expert_tensor_parallel_size", t.tp)
+    t.etp = cfg:optional(m .. "expert_tensor_parallel_size")
+    if t.etp == nil then
+        t.etp, out.etp_follows_tp = t.tp, true
+    end
     for field, key in pairs({ tp = "tensor_model_parallel_size",
         pp = "pipeline_model_parallel_size", ep = "expert_model_parallel_size",
         cp = "context_parallel_size", etp = "expert_tensor_parallel_size" }) do
@@ -280,38 +231,118 @@ local function megatron_train(cfg, m, origin)
     return t
 end
 
--- NeMo RL (examples/configs/grpo_math_1B_megatron.yaml and the recipes under
--- examples/configs/recipes/llm/, NVIDIA-NeMo/RL @ 7ea279ab). The generation cluster is
+-- FSDP2 over a DTensor mesh (NeMo RL's DTensor policy, nemo_rl/models/policy/workers/
+-- dtensor_policy_worker_v2.py: a (dp, cp, tp) mesh, FSDP sharding over the flattened dp x cp
+-- ranks, TP innermost). refit's FSDP shards over its dp, so the context-parallel ranks join
+-- it (cp = 1, dp = gpus / tp): the same shards on the same GPUs. Sequence parallelism splits
+-- activations only.
+local function dtensor_train(cfg, d, origin)
+    local t = { tp = cfg:positive(d .. "tensor_parallel_size", 1), cp = 1, pp = 1,
+        fsdp = true }
+    cfg:positive(d .. "context_parallel_size", 1)
+    origin["train.tp"] = d .. "tensor_parallel_size"
+    return t
+end
+
+-- vLLM's sizes in NeMo RL: with expert_parallel_size above tensor_parallel_size, NeMo RL
+-- runs data-parallel attention inside one engine, ep / tp ranks of it (vLLM's EP = DP x TP;
+-- nemo_rl/models/generation/vllm/vllm_generation.py, __init__: vllm_dp_size = ep_size //
+-- tp_size, asserting ep % tp == 0 when ep > 1).
+local function nemo_rl_vllm(cfg, v, infer, origin)
+    infer.tp = cfg:positive(v .. "tensor_parallel_size", 1)
+    infer.pp = cfg:positive(v .. "pipeline_parallel_size", 1)
+    local ep = cfg:positive(v .. "expert_parallel_size", 1)
+    if ep > 1 and ep % infer.tp ~= 0 then
+        cfg:raise(v .. "expert_parallel_size", string.format("%d is not a multiple of "
+            .. "tensor_parallel_size %d (NeMo RL requires it: vLLM's EP = DP x TP)", ep,
+            infer.tp))
+    end
+    infer.ep = ep
+    infer.dp = ep > infer.tp and ep // infer.tp or 1
+    infer.gpu_memory_utilization = cfg:fraction(v .. "gpu_memory_utilization", 0.9)
+    infer.dtype = cfg:choice(v .. "precision", DTYPES, "bfloat16")
+    origin["infer.tp"], origin["infer.pp"] = v .. "tensor_parallel_size",
+        v .. "pipeline_parallel_size"
+    origin["infer.ep"], origin["infer.dp"] = v .. "expert_parallel_size",
+        v .. "expert_parallel_size"
+end
+
+-- SGLang's sizes in NeMo RL (policy.generation.sglang_cfg, examples/configs/
+-- grpo_math_1B_sglang.yaml): an engine of tp_size x pp_size GPUs; SGLang's expert
+-- parallelism spans its TP ranks (ep_size 1 or tp_size). dp_size counts engines, which
+-- refit derives from the GPUs.
+local function nemo_rl_sglang(cfg, v, infer, origin)
+    infer.tp = cfg:positive(v .. "tp_size", 1)
+    infer.pp = cfg:positive(v .. "pp_size", 1)
+    local ep = cfg:positive(v .. "ep_size", 1)
+    if ep ~= 1 and ep ~= infer.tp then
+        cfg:raise(v .. "ep_size", string.format("expected 1 or tp_size %d (SGLang's expert "
+            .. "parallelism spans the engine's TP ranks), got %d", infer.tp, ep))
+    end
+    infer.ep = ep
+    infer.gpu_memory_utilization = cfg:fraction(v .. "mem_fraction_static", 0.9)
+    infer.dtype = cfg:choice(v .. "dtype", DTYPES, "bfloat16")
+    origin["infer.tp"], origin["infer.pp"], origin["infer.ep"] = v .. "tp_size",
+        v .. "pp_size", v .. "ep_size"
+end
+
+-- The cluster's node count: the file's key, else the scenario's cluster.nodes (`hints`),
+-- which is where a recipe that leaves it to the launcher gets it.
+local function nodes_of(cfg, key, hints)
+    local v = cfg:get(key)
+    if (v == nil or v == NULL) and hints.nodes then
+        return hints.nodes
+    end
+    if v == nil or v == NULL then
+        cfg:raise(key, string.format("missing (the launcher sets it); set the scenario's "
+            .. "cluster = { system = ..., nodes = N }, or add \"%s=N\" to its "
+            .. "sides.overrides", key))
+    end
+    return cfg:positive(key)
+end
+
+-- NeMo RL (examples/configs/grpo_math_1B.yaml, grpo_math_1B_megatron.yaml and the recipes
+-- under examples/configs/recipes/llm/, NVIDIA-NeMo/RL @ 7ea279ab). The generation cluster is
 -- split off the end of the cluster when it is not colocated (nemo_rl/algorithms/grpo.py
 -- setup: training gets the first cluster.num_nodes - resources.num_nodes nodes, or on one
 -- node the first gpus_per_node - resources.gpus_per_node GPUs).
-local function nemo_rl(cfg)
-    local origin = {}
-    local nodes = cfg:positive("cluster.num_nodes")
+local function nemo_rl(cfg, hints)
+    local origin, out = {}, {}
+    local nodes = nodes_of(cfg, "cluster.num_nodes", hints)
     local per_node = cfg:positive("cluster.gpus_per_node")
-    if not cfg:boolean("policy.megatron_cfg.enabled", false) then
-        cfg:raise("policy.megatron_cfg.enabled", "expected true: refit reads the Megatron "
-            .. "training layout (policy.megatron_cfg), not DTensor's")
-    end
-    local train = megatron_train(cfg, "policy.megatron_cfg.", origin)
-    train.pp_first = cfg:optional("policy.megatron_cfg.num_layers_in_first_pipeline_stage")
-    train.pp_last = cfg:optional("policy.megatron_cfg.num_layers_in_last_pipeline_stage")
-    origin["train.pp_first"] = "policy.megatron_cfg.num_layers_in_first_pipeline_stage"
-    origin["train.pp_last"] = "policy.megatron_cfg.num_layers_in_last_pipeline_stage"
-    train.distributed_optimizer =
-        cfg:boolean("policy.megatron_cfg.optimizer.use_distributed_optimizer", true)
     local g = "policy.generation."
-    cfg:choice(g .. "backend", { vllm = "vllm" }, nil, "refit reads policy.generation.vllm_cfg")
-    local v = g .. "vllm_cfg."
-    local infer = {
-        tp = cfg:positive(v .. "tensor_parallel_size", 1),
-        pp = cfg:positive(v .. "pipeline_parallel_size", 1),
-        ep = cfg:positive(v .. "expert_parallel_size", 1),
-        gpu_memory_utilization = cfg:fraction(v .. "gpu_memory_utilization", 0.9),
-        dtype = cfg:choice(v .. "precision", DTYPES, "bfloat16"),
-    }
-    origin["infer.tp"], origin["infer.pp"] = v .. "tensor_parallel_size", v .. "pipeline_parallel_size"
-    origin["infer.ep"] = v .. "expert_parallel_size"
+    local backend = cfg:choice(g .. "backend", { vllm = "vllm", sglang = "sglang",
+        megatron = "megatron" }, nil)
+    if backend == "megatron" then
+        -- nemo_rl/models/generation/megatron: generation runs the policy's own Megatron
+        -- model, so no weights move between a trainer and an engine.
+        local w = cfg:where(g .. "backend")
+        error(rlconfig.NO_REFIT .. string.format("%s:%d: %s: megatron: generation runs on the "
+            .. "training weights themselves (colocated on the training weights): no refit "
+            .. "traffic, nothing to plan", w.file, w.line, g .. "backend"), 0)
+    end
+    local train
+    if cfg:boolean("policy.megatron_cfg.enabled", false) then
+        train = megatron_train(cfg, "policy.megatron_cfg.", origin, out)
+        train.pp_first = cfg:optional("policy.megatron_cfg.num_layers_in_first_pipeline_stage")
+        train.pp_last = cfg:optional("policy.megatron_cfg.num_layers_in_last_pipeline_stage")
+        origin["train.pp_first"] = "policy.megatron_cfg.num_layers_in_first_pipeline_stage"
+        origin["train.pp_last"] = "policy.megatron_cfg.num_layers_in_last_pipeline_stage"
+        train.distributed_optimizer =
+            cfg:boolean("policy.megatron_cfg.optimizer.use_distributed_optimizer", true)
+    elseif cfg:boolean("policy.dtensor_cfg.enabled", false) then
+        train = dtensor_train(cfg, "policy.dtensor_cfg.", origin)
+    else
+        cfg:raise("policy.dtensor_cfg.enabled", "neither policy.megatron_cfg.enabled nor "
+            .. "policy.dtensor_cfg.enabled is true; refit reads the training layout of the "
+            .. "enabled one")
+    end
+    local infer = {}
+    if backend == "sglang" then
+        nemo_rl_sglang(cfg, g .. "sglang_cfg.", infer, origin)
+    else
+        nemo_rl_vllm(cfg, g .. "vllm_cfg.", infer, origin)
+    end
     local total = nodes * per_node
     -- NeMo RL's default is colocated (grpo_math_1B.yaml: colocated.enabled: true).
     local colocated = cfg:boolean(g .. "colocated.enabled", true)
@@ -338,28 +369,54 @@ local function nemo_rl(cfg)
         origin["train.gpus"] = origin["infer.gpus"]
     end
     origin["infer.first_gpu"] = origin["infer.gpus"]
-    return {
-        train = train, infer = infer, origin = origin, colocated = colocated,
-        nodes = nodes, gpus_per_node = per_node, node_keys = { "cluster.num_nodes",
-            "cluster.gpus_per_node" },
-        model = cfg:get("policy.model_name"), model_key = "policy.model_name",
-        framework = "nemo-rl",
-    }
+    out.train, out.infer, out.origin, out.colocated = train, infer, origin, colocated
+    out.nodes, out.gpus_per_node = nodes, per_node
+    out.node_keys = { "cluster.num_nodes", "cluster.gpus_per_node" }
+    out.model, out.model_key, out.framework = cfg:get("policy.model_name"), "policy.model_name",
+        "nemo-rl"
+    return out
 end
 
--- verl (verl/trainer/config/ppo_megatron_trainer.yaml, volcengine/verl @ b178a3cd). The
--- hybrid engine colocates the actor and the rollout on every trainer GPU; the separate
--- rollout pool of the one-step-off and fully-async recipes is the top-level
+-- verl's FSDP actor (actor_rollout_ref.actor.strategy fsdp or fsdp2; verl/trainer/config/
+-- engine/fsdp.yaml): every parameter sharded over all the trainer's GPUs (fsdp_size -1).
+-- fsdp_size N < GPUs is HSDP: shards within groups of N, replicated across them, a mesh
+-- refit's layouts do not hold.
+local function verl_fsdp(cfg, a, gpus, origin)
+    local f = a .. "fsdp_config."
+    local size = cfg:get(f .. "fsdp_size")
+    if size ~= nil and size ~= NULL and size ~= -1 and size ~= gpus then
+        cfg:raise(f .. "fsdp_size", string.format("%s shards within groups of that many of "
+            .. "the %d GPUs (HSDP), which refit does not model; use -1 (every GPU)",
+            describe(size), gpus))
+    end
+    return { tp = 1, cp = 1, pp = 1, fsdp = true }, f
+end
+
+-- verl (verl/trainer/config/ppo_trainer.yaml and ppo_megatron_trainer.yaml, volcengine/verl @
+-- b178a3cd). The hybrid engine colocates the actor and the rollout on every trainer GPU;
+-- the separate rollout pool of the one-step-off and fully-async recipes is the top-level
 -- rollout.nnodes x rollout.n_gpus_per_node, placed after the trainer's GPUs.
-local function verl(cfg)
-    local origin = {}
-    local nodes = cfg:positive("trainer.nnodes")
+local function verl(cfg, hints)
+    local origin, out = {}, {}
+    local nodes = nodes_of(cfg, "trainer.nnodes", hints)
     local per_node = cfg:positive("trainer.n_gpus_per_node")
-    cfg:choice("actor_rollout_ref.actor.strategy", { megatron = "megatron" }, nil,
-        "refit reads the Megatron training layout (actor_rollout_ref.actor.megatron)")
-    local train = megatron_train(cfg, "actor_rollout_ref.actor.megatron.", origin)
-    train.distributed_optimizer =
-        cfg:boolean("actor_rollout_ref.actor.megatron.use_distributed_optimizer", true)
+    local a = "actor_rollout_ref.actor."
+    local strategy = cfg:choice(a .. "strategy", { megatron = "megatron", fsdp = "fsdp",
+        fsdp2 = "fsdp" }, nil)
+    local total = nodes * per_node
+    local train, offload
+    if strategy == "megatron" then
+        train = megatron_train(cfg, a .. "megatron.", origin, out)
+        train.distributed_optimizer = cfg:boolean(a .. "megatron.use_distributed_optimizer", true)
+        offload = a .. "megatron."
+    else
+        train, offload = verl_fsdp(cfg, a, total, origin)
+    end
+    -- Offloaded to the host between steps. At the sync the parameters come back (verl/workers/
+    -- megatron_workers.py and fsdp_workers.py, rollout_mode: load_megatron_model_to_gpu(...,
+    -- load_grad=False), load_fsdp_model_to_gpu), gradients and optimizer state do not.
+    train.offload_params = cfg:boolean(offload .. "param_offload", false)
+    train.offload_optimizer = cfg:boolean(offload .. "optimizer_offload", false)
     local r = "actor_rollout_ref.rollout."
     cfg:choice(r .. "name", { vllm = "vllm", sglang = "sglang" }, nil)
     local infer = {
@@ -381,8 +438,8 @@ local function verl(cfg)
     local q = cfg:get(r .. "quantization")
     infer.dtype = (q == nil or q == NULL) and "bf16" or cfg:choice(r .. "quantization",
         { fp8 = "fp8" }, nil)
-    local total = nodes * per_node
     local colocated = cfg:get("rollout.n_gpus_per_node") == nil
+        or cfg:get("rollout.n_gpus_per_node") == NULL
     train.gpus, train.first_gpu = total, 0
     origin["train.gpus"] = "trainer.nnodes"
     if colocated then
@@ -395,14 +452,13 @@ local function verl(cfg)
         total = total + infer.gpus
     end
     origin["infer.first_gpu"] = origin["infer.gpus"]
-    return {
-        train = train, infer = infer, origin = origin, colocated = colocated,
-        -- The trainer's nodes, and the rollout's when they are a pool of their own.
-        nodes = total // per_node, gpus_per_node = per_node,
-        node_keys = { "trainer.nnodes", "trainer.n_gpus_per_node" },
-        model = cfg:get("actor_rollout_ref.model.path"), model_key = "actor_rollout_ref.model.path",
-        framework = "verl",
-    }
+    out.train, out.infer, out.origin, out.colocated = train, infer, origin, colocated
+    -- The trainer's nodes, and the rollout's when they are a pool of their own.
+    out.nodes, out.gpus_per_node = total // per_node, per_node
+    out.node_keys = { "trainer.nnodes", "trainer.n_gpus_per_node" }
+    out.model, out.model_key, out.framework = cfg:get("actor_rollout_ref.model.path"),
+        "actor_rollout_ref.model.path", "verl"
+    return out
 end
 
 local READERS = { nemo_rl = nemo_rl, verl = verl }
@@ -411,21 +467,28 @@ local READERS = { nemo_rl = nemo_rl, verl = verl }
 -- Returns { train =, infer =, framework = (the profile preset), colocated =, nodes =,
 -- gpus_per_node =, model = (the file's model name or path, if any), config = (the loaded
 -- Config), origin = (side field -> the YAML key that decided it), key = "sides.nemo_rl" }.
-function rlconfig.sides(spec, site, base_dir)
+function rlconfig.sides(spec, site, base_dir, hints)
     local kind, path
+    local overrides = spec.overrides
     for k, v in pairs(spec) do
+        if k == "overrides" then
+            goto continue
+        end
         if kind then
             schema.raise(site, "sides", "names both nemo_rl and verl; keep one")
         end
         kind, path = k, v
+        ::continue::
     end
     if not kind then
         schema.raise(site, "sides", "expected nemo_rl = \"file.yaml\" or verl = \"file.yaml\"")
     end
     local file = resolve_path(path, base_dir or ".")
-    local doc, lines = load(file, site, "sides." .. kind, {})
-    local cfg = setmetatable({ doc = doc, lines = lines, file = file }, Config)
-    local out = READERS[kind](cfg)
+    local doc, lines = compose.load(file, site, "sides." .. kind, overrides, site,
+        "sides.overrides")
+    local cfg = setmetatable({ doc = doc, lines = lines, file = file, key = "sides",
+        framework = kind == "verl" and "verl" or "NeMo RL" }, Config)
+    local out = READERS[kind](cfg, hints or {})
     out.config, out.key = cfg, "sides." .. kind
     return out
 end

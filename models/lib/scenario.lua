@@ -165,39 +165,125 @@ function scenario.read(path, context, site, field)
     return raw
 end
 
+-- Hugging Face suffixes that name a fine-tune, a precision or a release date of the same
+-- architecture (meta-llama/Llama-3.1-8B-Instruct, Qwen/Qwen3-8B-Base,
+-- deepseek-ai/DeepSeek-V3-0324, Qwen/Qwen3-235B-A22B-Instruct-2507): the weights have the
+-- shipped model's tensors.
+local ALIAS_SUFFIXES = { "%-instruct$", "%-base$", "%-chat$", "%-it$", "%-bf16$", "%-fp8$",
+    "%-thinking$", "%-%d%d%d%d$" }
+
+-- The models/ names a Hugging Face model name may ship under, nearest first: the name
+-- itself, then with the suffixes above dropped one by one, then Llama 3.x spelt as refit's
+-- llama3 (Llama 3.1's 8B/70B/405B have Llama 3's tensors; only RoPE scaling differs,
+-- meta-llama/Llama-3.1-8B config.json).
+local function alias_names(name)
+    local out, seen = {}, {}
+    local function add(n)
+        if not seen[n] then
+            out[#out + 1], seen[n] = n, true
+        end
+        local llama = n:match("^llama%-3%.%d+%-(.+)$") or n:match("^meta%-llama%-3%.?%d*%-(.+)$")
+        if llama and not seen["llama3-" .. llama] then
+            out[#out + 1], seen["llama3-" .. llama] = "llama3-" .. llama, true
+        end
+    end
+    add(name)
+    local cur, changed = name, true
+    while changed do
+        changed = false
+        for _, suffix in ipairs(ALIAS_SUFFIXES) do
+            local shorter = cur:gsub(suffix, "")
+            if shorter ~= cur and shorter ~= "" then
+                cur, changed = shorter, true
+                add(cur)
+            end
+        end
+    end
+    return out
+end
+
+-- The scenario's model from the config's model name or path: a folder holding config.json
+-- (absolute, or from the scenario's folder) is read as a Hugging Face snapshot; a name is
+-- matched to models/ through alias_names.
+local function sides_model(sides, base_dir, context)
+    local m = sides.model
+    if type(m) ~= "string" then
+        sides.config:raise(sides.model_key, "expected a model name or path, got "
+            .. schema.describe(m))
+    end
+    local path = m:sub(1, 1) == "/" and m or (base_dir or ".") .. "/" .. m
+    if m:find("/") and file.kind(path) == "dir" then
+        return m
+    end
+    local name = m:gsub("/+$", ""):match("([^/]*)$"):lower()
+    local tried = alias_names(name)
+    for _, n in ipairs(tried) do
+        if n ~= "" and file.read(context.models_dir .. "/" .. n .. ".lua") then
+            return n
+        end
+    end
+    sides.config:raise(sides.model_key, string.format("'%s' is not a model refit ships (tried "
+        .. "models/%s.lua) nor a folder; set model in the scenario (a shipped name, or the "
+        .. "model's config.json or snapshot folder)", m, table.concat(tried, ".lua, models/")))
+end
+
+-- Fields a scenario may set beside `sides` overlay the ones the file gave (the scenario
+-- wins): `train = { placement = ... }`. A side the scenario changed has its faults reported
+-- at the scenario (a relation between sizes it broke is the scenario's), not at the YAML
+-- keys. Returns the overridden side fields, sorted.
+local function overlay_sides(raw, sides, site)
+    local overridden = {}
+    for _, side in ipairs({ "train", "infer" }) do
+        local given = raw[side]
+        if given ~= nil then
+            if type(given) ~= "table" then
+                schema.raise(site, side, string.format("expected a table of fields overriding "
+                    .. "what %s gives, got %s", sides.key, schema.describe(given)))
+            end
+            for k, v in pairs(given) do
+                if type(k) ~= "string" then
+                    schema.raise(site, side, "expected field names, got " .. schema.describe(k))
+                end
+                sides[side][k] = v
+                overridden[#overridden + 1] = side .. "." .. k
+            end
+            for field in pairs(sides.origin) do
+                if field:sub(1, #side + 1) == side .. "." then
+                    sides.origin[field] = nil
+                end
+            end
+        end
+    end
+    table.sort(overridden)
+    return overridden
+end
+
 -- A scenario with `sides` (rlconfig.lua): its train and infer tables read from the
 -- framework's YAML file and written into `raw` (a copy: scenario.load reads it fresh, studies
 -- hand over copies), with what the file also says when the scenario does not: the framework
--- profile, the model, the number of nodes. The profile is set only when training and
--- generation run on GPUs of their own: the nemo-rl and verl profiles model the
--- non-colocated paths (models/frameworks/), not the colocated CUDA-IPC one.
+-- profile, the model, the number of nodes. Fields the scenario sets in train and infer win
+-- over the file's. The profile is set only when training and generation run on GPUs of
+-- their own: the nemo-rl and verl profiles model the non-colocated paths
+-- (models/frameworks/), not the colocated CUDA-IPC one.
 local function read_sides(raw, site, base_dir, context)
     local spec = schema.validate(raw.sides, rlconfig.SIDES, site, "sides")
-    local kind = next(spec)
-    for _, side in ipairs({ "train", "infer" }) do
-        if kind and raw[side] ~= nil then
-            schema.raise(site, side, string.format("set by hand and read from sides.%s as "
-                .. "well; keep one", kind))
-        end
-    end
-    local sides = rlconfig.sides(spec, site, base_dir)
+    local hints = { nodes = type(raw.cluster) == "table" and math.type(raw.cluster.nodes)
+        == "integer" and raw.cluster.nodes or nil }
+    local sides = rlconfig.sides(spec, site, base_dir, hints)
+    local overridden = overlay_sides(raw, sides, site)
     raw.train, raw.infer = sides.train, sides.infer
     if raw.framework == nil and not sides.colocated then
         raw.framework = sides.framework
     end
-    -- The file's model (a Hugging Face id or a path: deepseek-ai/DeepSeek-V3) as the
-    -- models/ name of its last part, lower-cased (deepseek-v3).
     if raw.model == nil and sides.model ~= nil then
-        if type(sides.model) ~= "string" then
-            sides.config:raise(sides.model_key, "expected a model name or path, got "
-                .. schema.describe(sides.model))
+        raw.model = sides_model(sides, base_dir, context)
+    end
+    -- Megatron's expert TP defaults to its TP, which means nothing without experts.
+    if sides.etp_follows_tp and raw.model ~= nil and sides.origin["train.etp"] then
+        local model = context.load_model(raw.model, site, "model", base_dir)
+        if model.experts == 0 then
+            raw.train.etp = 1
         end
-        local name = sides.model:gsub("/+$", ""):match("([^/]*)$"):lower()
-        if name == "" or not file.read(context.models_dir .. "/" .. name .. ".lua") then
-            sides.config:raise(sides.model_key, string.format("'%s' is not a model refit "
-                .. "ships (no models/%s.lua); set model in the scenario", sides.model, name))
-        end
-        raw.model = name
     end
     if type(raw.cluster) == "string" then
         raw.cluster = { system = raw.cluster, nodes = sides.nodes }
@@ -209,6 +295,8 @@ local function read_sides(raw, site, base_dir, context)
         copy.nodes = sides.nodes
         raw.cluster = copy
     end
+    sides.note = string.format("%s %s%s", sides.key:gsub("^sides%.", ""), sides.config.file,
+        #overridden > 0 and "; set in the scenario: " .. table.concat(overridden, ", ") or "")
     return sides
 end
 
@@ -374,6 +462,7 @@ function scenario.normalise(raw, source, base_dir, context, overrides, line)
             (raw.hybrid_bulk == nil and profile and profile.reshard and profile.reshard.plan)
             or s.hybrid_bulk),
         framework = profile or nil,
+        sides = sides and sides.note or nil,
     }
 end
 

@@ -56,8 +56,6 @@ local SCENARIOS = {
       unknown_model("deepseek-v4", " (did you mean 'deepseek-v3'?)") },
     { "not-a-table.lua", 3, "return",
       "expected the file to return a scenario table, got 8" },
-    { "sides-and-train.lua", 6, "infer",
-      "set by hand and read from sides.verl as well; keep one" },
     { "sides-not-a-string.lua", 5, "sides.nemo_rl", "expected a string, got 3" },
     -- Cluster overrides are checked with the preset's schema, every field optional.
     { "cluster-unknown-key.lua", 7, "cluster.fabric.oversubscripton",
