@@ -291,6 +291,20 @@ int cmd_open(struct cmd_env *env, const char *db, unsigned flags)
     cmd_models_dir(env->models, sizeof(env->models));
     if (rf_lua_open(&env->L, env->models, &err) < 0)
         return cmd_fail(&err);
+    /* Where huggingface_hub keeps downloads (its documented order: HF_HUB_CACHE, else
+     * $HF_HOME/hub, else ~/.cache/huggingface/hub), so a framework config's model id
+     * (Qwen/Qwen2.5-7B) is read from the config.json the framework itself loaded. */
+    char hub[PATH_MAX];
+    const char *cache = getenv("HF_HUB_CACHE"), *home = getenv("HF_HOME"), *user = getenv("HOME");
+    int w = -1;
+    if (cache && *cache)
+        w = snprintf(hub, sizeof(hub), "%s", cache);
+    else if (home && *home)
+        w = snprintf(hub, sizeof(hub), "%s/hub", home);
+    else if (user && *user)
+        w = snprintf(hub, sizeof(hub), "%s/.cache/huggingface/hub", user);
+    if (w > 0 && (size_t)w < sizeof(hub) && is_dir(hub))
+        rf_lua_set_hf_cache(env->L, hub);
     return 0;
 }
 

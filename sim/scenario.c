@@ -90,6 +90,18 @@ void rf_lua_close(struct rf_lua *R)
     free(R);
 }
 
+void rf_lua_set_hf_cache(struct rf_lua *R, const char *dir)
+{
+    lua_State *L = R->L;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, R->module);
+    if (dir)
+        lua_pushstring(L, dir);
+    else
+        lua_pushnil(L);
+    lua_setfield(L, -2, "hf_cache");
+    lua_pop(L, 1);
+}
+
 void rf_lua_set_limits(struct rf_lua *R, const struct rf_lua_limits *limits)
 {
     R->sb.limits = *limits;

@@ -42,6 +42,9 @@ struct lua_State;
 /* Opens a Lua state with the refit library of models_dir (its lib/ folder). */
 int rf_lua_open(struct rf_lua **out, const char *models_dir, struct rf_error *err);
 void rf_lua_close(struct rf_lua *L);
+/* The Hugging Face hub cache (its models--org--name folders) a framework config's model id
+ * is looked up in (models/lib/scenario.lua); NULL: none. */
+void rf_lua_set_hf_cache(struct rf_lua *L, const char *dir);
 /* Replaces the state's limits (sim/sandbox.h; the defaults are RF_LUA_*_LIMIT). */
 void rf_lua_set_limits(struct rf_lua *L, const struct rf_lua_limits *limits);
 /* Calls observe on every line the state runs (sim/sandbox.h). */

@@ -15,6 +15,10 @@ trap 'rm -rf "$tmp"' EXIT
 # Each test's mpiruns get a base of their own.
 OMPI_MCA_orte_tmpdir_base=$tmp
 export OMPI_MCA_orte_tmpdir_base
+# No Hugging Face cache of the user's leaks into a test: a framework config's model id is
+# looked up there (sim/cmd.c cmd_open); a test that wants one sets HF_HUB_CACHE itself.
+HF_HUB_CACHE=$tmp/no-hf-cache
+export HF_HUB_CACHE
 
 
 ok() { # ok CONDITION-EXIT-STATUS DESCRIPTION

@@ -216,6 +216,16 @@ is "$? $(cat "$tmp/mgen.out" "$tmp/mgen.err") $(last_run)" \
     "0 $tmp/mgen.yaml:4: policy.generation.backend: megatron: generation runs on the training weights themselves (colocated on the training weights): no refit traffic, nothing to plan $before" \
     "NeMo RL Megatron generation: no refit traffic, exit 0, nothing stored"
 
+# A model id refit does not ship is read from the Hugging Face cache the framework
+# downloaded it into (HF_HUB_CACHE, refs/main's snapshot: the 2-layer tiny Llama).
+plan hfcache "return { cluster = 'dgx-h100', sides = { verl = '$data/hydra/ppo_trainer.yaml',
+    overrides = { 'actor_rollout_ref.rollout.name=vllm', 'actor_rollout_ref.model.path=acme/tiny-llama' } } }"
+is "$?" 1 "a model id not shipped and no cache: refused"
+HF_HUB_CACHE=$SRCDIR/t/data/hf-cache "$REFIT" plan "$tmp/hfcache.lua" --db "$db" >/dev/null
+ok $? "the same with HF_HUB_CACHE holding models--acme--tiny-llama"
+is "$(sql "$db" "SELECT json_extract(scenario_json, '\$.model.layers') FROM run WHERE id = $(last_run)")" \
+    2 "the model from the cache's refs/main snapshot (2 layers)"
+
 # --- verl: offload flags in the memory check ----------------------------------------------
 # Llama-3.1-70B FSDP on 8 H100s: weights 17.6 GB, gradients and Adam's state over 120 GB
 # more per GPU; verl's offload keeps those on the host at the sync.

@@ -390,8 +390,9 @@ function cluster.fit(c, side, site, prefix)
     local span = side.span or side.gpus
     local last = side.first_gpu + span - 1
     if last >= total then
-        local idle = span > side.gpus
-            and string.format(" (%d of them idle between engines)", span - side.gpus) or ""
+        local idle = span > side.gpus and string.format(" (%d of them idle between engines: "
+            .. "placement 'domain' keeps an engine inside one NVLink domain; 'packed' puts them "
+            .. "back to back)", span - side.gpus) or ""
         schema.raise(site, prefix .. ".gpus", string.format(
             "GPUs %d..%d%s do not fit in the cluster's %d GPUs (%s: %d node%s x %d GPUs)",
             side.first_gpu, last, idle, total, c.name, c.nodes, c.nodes == 1 and "" or "s",

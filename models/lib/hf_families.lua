@@ -124,6 +124,22 @@ families.qwen3 = {
     build = dense(attention_bias, true),
 }
 
+-- Gemma 3's language model (Gemma3ForCausalLM, model_type gemma3_text; transformers'
+-- modeling_gemma3.py): GQA with per-head Q/K norms and no biases, a GeGLU MLP (gate, up,
+-- down, as Llama's), four norms per layer, embeddings tied (the config's default). Sliding-
+-- window layers differ in their attention mask only, not in their weights.
+families.gemma3_text = {
+    fields = gqa_fields({ intermediate_size = positive(true), attention_bias = flag(),
+                          tie_word_embeddings = flag(true) }),
+    build = function(c, name, names)
+        local spec = base(c, name, names)
+        spec.attention = gqa(c, { bias = attention_bias(c), qk_norm = true })
+        spec.intermediate = c.intermediate_size
+        spec.ffn_norms = true
+        return "dense", spec
+    end,
+}
+
 local QWEN_MOE = {
     num_experts = positive(true),
     num_experts_per_tok = positive(true),
@@ -492,6 +508,13 @@ families.llama4 = {
                      output = v.vision_output_dim, text_hidden = text.hidden_size }
         end,
     },
+}
+
+-- Gemma 3 4B-27B (Gemma3ForConditionalGeneration): the language model in text_config, under
+-- language_model.; its SigLIP tower is not modelled (part "vision" is refused).
+families.gemma3 = {
+    fields = {},
+    nested = { key = "text_config", types = { "gemma3_text" }, default = "gemma3_text" },
 }
 
 -- Kimi K2.5 (KimiK25ForConditionalGeneration): Kimi K2's DeepSeek-V3 language model in

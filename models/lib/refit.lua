@@ -273,7 +273,8 @@ function refit.load_model(spec, site, field)
 end
 
 local function context()
-    return { load_model = load_model, globals = globals(), models_dir = refit.models_dir }
+    return { load_model = load_model, globals = globals(), models_dir = refit.models_dir,
+        hf_cache = refit.hf_cache }
 end
 
 -- Loads and normalises the scenario file at `path`.

@@ -312,7 +312,9 @@ local function nemo_rl(cfg, hints)
     local per_node = cfg:positive("cluster.gpus_per_node")
     local g = "policy.generation."
     local backend = cfg:choice(g .. "backend", { vllm = "vllm", sglang = "sglang",
-        megatron = "megatron" }, nil)
+        megatron = "megatron" }, nil, "refit models vLLM's and SGLang's weight loading, not "
+        .. "TensorRT-LLM's or Dynamo's; to plan the sizes as a vLLM engine's, add "
+        .. "\"policy.generation.backend=vllm\" and the vllm_cfg sizes to sides.overrides")
     if backend == "megatron" then
         -- nemo_rl/models/generation/megatron: generation runs the policy's own Megatron
         -- model, so no weights move between a trainer and an engine.
@@ -337,7 +339,14 @@ local function nemo_rl(cfg, hints)
             .. "policy.dtensor_cfg.enabled is true; refit reads the training layout of the "
             .. "enabled one")
     end
-    local infer = {}
+    -- Ray places the engines' GPUs in topology order, back to back (nemo_rl/distributed/
+    -- virtual_cluster.py, get_reordered_bundle), unless cluster.segment_size asks for whole
+    -- NVLink-domain segments of that many nodes, which engines then never straddle: the
+    -- segments are the domains refit places against (out.segment_gpus, scenario.lua).
+    local segment = cfg:optional("cluster.segment_size")
+    local infer = { placement = segment and "domain" or "packed" }
+    out.segment_gpus = segment and segment * per_node
+    origin["infer.placement"] = segment and "cluster.segment_size" or nil
     if backend == "sglang" then
         nemo_rl_sglang(cfg, g .. "sglang_cfg.", infer, origin)
     else
@@ -420,6 +429,9 @@ local function verl(cfg, hints)
     local r = "actor_rollout_ref.rollout."
     cfg:choice(r .. "name", { vllm = "vllm", sglang = "sglang" }, nil)
     local infer = {
+        -- Ray's resource pools take each node's GPUs in order (verl/single_controller/ray/
+        -- base.py, RayResourcePool): engines back to back.
+        placement = "packed",
         tp = cfg:positive(r .. "tensor_model_parallel_size", 1),
         pp = cfg:positive(r .. "pipeline_model_parallel_size", 1),
         dp = cfg:positive(r .. "data_parallel_size", 1),

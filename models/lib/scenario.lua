@@ -203,8 +203,10 @@ local function alias_names(name)
 end
 
 -- The scenario's model from the config's model name or path: a folder holding config.json
--- (absolute, or from the scenario's folder) is read as a Hugging Face snapshot; a name is
--- matched to models/ through alias_names.
+-- (absolute, or from the scenario's folder) is read as a Hugging Face snapshot; a name is a
+-- shipped model of that name, else the Hugging Face cache's download of that id
+-- (context.hf_cache/models--org--name, what the framework itself loaded), else a shipped
+-- model under one of its alias_names.
 local function sides_model(sides, base_dir, context)
     local m = sides.model
     if type(m) ~= "string" then
@@ -217,14 +219,27 @@ local function sides_model(sides, base_dir, context)
     end
     local name = m:gsub("/+$", ""):match("([^/]*)$"):lower()
     local tried = alias_names(name)
+    local function shipped(n)
+        return n ~= "" and file.read(context.models_dir .. "/" .. n .. ".lua") ~= nil
+    end
+    if shipped(name) then
+        return name
+    end
+    local org, repo = m:match("^([%w_%.%-]+)/([%w_%.%-]+)$")
+    local cached = org and context.hf_cache and string.format("%s/models--%s--%s",
+        context.hf_cache, org, repo)
+    if cached and file.kind(cached) == "dir" then
+        return cached
+    end
     for _, n in ipairs(tried) do
-        if n ~= "" and file.read(context.models_dir .. "/" .. n .. ".lua") then
+        if shipped(n) then
             return n
         end
     end
     sides.config:raise(sides.model_key, string.format("'%s' is not a model refit ships (tried "
-        .. "models/%s.lua) nor a folder; set model in the scenario (a shipped name, or the "
-        .. "model's config.json or snapshot folder)", m, table.concat(tried, ".lua, models/")))
+        .. "models/%s.lua)%s nor a folder; set model in the scenario (a shipped name, or the "
+        .. "model's config.json or snapshot folder)", m, table.concat(tried, ".lua, models/"),
+        context.hf_cache and org and ", in the Hugging Face cache" or ""))
 end
 
 -- Fields a scenario may set beside `sides` overlay the ones the file gave (the scenario
@@ -286,13 +301,14 @@ local function read_sides(raw, site, base_dir, context)
         end
     end
     if type(raw.cluster) == "string" then
-        raw.cluster = { system = raw.cluster, nodes = sides.nodes }
-    elseif type(raw.cluster) == "table" and raw.cluster.nodes == nil then
+        raw.cluster = { system = raw.cluster }
+    end
+    if type(raw.cluster) == "table" then
         local copy = {}
         for k, v in pairs(raw.cluster) do
             copy[k] = v
         end
-        copy.nodes = sides.nodes
+        copy.nodes = copy.nodes or sides.nodes
         raw.cluster = copy
     end
     sides.note = string.format("%s %s%s", sides.key:gsub("^sides%.", ""), sides.config.file,
@@ -334,8 +350,21 @@ function scenario.normalise(raw, source, base_dir, context, overrides, line)
     local c = cluster.load(s.cluster, site, "cluster",
         { models = context.models_dir, base = base_dir })
     local train, infer
+    -- NeMo RL's cluster.segment_size: the GPUs it uses of each NVLink domain, as whole
+    -- segments (rlconfig.lua); those are the domains its sides see, where a segment is
+    -- smaller than the preset's domain (GB200's 16 of 18 nodes) and the scenario does not
+    -- set the domain itself.
+    if sides and sides.segment_gpus and sides.segment_gpus < c.nvlink.domain_gpus
+        and not (type(raw.cluster) == "table" and type(raw.cluster.nvlink) == "table"
+            and raw.cluster.nvlink.domain_gpus) then
+        c.nvlink.domain_gpus = sides.segment_gpus
+    end
     if sides then
-        if c.gpus_per_node ~= sides.gpus_per_node then
+        -- A config may use part of one node (NeMo RL's 1-GPU and 2-GPU examples on an 8-GPU
+        -- machine): its GPUs are the node's first ones, as Ray's placement gives them. On
+        -- more nodes the GPUs it leaves out would sit between its own, which no side holds.
+        local part = sides.nodes == 1 and sides.gpus_per_node < c.gpus_per_node
+        if c.gpus_per_node ~= sides.gpus_per_node and not part then
             sides.config:raise(sides.node_keys[2], string.format("%d GPUs per node, but the "
                 .. "cluster %s has %d; name the cluster the config runs on", sides.gpus_per_node,
                 c.name, c.gpus_per_node))

@@ -1,8 +1,8 @@
 -- transformer.lua: family constructors that turn a few hyperparameters into the normalised
 -- model of the Lua -> C contract (doc/architecture.md): every weight with its HF name and shape.
 
--- transformer.dense{...}: dense decoders (Llama, Mistral, Qwen2/3: GQA with optional biases
--- and per-head q_norm/k_norm).
+-- transformer.dense{...}: dense decoders (Llama, Mistral, Qwen2/3, Gemma 3: GQA with optional
+-- biases, per-head q_norm/k_norm and Gemma's feed-forward sandwich norms).
 -- transformer.moe{...}:   MoE decoders: Qwen3-MoE and Mixtral (every layer MoE), DeepSeek-V3 /
 --                         Kimi / GLM-4.5 (MLA or GQA, first dense layers, shared experts,
 --                         router bias), Llama 4 (MoE every n-th layer, a shared expert),
@@ -108,6 +108,9 @@ local function common_fields()
         layers = positive(true),
         vocab = positive(true),
         tie_embeddings = flag(),
+        -- Gemma 2/3's sandwich norms: pre_feedforward_layernorm and post_feedforward_layernorm
+        -- beside the two every decoder has (Gemma3DecoderLayer).
+        ffn_norms = flag(),
         attention = ATTENTION,
         linear_attention = LINEAR_ATTENTION,
         names = NAMES,
@@ -272,6 +275,10 @@ local function build(kind, spec, site)
         end
         blocks.norm(model, prefix .. "input_layernorm.weight", h, layer)
         blocks.norm(model, prefix .. "post_attention_layernorm.weight", h, layer)
+        if spec.ffn_norms then
+            blocks.norm(model, prefix .. "pre_feedforward_layernorm.weight", h, layer)
+            blocks.norm(model, prefix .. "post_feedforward_layernorm.weight", h, layer)
+        end
     end
     blocks.norm(model, names.prefix .. "norm.weight", h, spec.layers)
     -- Tied embeddings share embed_tokens: there is no separate lm_head weight to move.

@@ -88,8 +88,9 @@ local SCENARIOS = {
     { "placement-gpus.lua", 7, "infer.gpus", "6 engines of 16 GPUs do not fill domains of 72 "
         .. "GPUs evenly (4 engines per domain); use a multiple of 4 engines (64 GPUs), or set "
         .. "infer.placement = 'packed'" },
-    { "placement-fit.lua", 7, "infer.gpus", "GPUs 0..279 (24 of them idle between engines) do "
-        .. "not fit in the cluster's 260 GPUs (gb200-nvl72: 65 nodes x 4 GPUs)" },
+    { "placement-fit.lua", 7, "infer.gpus", "GPUs 0..279 (24 of them idle between engines: "
+        .. "placement 'domain' keeps an engine inside one NVLink domain; 'packed' puts them back "
+        .. "to back) do not fit in the cluster's 260 GPUs (gb200-nvl72: 65 nodes x 4 GPUs)" },
     { "placement-value.lua", 7, "infer.placement",
       "expected one of 'domain', 'packed', got 'spread'" },
     -- Sizes are bounded before any sum or product, so nothing wraps (2^20 GPUs at most).

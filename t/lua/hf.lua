@@ -47,6 +47,22 @@ local PUBLISHED = {
       "mistralai/Mistral-Large-Instruct-2407 model card: 123B parameters" },
     { "qwen2.5-7b", "qwen2", 7.61e9, 0.01, "Qwen/Qwen2.5-7B model card: 7.61B" },
     { "qwen2.5-72b", "qwen2", 72.7e9, 0.01, "Qwen/Qwen2.5-72B model card: 72.7B" },
+    { "qwen2.5-32b", "qwen2", 32.5e9, 0.01, "Qwen/Qwen2.5-32B model card: 32.5B" },
+    { "qwen2.5-1.5b", "qwen2", 1.54e9, 0.01, "Qwen/Qwen2.5-1.5B model card: 1.54B" },
+    { "deepseek-r1-distill-qwen-1.5b", "qwen2", 1.78e9, 0.01,
+      "deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B model page: 1.78B params (Qwen2.5-Math-1.5B, "
+          .. "embeddings untied)" },
+    { "qwen3-0.6b", "qwen3", 0.6e9, 0.01, "Qwen/Qwen3-0.6B model card: 0.6B" },
+    { "qwen3-1.7b", "qwen3", 1.7e9, 0.02, "Qwen/Qwen3-1.7B model card: 1.7B" },
+    { "qwen3-4b", "qwen3", 4.0e9, 0.01, "Qwen/Qwen3-4B model card: 4.0B" },
+    { "gemma-3-1b", "gemma3_text", 1.0e9, 0.01,
+      "google/gemma-3-1b-it model card: 1B parameters (999,885,952 in its safetensors)" },
+    { "gemma-3-27b", "gemma3", 27.0e9, 0.01,
+      "google/gemma-3-27b-it model card: 27B; the language model without the 0.4B SigLIP tower" },
+    { "llama-3.2-1b", "llama", 1.23e9, 0.01,
+      "meta-llama/Llama-3.2-1B model card: 1.23B parameters" },
+    { "moonlight-16b-a3b", "deepseek_v3", 16e9, 0.01,
+      "moonshotai/Moonlight-16B-A3B model card: 16B total, 3B activated" },
     { "qwen1.5-moe-a2.7b", "qwen2_moe", 14.3e9, 0.01,
       "Qwen/Qwen1.5-MoE-A2.7B model card: 14.3B total, 2.7B activated" },
     { "deepseek-v2-lite", "deepseek_v2", 15.7e9, 0.01,
@@ -229,6 +245,11 @@ end
 tap.is(counts(refit.model_from_hf(next_cfg, "n", "n/config.json")), counts(next80),
     "qwen3-next: transformers 5's layer_types gives the same model")
 
+tap.ok(by_name(models["gemma-3-1b"], p0 .. "pre_feedforward_layernorm.weight") ~= nil
+    and by_name(models["gemma-3-1b"], p0 .. "self_attn.q_norm.weight") ~= nil
+    and by_name(models["gemma-3-1b"], "lm_head.weight") == nil
+    and by_name(models["gemma-3-27b"], "language_model.model.layers.0.post_feedforward_layernorm.weight") ~= nil,
+    "gemma3: four norms per layer, Q/K norms, tied embeddings; the 27B's language model nested")
 tap.ok(by_name(models["qwen2.5-7b"], p0 .. "self_attn.v_proj.bias") ~= nil
     and by_name(models["qwen2.5-7b"], p0 .. "self_attn.o_proj.bias") == nil,
     "qwen2: q/k/v biases, none on o_proj")
