@@ -226,6 +226,15 @@ ok $? "the same with HF_HUB_CACHE holding models--acme--tiny-llama"
 is "$(sql "$db" "SELECT json_extract(scenario_json, '\$.model.layers') FROM run WHERE id = $(last_run)")" \
     2 "the model from the cache's refs/main snapshot (2 layers)"
 
+# A local model_name path (a snapshot folder) is read as the model.
+printf 'defaults: %s\npolicy:\n  model_name: %s\ncluster:\n  gpus_per_node: 8\n' \
+    "$data/nemo-rl-base.yaml" "$SRCDIR/t/data/hf-cache/models--acme--tiny-llama/snapshots/4567ef01" \
+    >"$tmp/local.yaml"
+plan local "return { cluster = 'dgx-h100', sides = { nemo_rl = 'local.yaml' } }"
+ok $? "NeMo RL: policy.model_name a local snapshot folder"
+is "$(sql "$db" "SELECT json_extract(scenario_json, '\$.model.layers') FROM run WHERE id = $(last_run)")" \
+    3 "the local folder's config.json is read (the 3-layer snapshot)"
+
 # --- verl: offload flags in the memory check ----------------------------------------------
 # Llama-3.1-70B FSDP on 8 H100s: weights 17.6 GB, gradients and Adam's state over 120 GB
 # more per GPU; verl's offload keeps those on the host at the sync.

@@ -389,7 +389,7 @@ local src = "hf/x/config.json"
 local HF = {
     { "deepseek-v3", { hidden_size = false }, "hidden_size", "missing" },
     { "qwen3-8b", { model_type = "gpt2" }, "model_type", "'gpt2' is not supported "
-        .. "(supported: deepseek_v2, deepseek_v3, deepseek_v32, glm4_moe, gpt_oss, kimi_k2, "
+        .. "(supported: deepseek_v2, deepseek_v3, deepseek_v32, gemma3, gemma3_text, glm4_moe, gpt_oss, kimi_k2, "
         .. "kimi_k25, llama, llama4, llama4_text, minimax_m2, mistral, mixtral, qwen2, "
         .. "qwen2_moe, qwen3, qwen3_moe, qwen3_next)" },
     { "deepseek-v3", { num_hidden_layers = "61" }, "num_hidden_layers",
