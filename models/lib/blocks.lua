@@ -57,7 +57,8 @@ local linear = blocks.linear
 -- split with the heads). gpt-oss's attention sinks are one learnt logit per head.
 function blocks.attention_gqa(model, a, hidden, layer, prefix)
     local q, kv = a.heads * a.head_dim, a.kv_heads * a.head_dim
-    local p = prefix .. "self_attn."
+    -- `module`: the attention module's name where it is not self_attn (Nemotron-H's mixer).
+    local p = prefix .. (a.module or "self_attn") .. "."
     local qkv_bias = a.bias ~= "none"
     linear(model, p .. "q_proj", a.output_gate and 2 * q or q, hidden, "attention", layer,
         "column", qkv_bias)
@@ -137,9 +138,12 @@ function blocks.linear_attention(model, la, hidden, layer, prefix)
     add(model, p .. "out_proj.weight", { hidden, value }, "attention", layer, "row", true)
 end
 
--- A SwiGLU FFN: gate/up column-parallel, down row-parallel.
-function blocks.ffn(model, prefix, width, hidden, layer, role)
-    add(model, prefix .. "gate_proj.weight", { width, hidden }, role, layer, "column", true)
+-- A SwiGLU FFN: gate/up column-parallel, down row-parallel. `gated` false: a ReLU^2 MLP
+-- (Nemotron-H's), up and down only.
+function blocks.ffn(model, prefix, width, hidden, layer, role, gated)
+    if gated ~= false then
+        add(model, prefix .. "gate_proj.weight", { width, hidden }, role, layer, "column", true)
+    end
     add(model, prefix .. "up_proj.weight", { width, hidden }, role, layer, "column", true)
     add(model, prefix .. "down_proj.weight", { hidden, width }, role, layer, "row", true)
 end
@@ -181,8 +185,10 @@ local function experts(model, m, hidden, layer, p, names)
         return
     end
     local base = string.format("%s%s.{0..%d}.", p, names.experts, e - 1)
-    add(model, base .. names.expert_gate .. ".weight", { e, m.intermediate, width }, "expert",
-        layer, "expert_column", true, stacked)
+    if not m.ungated then
+        add(model, base .. names.expert_gate .. ".weight", { e, m.intermediate, width },
+            "expert", layer, "expert_column", true, stacked)
+    end
     add(model, base .. names.expert_up .. ".weight", { e, m.intermediate, width }, "expert",
         layer, "expert_column", true, stacked)
     add(model, base .. names.expert_down .. ".weight", { e, width, m.intermediate }, "expert",
@@ -192,7 +198,8 @@ end
 -- An MoE block at `p` (the layer's "mlp." or its family's name for it): the router first
 -- (its weight, its own bias, DeepSeek's FP32 e_score_correction_bias), then the routed
 -- experts, then the shared experts (several are one wider tensor, as DeepSeek stores
--- them) and Qwen's sigmoid gate on them.
+-- them) and Qwen's sigmoid gate on them. `m.ungated`: ReLU^2 experts, up and down only
+-- (Nemotron 3).
 function blocks.moe(model, m, hidden, layer, p, names)
     add(model, p .. names.router .. ".weight", { m.experts, hidden }, "router", layer,
         "replicated", false)
@@ -215,7 +222,7 @@ function blocks.moe(model, m, hidden, layer, p, names)
     if m.shared_experts > 0 then
         blocks.ffn(model, p .. names.shared .. ".",
             m.shared_experts * (m.shared_intermediate or m.intermediate), hidden, layer,
-            "shared_expert")
+            "shared_expert", not m.ungated)
         if m.shared_gate then
             add(model, p .. names.shared .. "_gate.weight", { 1, hidden }, "shared_expert",
                 layer, "replicated", false)

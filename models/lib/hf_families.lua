@@ -510,6 +510,64 @@ families.llama4 = {
     },
 }
 
+-- Nemotron-H, Nemotron Nano v2 and Nemotron 3 (model_type nemotron_h; NVIDIA's
+-- configuration_nemotron_h.py, whose config.json keys are its attribute names: n_groups,
+-- conv_kernel, use_conv_bias, as it renames mamba_n_groups, mamba_d_conv, mamba_conv_bias):
+-- one block per layer as hybrid_override_pattern says (hybrid.lua). Nemotron 3's E layers
+-- route over n_routed_experts with a score bias beside one shared MLP of
+-- moe_shared_expert_intermediate_size.
+families.nemotron_h = {
+    fields = {
+        hybrid_override_pattern = { type = "string", required = true },
+        num_key_value_heads = positive(false),
+        head_dim = positive(false, 128),
+        intermediate_size = positive(false),
+        attention_bias = flag(),
+        mamba_num_heads = positive(true),
+        mamba_head_dim = positive(true),
+        ssm_state_size = positive(false, 128),
+        n_groups = positive(false, 8),
+        conv_kernel = positive(false, 4),
+        use_conv_bias = flag(true),
+        mamba_proj_bias = flag(),
+        n_routed_experts = positive(false),
+        num_experts_per_tok = positive(false),
+        moe_intermediate_size = positive(false),
+        n_shared_experts = count(false, 0),
+        moe_shared_expert_intermediate_size = positive(false),
+    },
+    aliases = { mamba_n_groups = "n_groups", mamba_d_conv = "conv_kernel",
+                mamba_conv_bias = "use_conv_bias" },
+    json = { pattern = "hybrid_override_pattern", intermediate = "intermediate_size",
+             ["attention.kv_heads"] = "num_key_value_heads", ["mamba.groups"] = "n_groups",
+             moe = "n_routed_experts", ["moe.experts_per_token"] = "num_experts_per_tok" },
+    check = function(c, fail)
+        if #c.hybrid_override_pattern ~= c.num_hidden_layers then
+            fail("hybrid_override_pattern", string.format("%d characters for %d layers "
+                .. "(num_hidden_layers)", #c.hybrid_override_pattern, c.num_hidden_layers))
+        end
+    end,
+    build = function(c, name)
+        local spec = { name = name, family = c.model_type, hidden = c.hidden_size,
+                       vocab = c.vocab_size, tie_embeddings = c.tie_word_embeddings,
+                       pattern = c.hybrid_override_pattern, intermediate = c.intermediate_size,
+                       attention = { heads = c.num_attention_heads,
+                                     kv_heads = c.num_key_value_heads or c.num_attention_heads,
+                                     head_dim = c.head_dim, bias = c.attention_bias },
+                       mamba = { heads = c.mamba_num_heads, head_dim = c.mamba_head_dim,
+                                 state = c.ssm_state_size, groups = c.n_groups,
+                                 conv_kernel = c.conv_kernel, conv_bias = c.use_conv_bias,
+                                 proj_bias = c.mamba_proj_bias } }
+        if c.hybrid_override_pattern:find("E", 1, true) then
+            spec.moe = { experts = c.n_routed_experts, experts_per_token = c.num_experts_per_tok,
+                         intermediate = c.moe_intermediate_size,
+                         shared_experts = c.n_shared_experts,
+                         shared_intermediate = c.moe_shared_expert_intermediate_size }
+        end
+        return "hybrid", spec
+    end,
+}
+
 -- Gemma 3 4B-27B (Gemma3ForConditionalGeneration): the language model in text_config, under
 -- language_model.; its SigLIP tower is not modelled (part "vision" is refused).
 families.gemma3 = {

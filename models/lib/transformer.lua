@@ -21,6 +21,7 @@
 local schema = require("schema")
 local sandbox = require("sandbox")
 local blocks = require("blocks")
+local hybrid = require("hybrid")
 
 local transformer = {}
 
@@ -437,15 +438,19 @@ function transformer.checkpoint_bytes(model)
     return total
 end
 
-local SCHEMAS = { dense = DENSE, moe = MOE }
+local SCHEMAS = { dense = DENSE, moe = MOE, hybrid = hybrid.SCHEMA }
 
 -- Validates and builds; `site` says where `spec` was written (see schema.lua). Used by the
--- constructors below and by hf.lua, whose specs come from a config.json.
+-- constructors below and by hf.lua, whose specs come from a config.json. `kind` "hybrid" is
+-- a Mamba-Transformer hybrid (hybrid.lua).
 function transformer.make(kind, spec, site)
     if type(spec) ~= "table" then
         schema.raise(site, kind, "expected a table of fields, got " .. schema.describe(spec))
     end
     spec = schema.validate(spec, SCHEMAS[kind], site, "")
+    if kind == "hybrid" then
+        return transformer.check(hybrid.build(spec, site), site, nil)
+    end
     check_attention(spec, site)
     if kind == "moe" then
         check_moe(spec, site)

@@ -379,7 +379,7 @@ end
 -- decoder; refit's path without refit.json stays as it is (JSON nulls read as absent).
 local json = require("json")
 for _, name in ipairs({ "gpt-oss-20b", "qwen3-next-80b-a3b", "deepseek-v3.2", "llama-4-scout",
-                        "llama-4-maverick", "kimi-k2.5" }) do
+                        "llama-4-maverick", "kimi-k2.5", "nemotron-nano-12b-v2" }) do
     local f = assert(io.open(data .. "/hf/" .. name .. "/config.json"))
     configs[name] = json.decode(f:read("a"))
     f:close()
@@ -389,9 +389,11 @@ local src = "hf/x/config.json"
 local HF = {
     { "deepseek-v3", { hidden_size = false }, "hidden_size", "missing" },
     { "qwen3-8b", { model_type = "gpt2" }, "model_type", "'gpt2' is not supported "
-        .. "(supported: deepseek_v2, deepseek_v3, deepseek_v32, gemma3, gemma3_text, glm4_moe, gpt_oss, kimi_k2, "
-        .. "kimi_k25, llama, llama4, llama4_text, minimax_m2, mistral, mixtral, qwen2, "
-        .. "qwen2_moe, qwen3, qwen3_moe, qwen3_next)" },
+        .. "(supported: deepseek_v2, deepseek_v3, deepseek_v32, gemma3, gemma3_text, "
+        .. "glm4_moe, gpt_oss, kimi_k2, kimi_k25, llama, llama4, llama4_text, minimax_m2, "
+        .. "mistral, mixtral, nemotron_h, qwen2, qwen2_moe, qwen3, qwen3_moe, qwen3_next)" },
+    { "nemotron-nano-12b-v2", { hybrid_override_pattern = "M-M" }, "hybrid_override_pattern",
+      "3 characters for 62 layers (num_hidden_layers)" },
     { "deepseek-v3", { num_hidden_layers = "61" }, "num_hidden_layers",
       "expected an integer from 1 to 2147483647, got '61'" },
     -- Sizes are bounded as in model files, and named by their JSON key.

@@ -55,6 +55,11 @@ local PUBLISHED = {
     { "qwen3-0.6b", "qwen3", 0.6e9, 0.01, "Qwen/Qwen3-0.6B model card: 0.6B" },
     { "qwen3-1.7b", "qwen3", 1.7e9, 0.02, "Qwen/Qwen3-1.7B model card: 1.7B" },
     { "qwen3-4b", "qwen3", 4.0e9, 0.01, "Qwen/Qwen3-4B model card: 4.0B" },
+    { "nemotron-nano-12b-v2", "nemotron_h", 12.31e9, 0.01,
+      "nvidia/NVIDIA-Nemotron-Nano-12B-v2 model page: 12.31B params (arXiv 2508.14444: the "
+          .. "12B base of Nemotron Nano 2)" },
+    { "nemotron-3-nano-30b-a3b", "nemotron_h", 31.6e9, 0.01,
+      "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16 model card: 31.6B total, 3.2B active" },
     { "gemma-3-1b", "gemma3_text", 1.0e9, 0.01,
       "google/gemma-3-1b-it model card: 1B parameters (999,885,952 in its safetensors)" },
     { "gemma-3-27b", "gemma3", 27.0e9, 0.01,
@@ -245,6 +250,18 @@ end
 tap.is(counts(refit.model_from_hf(next_cfg, "n", "n/config.json")), counts(next80),
     "qwen3-next: transformers 5's layer_types gives the same model")
 
+local nano = models["nemotron-nano-12b-v2"]
+tap.ok(shape(by_name(nano, "backbone.layers.0.mixer.in_proj.weight")) == "22656x5120"
+    and shape(by_name(nano, "backbone.layers.0.mixer.conv1d.weight")) == "12288x1x4"
+    and by_name(nano, "backbone.layers.1.mixer.gate_proj.weight") == nil
+    and shape(by_name(nano, "backbone.layers.7.mixer.k_proj.weight")) == "1024x5120"
+    and by_name(nano, "backbone.norm_f.weight") ~= nil,
+    "nemotron_h: Mamba-2 in_proj (z, x, B, C, dt) and conv1d, ReLU^2 MLPs, attention at '*'")
+local n3 = models["nemotron-3-nano-30b-a3b"]
+tap.ok(n3.experts == 128 and shape(by_name(n3, "backbone.layers.1.mixer.experts.{0..127}.up_proj.weight")) == "128x1856x2688" and by_name(n3, "backbone.layers.1.mixer.experts.{0..127}.gate_proj.weight")
+    == nil and shape(by_name(n3, "backbone.layers.1.mixer.shared_experts.up_proj.weight")) == "3712x2688"
+    and by_name(n3, "backbone.layers.1.mixer.gate.e_score_correction_bias") ~= nil,
+    "nemotron_h (Nemotron 3): E layers of 128 ungated experts, a score bias, one shared MLP")
 tap.ok(by_name(models["gemma-3-1b"], p0 .. "pre_feedforward_layernorm.weight") ~= nil
     and by_name(models["gemma-3-1b"], p0 .. "self_attn.q_norm.weight") ~= nil
     and by_name(models["gemma-3-1b"], "lm_head.weight") == nil
