@@ -163,20 +163,27 @@ end
 
 -- Puts `value` at the dotted `package` of `dst` (merged into what is there), and its lines,
 -- prefixed, into the where table.
+-- The mapping that holds the dotted `key` of `doc` (made where missing, replacing what is
+-- not a mapping), and the key's last part.
+local function parent_of(doc, key)
+    local node, parts = doc, {}
+    for part in key:gmatch("[^.]+") do
+        parts[#parts + 1] = part
+    end
+    for i = 1, #parts - 1 do
+        if not is_mapping(node[parts[i]]) then
+            node[parts[i]] = {}
+        end
+        node = node[parts[i]]
+    end
+    return node, parts[#parts]
+end
+
 function State:place(dst, package, value, lines, file)
     local node = dst
     if package ~= "" then
-        local parts = {}
-        for part in package:gmatch("[^.]+") do
-            parts[#parts + 1] = part
-        end
-        for i = 1, #parts - 1 do
-            if not is_mapping(node[parts[i]]) then
-                node[parts[i]] = {}
-            end
-            node = node[parts[i]]
-        end
-        local last = parts[#parts]
+        local last
+        node, last = parent_of(dst, package)
         if is_mapping(value) and is_mapping(node[last]) then
             merge(node[last], value)
         else
@@ -477,18 +484,7 @@ local function decode_value(text, site, field)
 end
 
 local function set_path(doc, key, value)
-    local node, last = doc, nil
-    local parts = {}
-    for part in key:gmatch("[^.]+") do
-        parts[#parts + 1] = part
-    end
-    for i = 1, #parts - 1 do
-        if not is_mapping(node[parts[i]]) then
-            node[parts[i]] = {}
-        end
-        node = node[parts[i]]
-    end
-    last = parts[#parts]
+    local node, last = parent_of(doc, key)
     node[last] = value
 end
 

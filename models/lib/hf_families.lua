@@ -20,15 +20,7 @@ local schema = require("schema")
 
 local families = {}
 
-local function positive(required, default)
-    return { type = "integer", min = 1, max = schema.MAX_MODEL_SIZE, required = required,
-             default = default }
-end
-
-local function count(required, default)
-    return { type = "integer", min = 0, max = schema.MAX_MODEL_SIZE, required = required,
-             default = default }
-end
+local positive, count = schema.model_size, schema.model_count
 
 local function flag(default)
     return { type = "boolean", default = default or false }

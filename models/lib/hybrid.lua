@@ -20,15 +20,7 @@ local blocks = require("blocks")
 
 local hybrid = {}
 
-local function positive(required, default)
-    return { type = "integer", min = 1, max = schema.MAX_MODEL_SIZE, required = required,
-             default = default }
-end
-
-local function count(required, default)
-    return { type = "integer", min = 0, max = schema.MAX_MODEL_SIZE, required = required,
-             default = default }
-end
+local positive, count = schema.model_size, schema.model_count
 
 hybrid.SCHEMA = { type = "record", fields = {
     name = { type = "string", required = true },

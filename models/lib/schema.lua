@@ -35,6 +35,18 @@ schema.MAX_GBPS = 1e6
 schema.MAX_US = 1e7
 schema.MAX_GB = 1e6
 
+-- The schemas of a model's sizes (hidden, heads, widths: 1 to MAX_MODEL_SIZE) and counts
+-- (0 allowed), for the constructors and config readers that validate them.
+function schema.model_size(required, default)
+    return { type = "integer", min = 1, max = schema.MAX_MODEL_SIZE, required = required,
+             default = default }
+end
+
+function schema.model_count(required, default)
+    return { type = "integer", min = 0, max = schema.MAX_MODEL_SIZE, required = required,
+             default = default }
+end
+
 -- Raises the one-string error of the contract. error(msg, 0): the message already names
 -- the user's file and line, which Lua's own position would only obscure.
 function schema.raise(site, field, message)
