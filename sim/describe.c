@@ -101,16 +101,15 @@ static json_t *side_json(const struct rf_side *s)
         return NULL;
     int bad;
     if (mg)
-        bad = json_object_set_new(o, "cp", json_integer(s->cp)) < 0 ||
-              json_object_set_new(o, "etp", json_integer(s->etp)) < 0 ||
-              json_object_set_new(o, "edp", json_integer(s->edp)) < 0 ||
-              json_object_set_new(o, "fsdp", json_boolean(s->fsdp)) < 0 ||
-              json_object_set_new(o, "distributed_optimizer",
-                                  json_boolean(s->distributed_optimizer)) < 0 ||
-              (s->offload_params &&
-               json_object_set_new(o, "offload_params", json_true()) < 0) ||
-              (s->offload_optimizer &&
-               json_object_set_new(o, "offload_optimizer", json_true()) < 0);
+        bad =
+            json_object_set_new(o, "cp", json_integer(s->cp)) < 0 ||
+            json_object_set_new(o, "etp", json_integer(s->etp)) < 0 ||
+            json_object_set_new(o, "edp", json_integer(s->edp)) < 0 ||
+            json_object_set_new(o, "fsdp", json_boolean(s->fsdp)) < 0 ||
+            json_object_set_new(o, "distributed_optimizer",
+                                json_boolean(s->distributed_optimizer)) < 0 ||
+            (s->offload_params && json_object_set_new(o, "offload_params", json_true()) < 0) ||
+            (s->offload_optimizer && json_object_set_new(o, "offload_optimizer", json_true()) < 0);
     else
         /* 0 in the struct is vLLM's default, which sim/memory.c applies: say which. */
         bad = json_object_set_new(o, "replicas", json_integer(s->replicas)) < 0 ||

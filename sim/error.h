@@ -7,11 +7,11 @@ enum {
     RF_OK = 0,
     RF_EINVAL = -1, /* bad input: scenario, model, layout, command line */
     RF_ENOMEM = -2,
-    RF_EIO = -3,     /* file system */
-    RF_EDB = -4,     /* SQLite */
-    RF_ELUA = -5,    /* error raised inside a Lua description */
-    RF_EBUSY = -6,   /* SQLite: another process holds the lock past our busy timeout */
-    RF_ENOTSUP = -7, /* a strategy the scenario's framework profile does not run */
+    RF_EIO = -3,      /* file system */
+    RF_EDB = -4,      /* SQLite */
+    RF_ELUA = -5,     /* error raised inside a Lua description */
+    RF_EBUSY = -6,    /* SQLite: another process holds the lock past our busy timeout */
+    RF_ENOTSUP = -7,  /* a strategy the scenario's framework profile does not run */
     RF_ENOREFIT = -8, /* an answer, not a fault: the scenario moves no weights (cmd_fail, exit 0) */
 };
 

@@ -228,8 +228,7 @@ static void copy_value(lua_State *L, struct decoder *d, int depth, size_t line)
         size_t len;
         count_node(L, d);
         if (lua_type(L, -2) == LUA_TNUMBER) {
-            len = (size_t)snprintf(index, sizeof(index), "%lld",
-                                   (long long)lua_tointeger(L, -2));
+            len = (size_t)snprintf(index, sizeof(index), "%lld", (long long)lua_tointeger(L, -2));
             part = index;
         } else {
             part = lua_tolstring(L, -2, &len);
