@@ -58,6 +58,12 @@ int rf_calibration_write(const struct rf_calibration *cal, const char *name, con
                          FILE *f, struct rf_error *err)
 {
     const struct rf_cluster *c = &cal->fitted;
+    /* A cluster file is one preset: a mixed cluster's second part would be lost. */
+    if (c->upper.present)
+        return rf_error_set(err, RF_EINVAL,
+                            "cluster %s mixes two presets and a cluster file holds one: set the "
+                            "fitted constants printed above in the scenario's cluster.train",
+                            c->name);
     /* Every number must read back as written: inf or nan would be read as Lua globals. */
     for (size_t i = 0; i < rf_cluster_n_fields; i++) {
         const struct rf_cluster_field *fl = &rf_cluster_fields[i];

@@ -271,6 +271,17 @@ static void show_text(const struct rf_run_view *v, struct rf_error *err)
                num(nic, "per_node") == 1 ? "" : "s",
                json_number_value(json_object_get(nic, "gbps")),
                json_is_true(json_object_get(fab, "pxn")) ? "on" : "off");
+        /* A mixed cluster: the nodes from first_node on are the second preset's GPUs. */
+        const json_t *up = json_object_get(cl, "upper");
+        if (up)
+            printf("  %-10s nodes %lld.. are %s (%s): %g GB HBM, NVLink %g GB/s, NIC %g GB/s, "
+                   "copy %g GB/s, quantisation %g GB/s\n",
+                   "", num(up, "first_node"), str(up, "name"), str(up, "source"),
+                   json_number_value(json_object_get(up, "hbm_gb")),
+                   json_number_value(json_object_get(up, "nvlink_gbps")),
+                   json_number_value(json_object_get(up, "nic_gbps")),
+                   json_number_value(json_object_get(up, "memcpy_gbps")),
+                   json_number_value(json_object_get(up, "quant_gbps")));
         if (show_overrides(d, err) < 0)
             printf("  (overrides: %s)\n", err->msg);
         const json_t *r = json_object_get(d, "relay");

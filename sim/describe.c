@@ -43,7 +43,52 @@ json_t *rf_cluster_json(const struct rf_cluster *c)
         json_decref(o);
         return NULL;
     }
+    /* Only for a mixed cluster: a uniform cluster's document stays as it was. */
+    const struct rf_cluster_part *u = &c->upper;
+    if (u->present &&
+        json_object_set_new(
+            o, "upper",
+            json_pack("{so so sI sf sf sf sf sf sf sf sf}", "name", rf_json_text(u->name), "source",
+                      rf_json_text(u->source), "first_node", (json_int_t)u->first_node, "hbm_gb",
+                      u->hbm_gb, "nvlink_gbps", u->nvlink_gbps, "nic_gbps", u->nic_gbps,
+                      "pcie_gbps", u->pcie_gbps, "memcpy_gbps", u->memcpy_gbps, "quant_gbps",
+                      u->quant_gbps, "h2d_gbps", u->h2d_gbps, "d2h_gbps", u->d2h_gbps)) < 0) {
+        json_decref(o);
+        return NULL;
+    }
     return o;
+}
+
+/* A stored mixed cluster's upper part (rf_cluster_json), when the document has one. */
+static int upper_from_json(const json_t *o, struct rf_cluster *c, struct rf_error *err)
+{
+    const json_t *u = json_object_get(o, "upper");
+    struct rf_cluster_part *p = &c->upper;
+    if (!u)
+        return 0;
+    const struct {
+        const char *key;
+        double *out;
+    } f[] = {{"hbm_gb", &p->hbm_gb},           {"nvlink_gbps", &p->nvlink_gbps},
+             {"nic_gbps", &p->nic_gbps},       {"pcie_gbps", &p->pcie_gbps},
+             {"memcpy_gbps", &p->memcpy_gbps}, {"quant_gbps", &p->quant_gbps},
+             {"h2d_gbps", &p->h2d_gbps},       {"d2h_gbps", &p->d2h_gbps}};
+    const json_t *name = json_object_get(u, "name"), *source = json_object_get(u, "source");
+    const json_t *first = json_object_get(u, "first_node");
+    if (!json_is_string(name) || !json_is_string(source) || !json_is_integer(first))
+        return rf_error_set(err, RF_EINVAL, "cluster.upper: expected name, source, first_node");
+    for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+        const json_t *v = json_object_get(u, f[i].key);
+        if (!json_is_number(v))
+            return rf_error_set(err, RF_EINVAL, "cluster.upper.%s: expected a number", f[i].key);
+        *f[i].out = json_number_value(v);
+    }
+    p->first_node = json_integer_value(first);
+    p->present = true;
+    if (!(p->name = strdup(json_string_value(name))) ||
+        !(p->source = strdup(json_string_value(source))))
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    return 0;
 }
 
 /* The preset's value of every field c changed (the scenario's overrides), nested as in the
@@ -66,7 +111,9 @@ static json_t *preset_json(const struct rf_cluster *c, const struct rf_cluster *
         json_t *t = field_table(o, &(struct rf_cluster_field){"fabric", "pxn", false, 0, 0});
         bad = !t || json_object_set_new(t, "pxn", json_boolean(preset->fabric.pxn)) < 0;
     }
-    if (!bad && strcmp(c->name ? c->name : "", preset->name ? preset->name : "") != 0)
+    /* A mixed cluster's name joins its parts' (cluster.lua): not an override. */
+    if (!bad && !c->upper.present &&
+        strcmp(c->name ? c->name : "", preset->name ? preset->name : "") != 0)
         bad = json_object_set_new(o, "name", rf_json_text(preset->name)) < 0;
     if (bad) {
         json_decref(o);
@@ -355,6 +402,8 @@ int rf_cluster_from_json(const json_t *o, struct rf_cluster *c, struct rf_error 
         goto fail;
     }
     c->fabric.pxn = json_is_true(pxn);
+    if ((rc = upper_from_json(o, c, err)) < 0)
+        goto fail;
     return 0;
 fail:
     rf_cluster_release(c);

@@ -90,7 +90,8 @@ static void side_memory(const struct rf_model *model, const struct rf_side *s, b
     memset(m, 0, sizeof(*m));
     m->offload_params = training && s->offload_params;
     m->offload_optimizer = training && s->offload_optimizer;
-    m->hbm_bytes = (int64_t)(o->hbm_gb * 1e9);
+    m->hbm_bytes =
+        (int64_t)((!training && o->infer_hbm_gb > 0 ? o->infer_hbm_gb : o->hbm_gb) * 1e9);
     double share = s->memory_utilization > 0 ? s->memory_utilization : DEFAULT_UTILIZATION;
     m->budget_bytes = training ? m->hbm_bytes : (int64_t)((double)m->hbm_bytes * share);
     m->worst.gpu = -1;

@@ -32,7 +32,8 @@ struct rf_side_memory {
 };
 
 struct rf_memory_opts {
-    double hbm_gb;
+    /* Each GPU's memory; infer_hbm_gb, where > 0, the inference side's (a mixed cluster). */
+    double hbm_gb, infer_hbm_gb;
     int64_t staging_bytes, streams;
 };
 

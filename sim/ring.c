@@ -56,7 +56,9 @@ static int cmp_i32(const void *a, const void *b)
 static void channels(struct rf_ring *r, const struct rf_topology *topo)
 {
     const struct rf_cluster *c = topo->cluster;
-    r->blackwell = c->nvlink.gbps >= BLACKWELL_NVLINK_GBPS;
+    /* A communicator across a mixed cluster's parts runs at the slower part's rates. */
+    double nvlink_gbps = rf_cluster_min_nvlink_gbps(c), nic_gbps = rf_cluster_min_nic_gbps(c);
+    r->blackwell = nvlink_gbps >= BLACKWELL_NVLINK_GBPS;
     if (r->n_nodes == 1) {
         r->search_channels = r->blackwell ? 16 : 12;
         r->channel_gbps = r->blackwell ? 45 : 30;
@@ -66,14 +68,14 @@ static void channels(struct rf_ring *r, const struct rf_topology *topo)
     }
     double bw = inter_ladder[sizeof(inter_ladder) / sizeof(inter_ladder[0]) - 1];
     for (size_t i = 0; i < sizeof(inter_ladder) / sizeof(inter_ladder[0]); i++)
-        if (inter_ladder[i] <= c->nic.gbps) {
+        if (inter_ladder[i] <= nic_gbps) {
             bw = inter_ladder[i];
             break;
         }
     int32_t cg = r->min_nics > 0 ? r->min_nics : 1;
     if (cg > 32)
         cg = 32;
-    double nvl_cap = floor(c->nvlink.gbps / bw);
+    double nvl_cap = floor(nvlink_gbps / bw);
     if (nvl_cap >= 1 && (double)cg > nvl_cap)
         cg = (int32_t)nvl_cap;
     /* ncclTopoDupChannels: no duplication below 25 GB/s, nor on sm > 80 below 50 GB/s with

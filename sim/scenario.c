@@ -329,6 +329,41 @@ fail:
     return rc;
 }
 
+/* The upper part of a mixed cluster (cluster.lua: cluster.upper), if it has one. */
+static int read_upper(lua_State *L, int t, struct rf_cluster *c, struct rf_error *err)
+{
+    struct rf_cluster_part *u = &c->upper;
+    int rc = 0;
+    lua_getfield(L, t, "upper");
+    int p = lua_gettop(L);
+    if (!lua_istable(L, p))
+        goto out;
+    u->present = true;
+    if ((rc = get_str(L, p, "name", &u->name, "cluster.upper", err)) < 0 ||
+        (rc = get_str(L, p, "source", &u->source, "cluster.upper", err)) < 0 ||
+        (rc = get_int(L, p, "first_node", &u->first_node, "cluster.upper", err)) < 0)
+        goto out;
+    const struct {
+        const char *key;
+        double *out;
+    } f[] = {{"hbm_gb", &u->hbm_gb},           {"nvlink_gbps", &u->nvlink_gbps},
+             {"nic_gbps", &u->nic_gbps},       {"pcie_gbps", &u->pcie_gbps},
+             {"memcpy_gbps", &u->memcpy_gbps}, {"quant_gbps", &u->quant_gbps},
+             {"h2d_gbps", &u->h2d_gbps},       {"d2h_gbps", &u->d2h_gbps}};
+    for (size_t i = 0; i < sizeof(f) / sizeof(f[0]) && rc == 0; i++)
+        rc = get_num(L, p, f[i].key, f[i].out, "cluster.upper", err);
+    if (rc == 0 &&
+        (u->first_node < 1 || u->first_node >= c->nodes || u->hbm_gb <= 0 || u->nvlink_gbps <= 0 ||
+         u->memcpy_gbps <= 0 || u->quant_gbps <= 0 || (c->nic.per_node > 0 && u->nic_gbps <= 0)))
+        rc = rf_error_set(err, RF_EINVAL,
+                          "cluster %s: the upper part's sizes and rates must "
+                          "be positive, from a node inside the cluster",
+                          c->name);
+out:
+    lua_pop(L, 1);
+    return rc;
+}
+
 /* Reads the normalised cluster at stack index t (every field present, see the contract). */
 static int read_cluster(lua_State *L, int t, struct rf_cluster *c, struct rf_error *err)
 {
@@ -359,6 +394,8 @@ static int read_cluster(lua_State *L, int t, struct rf_cluster *c, struct rf_err
     lua_getfield(L, -1, "pxn");
     c->fabric.pxn = lua_toboolean(L, -1);
     lua_pop(L, 2);
+    if ((rc = read_upper(L, t, c, err)) < 0)
+        return rc;
     /* A cluster without NICs (localhost) is one NVLink domain; models/lib checks that. */
     if (c->nodes < 1 || c->gpus_per_node < 1 || c->nvlink.domain_gpus < 1 || c->nic.per_node < 0 ||
         c->fabric.nodes_per_leaf < 1 || c->cal.streams < 1 || c->nvlink.gbps <= 0 ||
@@ -710,9 +747,12 @@ int rf_scenario_init_sides(struct rf_scenario *sc, struct rf_error *err)
     if ((rc = rf_side_init(&sc->train, sc->model.layers, err)) < 0 ||
         (rc = rf_side_init(&sc->infer, sc->model.layers, err)) < 0)
         return rc;
-    struct rf_memory_opts mo = {.hbm_gb = sc->cluster.hbm_gb,
-                                .staging_bytes = sc->staging_bytes,
-                                .streams = sc->cluster.cal.streams};
+    struct rf_memory_opts mo = {
+        .hbm_gb = sc->cluster.hbm_gb,
+        .infer_hbm_gb =
+            rf_cluster_is_upper(&sc->cluster, sc->infer.first_gpu) ? sc->cluster.upper.hbm_gb : 0,
+        .staging_bytes = sc->staging_bytes,
+        .streams = sc->cluster.cal.streams};
     rf_memory_of(&sc->model, &sc->train, &sc->infer, &mo, &sc->mem_train, &sc->mem_infer);
     const struct rf_side_memory *side[2] = {&sc->mem_train, &sc->mem_infer};
     for (int i = 0; i < 2; i++) {

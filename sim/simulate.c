@@ -40,19 +40,16 @@ static void mark_binding(const struct rf_plan *plan, const struct rf_topology *t
     const struct rf_cluster *c = t->cluster;
     for (size_t l = 0; l < t->n_links; l++)
         binds[l] = true;
-    double nic = c->nic.gbps * 1e9 * c->cal.nic_efficiency;
     for (int64_t i = 0; i < t->leaves; i++) {
         const struct rf_link *up = &t->links[rf_topology_link(t, RF_LINK_LEAF_UP, i)];
         int64_t group = i / c->nic.per_node;
-        int64_t in_group = c->nodes - group * c->fabric.nodes_per_leaf;
-        if (in_group > c->fabric.nodes_per_leaf)
-            in_group = c->fabric.nodes_per_leaf;
-        bool can = up->capacity < (double)in_group * nic * (1 - 1e-9);
+        bool can = up->capacity < rf_topology_leaf_inject(t, group) * (1 - 1e-9);
         binds[rf_topology_link(t, RF_LINK_LEAF_UP, i)] = can;
         binds[rf_topology_link(t, RF_LINK_LEAF_DOWN, i)] = can;
     }
     for (int64_t g = 0; g < t->gpus; g++) {
         double nvl = t->links[rf_topology_link(t, RF_LINK_NVL_OUT, g)].capacity;
+        double nic = rf_cluster_rates(c, g).nic_gbps * 1e9 * c->cal.nic_efficiency;
         double feed = nvl + (c->nic.per_node > 0 ? nic : 0);
         binds[rf_topology_link(t, RF_LINK_COPY, g)] =
             t->links[rf_topology_link(t, RF_LINK_COPY, g)].capacity < 2 * feed;

@@ -85,6 +85,10 @@ static double broadcast_part(const struct rf_step_input *in, const uint8_t *mask
     const struct rf_framework *fw = in->fw;
     const struct rf_plan *plan = in->plan;
     const struct rf_cluster *c = in->topo->cluster;
+    /* The trainer's device work at its GPUs' rates, the engine's at its own (a mixed
+     * cluster's parts differ; rf_cluster_rates). */
+    struct rf_gpu_rates tr = rf_cluster_rates(c, in->train->first_gpu);
+    struct rf_gpu_rates ir = rf_cluster_rates(c, in->infer->first_gpu);
     double tensor_s = c->cal.tensor_overhead_us * 1e-6;
     struct step_export_rings x;
     int64_t hf = 0, gcalls = 0, bytes = 0, shard = 0, qbytes = 0, sbytes = 0;
@@ -129,12 +133,11 @@ static double broadcast_part(const struct rf_step_input *in, const uint8_t *mask
      * on the host, the collectives, the pack and the H2D copies on the device. */
     double nccl_s = c->cal.nccl_call_us * 1e-6;
     double host = (double)gcalls * nccl_s + (double)hf * fw->export_calls * tensor_s;
-    double pack = fw->pack_copy ? (double)bytes / (c->cal.memcpy_gbps * 1e9) : 0;
+    double pack = fw->pack_copy ? (double)bytes / (tr.memcpy_gbps * 1e9) : 0;
     /* checkpoint-engine: every owner copies its own buckets from pinned host memory at
      * once, each by its own copy engine over its own PCIe link. */
-    double h2d_gbps = c->cal.h2d_gbps > 0 ? c->cal.h2d_gbps : c->pcie_gbps;
     double h2d = fw->gather == RF_FW_GATHER_HOST
-                     ? (double)bytes / (double)(in->roots > 0 ? in->roots : 1) / (h2d_gbps * 1e9)
+                     ? (double)bytes / (double)(in->roots > 0 ? in->roots : 1) / (tr.h2d_gbps * 1e9)
                      : 0;
     /* checkpoint-engine's P2P mode: the H2D copy becomes a remote RDMA read from the
      * owner's pinned memory into a reader GPU, one reader per NIC of the updated ranks and
@@ -151,10 +154,10 @@ static double broadcast_part(const struct rf_step_input *in, const uint8_t *mask
         }
         int64_t owners = in->roots > 0 ? in->roots : 1;
         int64_t par = readers < owners ? readers : owners;
-        double rate = c->nic.gbps * c->cal.nic_efficiency * 1e9;
+        double rate = ir.nic_gbps * c->cal.nic_efficiency * 1e9;
         h2d = rate > 0 ? (double)bytes / (double)(par > 0 ? par : 1) / rate : 0;
     }
-    double squant = (double)sbytes / (c->cal.quant_gbps * 1e9);
+    double squant = (double)sbytes / (tr.quant_gbps * 1e9);
     double device = gather_s + pack + h2d + squant;
     double e = step_issued(host, device, gcalls > 0 ? nccl_s : 0);
     const char *how = fw->gather == RF_FW_GATHER_EXPORT  ? "Bridge export on every trainer"
@@ -182,10 +185,10 @@ static double broadcast_part(const struct rf_step_input *in, const uint8_t *mask
 
     /* The engine's load on each receiver: loader calls (and SGLang's mapping scan) on the
      * host, the stream-ordered copies and quantisation on the device. */
-    double copy = (double)shard / (c->cal.memcpy_gbps * 1e9);
+    double copy = (double)shard / (ir.memcpy_gbps * 1e9);
     double quant = 0;
     if (qbytes > 0)
-        quant = (double)qbytes / (c->cal.quant_gbps * 1e9);
+        quant = (double)qbytes / (ir.quant_gbps * 1e9);
     int64_t entries = fw->loader == RF_FW_LOADER_SGLANG ? step_scan_entries(plan) : 0;
     double scan = (double)hf * (double)entries * c->cal.loader_scan_us * 1e-6;
     double lhost = (double)hf * fw->load_calls * tensor_s + scan;
@@ -234,6 +237,8 @@ static double bulk_part(const struct rf_step_input *in, const uint8_t *mask, enu
     const struct rf_framework *fw = in->fw;
     const struct rf_plan *plan = in->plan;
     const struct rf_cluster *c = in->topo->cluster;
+    struct rf_gpu_rates tr = rf_cluster_rates(c, in->train->first_gpu);
+    struct rf_gpu_rates ir = rf_cluster_rates(c, in->infer->first_gpu);
     double tensor_s = c->cal.tensor_overhead_us * 1e-6;
     int64_t calls = 0, stack = 0, fused = 0, bytes = 0, qshard = 0;
     bool relayed = false;
@@ -256,7 +261,7 @@ static double bulk_part(const struct rf_step_input *in, const uint8_t *mask, enu
     if (bytes == 0)
         return 0;
     double e =
-        (double)stack / (c->cal.memcpy_gbps * 1e9) + (double)calls * fw->reshard_calls * tensor_s;
+        (double)stack / (tr.memcpy_gbps * 1e9) + (double)calls * fw->reshard_calls * tensor_s;
     step_add_phase(st, part, RF_STEP_EXPORT, e, stack, calls,
                    "%lld reshard calls x %.3g framework calls%s", (long long)calls,
                    fw->reshard_calls, stack > 0 ? ", local experts stacked (one HBM copy)" : "");
@@ -277,8 +282,8 @@ static double bulk_part(const struct rf_step_input *in, const uint8_t *mask, enu
     else
         step_add_phase(st, part, RF_STEP_TRANSFER, w, bytes, calls,
                        "%s, every training stage at once%s", how, bs);
-    double q = (double)qshard / (c->cal.quant_gbps * 1e9);
-    double l = (double)fused / (c->cal.memcpy_gbps * 1e9) + q;
+    double q = (double)qshard / (ir.quant_gbps * 1e9);
+    double l = (double)fused / (ir.memcpy_gbps * 1e9) + q;
     step_add_phase(st, part, RF_STEP_LOAD, l, fused + qshard, fused > 0 ? 1 : 0, "%s%s",
                    fused > 0 ? "fused gate/up land in a temporary, copied in (one HBM copy)"
                              : "received in place",

@@ -62,7 +62,9 @@ static double cpu_replica_part(const struct rf_step_input *in, struct rf_step *s
     const struct rf_side *train = in->train, *infer = in->infer;
     const struct rf_cluster *c = in->topo->cluster;
     double tensor_s = c->cal.tensor_overhead_us * 1e-6, nccl_s = c->cal.nccl_call_us * 1e-6;
-    double d2h = c->cal.d2h_gbps > 0 ? c->cal.d2h_gbps : c->pcie_gbps;
+    /* The senders' device work at the training GPUs' rates (rf_cluster_rates). */
+    struct rf_gpu_rates tr = rf_cluster_rates(c, train->first_gpu);
+    double d2h = tr.d2h_gbps;
     bool fp8 = infer->dtype == RF_DT_FP8;
     bool gather = p->gather == RF_FW_P2P_GATHER_STAGE;
     struct step_export_rings x;
@@ -116,7 +118,7 @@ static double cpu_replica_part(const struct rf_step_input *in, struct rf_step *s
         const struct stage_work *w = &sw[s];
         received += w->shard; /* an engine GPU receives its shard of every stage */
         double host = (double)w->gcalls * nccl_s + (double)w->hf * p->export_calls * tensor_s;
-        double dev = w->gather_s + (double)w->qbytes / (c->cal.quant_gbps * 1e9);
+        double dev = w->gather_s + (double)w->qbytes / (tr.quant_gbps * 1e9);
         /* The CPU replica's loader per distinct target rank: per tensor its calls and the
          * mapping scan on the host, and a blocking copy of the target's slice to pinned host
          * memory, one after another. */
@@ -252,7 +254,8 @@ static double pair_wire(const struct rf_step_input *in, int64_t bytes, int64_t b
     double share = c->nic.per_node > 0 && c->gpus_per_node > c->nic.per_node
                        ? (double)c->nic.per_node / (double)c->gpus_per_node
                        : 1;
-    double rate = c->nic.gbps * c->cal.nic_efficiency * share * 1e9;
+    /* A pair is as fast as its slower end's NIC (a mixed cluster's parts may differ). */
+    double rate = rf_cluster_min_nic_gbps(c) * c->cal.nic_efficiency * share * 1e9;
     double fixed =
         (c->cal.message_latency_us + c->nic.latency_us + 2 * c->fabric.switch_latency_us) * 1e-6;
     return (rate > 0 ? (double)bytes / rate : 0) + (double)buckets * fixed;
@@ -269,7 +272,10 @@ static double paired_part(const struct rf_step_input *in, struct rf_step *st, st
     const struct rf_plan *plan = in->plan;
     const struct rf_cluster *c = in->topo->cluster;
     double tensor_s = c->cal.tensor_overhead_us * 1e-6, nccl_s = c->cal.nccl_call_us * 1e-6;
-    double launch_s = c->cal.kernel_launch_us * 1e-6, mem = c->cal.memcpy_gbps * 1e9;
+    /* Sender work at the training GPUs' rates, the engine's load at its own. */
+    struct rf_gpu_rates tr = rf_cluster_rates(c, in->train->first_gpu);
+    double launch_s = c->cal.kernel_launch_us * 1e-6, mem = tr.memcpy_gbps * 1e9;
+    double imem = rf_cluster_rates(c, in->infer->first_gpu).memcpy_gbps * 1e9;
     struct group_work g[2] = {{0}};
     int groups = p->experts_after ? 2 : 1;
 
@@ -300,7 +306,7 @@ static double paired_part(const struct rf_step_input *in, struct rf_step *st, st
          * framework's conversion per HF tensor, FP8 quantisation and the copy of what it
          * sends into the registered buffer on the device. */
         double host = (double)k->gcalls * nccl_s + (double)k->hf * p->export_calls * tensor_s;
-        double quant = (double)k->qbytes / (c->cal.quant_gbps * 1e9);
+        double quant = (double)k->qbytes / (tr.quant_gbps * 1e9);
         double pack = p->pack_copy ? (double)k->sent / mem : 0;
         double e = step_issued(host, k->gather_s + quant + pack, k->gcalls > 0 ? nccl_s : 0);
         step_add_phase(st, part, RF_STEP_EXPORT, e, k->sent, k->gcalls + k->hf,
@@ -335,7 +341,7 @@ static double paired_part(const struct rf_step_input *in, struct rf_step *st, st
             double lhost = (double)k->dense_hf * p->load_calls * tensor_s +
                            (double)(k->expert_tensors * 2 * buckets) * launch_s;
             double dev =
-                (double)(k->received - k->expert_rcv) / mem + 2.0 * (double)k->expert_rcv / mem;
+                (double)(k->received - k->expert_rcv) / imem + 2.0 * (double)k->expert_rcv / imem;
             l = step_issued(lhost, dev, 0);
             step_add_phase(st, part, RF_STEP_LOAD, l, k->received, k->dense_hf + k->expert_tensors,
                            "%s%s loader: %lld dense HF tensors x %.3g calls; experts stacked and "

@@ -246,8 +246,14 @@ int rf_topology_init(struct rf_topology *t, const struct rf_cluster *c, struct r
                                         .leaf = nic < 0 ? -1 : (int32_t)leaf_of(t, nic)};
     }
 
+    /* A mixed cluster's upper nodes have their own rates (rf_cluster_part): a GPU's NVLink,
+     * copy and quantisation links and a node's NICs take its part's; a leaf carries what the
+     * NICs of its nodes inject, whichever part they are in. */
+    const struct rf_cluster_part *u = &c->upper;
     double nvl = c->nvlink.gbps * 1e9 * c->cal.nvlink_efficiency;
     double nic = c->nic.gbps * 1e9 * c->cal.nic_efficiency;
+    double nvl_u = u->present ? u->nvlink_gbps * 1e9 * c->cal.nvlink_efficiency : nvl;
+    double nic_u = u->present ? u->nic_gbps * 1e9 * c->cal.nic_efficiency : nic;
     for (int k = 0; k < RF_LINK_KIND_COUNT; k++) {
         for (int64_t i = 0; i < count[k]; i++) {
             struct rf_link *l = &t->links[t->base[k] + (size_t)i];
@@ -256,35 +262,34 @@ int rf_topology_init(struct rf_topology *t, const struct rf_cluster *c, struct r
             case RF_LINK_NVL_OUT:
             case RF_LINK_NVL_IN:
                 l->a = (int32_t)i;
-                l->capacity = nvl;
+                l->capacity = rf_cluster_is_upper(c, i) ? nvl_u : nvl;
                 break;
             case RF_LINK_NIC_OUT:
             case RF_LINK_NIC_IN:
                 l->a = (int32_t)(i / c->nic.per_node);
                 l->b = (int32_t)(i % c->nic.per_node);
-                l->capacity = nic;
+                l->capacity = u->present && l->a >= u->first_node ? nic_u : nic;
                 break;
             case RF_LINK_LEAF_UP:
             case RF_LINK_LEAF_DOWN: {
                 /* A leaf's uplinks carry what its nodes' NICs on that rail can inject,
                  * divided by the fabric's oversubscription. */
                 int64_t group = i / rails(t); /* leaves exist only when rails do */
-                int64_t in_group = c->nodes - group * c->fabric.nodes_per_leaf;
-                if (in_group > c->fabric.nodes_per_leaf)
-                    in_group = c->fabric.nodes_per_leaf;
                 l->a = (int32_t)(i % rails(t));
                 l->b = (int32_t)group;
-                l->capacity = (double)in_group * nic / c->fabric.oversubscription;
+                l->capacity = rf_topology_leaf_inject(t, group) / c->fabric.oversubscription;
                 break;
             }
             case RF_LINK_COPY:
                 l->a = (int32_t)i;
-                l->capacity = c->cal.memcpy_gbps * 1e9;
+                l->capacity =
+                    (rf_cluster_is_upper(c, i) ? u->memcpy_gbps : c->cal.memcpy_gbps) * 1e9;
                 break;
             case RF_LINK_QUANT:
                 /* quant_gbps is the BF16 read rate; the link carries the FP8 written, half. */
                 l->a = (int32_t)i;
-                l->capacity = c->cal.quant_gbps * 1e9 / 2;
+                l->capacity =
+                    (rf_cluster_is_upper(c, i) ? u->quant_gbps : c->cal.quant_gbps) * 1e9 / 2;
                 break;
             }
         }
@@ -301,11 +306,55 @@ void rf_topology_release(struct rf_topology *t)
     memset(t, 0, sizeof(*t));
 }
 
+double rf_topology_leaf_inject(const struct rf_topology *t, int64_t group)
+{
+    const struct rf_cluster *c = t->cluster;
+    const struct rf_cluster_part *u = &c->upper;
+    int64_t first = group * c->fabric.nodes_per_leaf;
+    int64_t end = first + c->fabric.nodes_per_leaf;
+    if (end > c->nodes)
+        end = c->nodes;
+    int64_t upper = 0;
+    if (u->present && end > u->first_node)
+        upper = end - (first > u->first_node ? first : u->first_node);
+    double nic = c->nic.gbps * 1e9 * c->cal.nic_efficiency;
+    double nic_u = u->present ? u->nic_gbps * 1e9 * c->cal.nic_efficiency : nic;
+    return (double)(end - first - upper) * nic + (double)upper * nic_u;
+}
+
+struct rf_gpu_rates rf_cluster_rates(const struct rf_cluster *c, int64_t gpu)
+{
+    const struct rf_cluster_part *u = &c->upper;
+    bool up = rf_cluster_is_upper(c, gpu);
+    double pcie = up ? u->pcie_gbps : c->pcie_gbps;
+    double h2d = up ? u->h2d_gbps : c->cal.h2d_gbps, d2h = up ? u->d2h_gbps : c->cal.d2h_gbps;
+    return (struct rf_gpu_rates){.hbm_gb = up ? u->hbm_gb : c->hbm_gb,
+                                 .nvlink_gbps = up ? u->nvlink_gbps : c->nvlink.gbps,
+                                 .nic_gbps = up ? u->nic_gbps : c->nic.gbps,
+                                 .memcpy_gbps = up ? u->memcpy_gbps : c->cal.memcpy_gbps,
+                                 .quant_gbps = up ? u->quant_gbps : c->cal.quant_gbps,
+                                 .h2d_gbps = h2d > 0 ? h2d : pcie,
+                                 .d2h_gbps = d2h > 0 ? d2h : pcie};
+}
+
+double rf_cluster_min_nvlink_gbps(const struct rf_cluster *c)
+{
+    return c->upper.present && c->upper.nvlink_gbps < c->nvlink.gbps ? c->upper.nvlink_gbps
+                                                                     : c->nvlink.gbps;
+}
+
+double rf_cluster_min_nic_gbps(const struct rf_cluster *c)
+{
+    return c->upper.present && c->upper.nic_gbps < c->nic.gbps ? c->upper.nic_gbps : c->nic.gbps;
+}
+
 void rf_cluster_release(struct rf_cluster *c)
 {
     if (!c)
         return;
     free(c->name);
+    free(c->upper.name);
+    free(c->upper.source);
     free(c->source);
     memset(c, 0, sizeof(*c));
 }
@@ -412,7 +461,7 @@ int64_t rf_topology_net_ask(const struct rf_topology *t)
     if (c->cal.channel_gbps <= 0)
         return 1;
     /* One NIC serves each GPU at most (models/lib refuses more NICs than GPUs). */
-    double need = ceil(c->nic.gbps / c->cal.channel_gbps);
+    double need = ceil(rf_cluster_min_nic_gbps(c) / c->cal.channel_gbps);
     return pow2_up(need < 1 ? 1 : need > (double)RF_GPUS_MAX ? RF_GPUS_MAX : (int64_t)need);
 }
 

@@ -12,6 +12,17 @@
 
 /* A cluster as the normalised Lua description gives it (doc/architecture.md): bandwidths
  * in GB/s per direction (1e9 B/s), latencies in microseconds. */
+/* The nodes from first_node on, when a cluster mixes two presets (a scenario's cluster = {
+ * train = ..., infer = ... }, models/lib/cluster.lua): their GPUs' HBM, NVLink, NICs and
+ * copy rates come from the second preset; everything else (node shape, domains, fabric,
+ * the other calibration constants) is the first's. present false: a uniform cluster. */
+struct rf_cluster_part {
+    bool present;
+    char *name, *source;
+    int64_t first_node;
+    double hbm_gb, nvlink_gbps, nic_gbps, pcie_gbps, memcpy_gbps, quant_gbps, h2d_gbps, d2h_gbps;
+};
+
 struct rf_cluster {
     char *name, *source;
     int64_t nodes, gpus_per_node;
@@ -49,7 +60,28 @@ struct rf_cluster {
         double kernel_launch_us, nccl_call_us, barrier_us, h2d_gbps, d2h_gbps, reg_region_us,
             loader_scan_us;
     } cal;
+    struct rf_cluster_part upper;
 };
+
+/* Whether GPU `gpu` is one of the mixed cluster's second preset (its upper part). */
+static inline bool rf_cluster_is_upper(const struct rf_cluster *c, int64_t gpu)
+{
+    return c->upper.present && gpu / c->gpus_per_node >= c->upper.first_node;
+}
+
+/* What one GPU is, from its part of the cluster: the rates the step's device work runs at
+ * (sim/step*.c). h2d_gbps and d2h_gbps are the calibrated copy rates, PCIe's where the
+ * calibration has none (0, run descriptions stored before those fields). */
+struct rf_gpu_rates {
+    double hbm_gb, nvlink_gbps, nic_gbps, memcpy_gbps, quant_gbps, h2d_gbps, d2h_gbps;
+};
+struct rf_gpu_rates rf_cluster_rates(const struct rf_cluster *c, int64_t gpu);
+
+/* The slower part's NVLink and NIC line rates: NCCL's ranks agree on the minimum of their
+ * channels and speeds at init (init.cc, the all-gathered graph info), so a communicator
+ * across both parts is sized by it. A uniform cluster's own rates. */
+double rf_cluster_min_nvlink_gbps(const struct rf_cluster *c);
+double rf_cluster_min_nic_gbps(const struct rf_cluster *c);
 
 /* A numeric field of the normalised cluster: its table in the Lua contract (NULL: the top
  * level), its key, whether it is an integer (int64_t) or a number (double), and where it
@@ -169,6 +201,10 @@ void rf_topology_p2p(const struct rf_topology *topo, int64_t ranks, int64_t conf
 /* What NCCL asks per network peer before any halving: the cluster's net_channels_per_peer,
  * or ceil(nic.gbps / channel_gbps), as a power of two. */
 int64_t rf_topology_net_ask(const struct rf_topology *topo);
+
+/* What the NICs of leaf group `group`'s nodes inject on one rail (B/s, achieved): a leaf
+ * uplink's capacity before the fabric's oversubscription, each node at its part's rate. */
+double rf_topology_leaf_inject(const struct rf_topology *topo, int64_t group);
 /* The rate cap (bytes/s) of one network send of `bytes` bytes in that communicator: the
  * channels NCCL splits it over x channel_gbps; 0 (none) when the communicator has no
  * network peers. */

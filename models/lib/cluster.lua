@@ -229,7 +229,10 @@ end
 -- any field of cluster.SYSTEM as an override.
 cluster.SPEC = optional(cluster.SYSTEM)
 cluster.SPEC.required = true
-cluster.SPEC.fields.system = { type = "string", required = true }
+cluster.SPEC.fields.system = { type = "string" }
+-- A mixed cluster (cluster.load_mixed): each side's nodes from a preset of its own.
+cluster.SPEC.fields.train = { type = { "string", "table" } }
+cluster.SPEC.fields.infer = { type = { "string", "table" } }
 
 -- Tables built by cluster.system, with where they were written and the validated fields
 -- before derivation, so overrides can be applied and the derivation redone.
@@ -354,6 +357,12 @@ function cluster.load(spec, site, field, dirs)
     dirs = dirs or {}
     local named = type(spec) == "string"
     local s = schema.validate(named and { system = spec } or spec, cluster.SPEC, site, field)
+    if s.train ~= nil or s.infer ~= nil then
+        schema.raise(site, field .. (s.train ~= nil and ".train" or ".infer"), "a mixed "
+            .. "cluster belongs in a scenario (cluster = { train = ..., infer = ... })")
+    elseif s.system == nil then
+        schema.raise(site, field .. ".system", "missing")
+    end
     local path = resolve(s.system, dirs)
     local system_field = named and field or field .. ".system"
     -- A preset name that names no file lists the presets, the nearest first.
@@ -380,6 +389,164 @@ function cluster.load(spec, site, field, dirs)
     end)
     c.source = path
     return c
+end
+
+-- A mixed cluster: cluster = { train = <part>, infer = <part> }, each part a preset name or
+-- { system = ..., nodes = N, overrides }: the training side's nodes are the train part's,
+-- the inference side's the infer part's, numbered after them, on one fabric (an H100
+-- trainer refitting H200 engines, the usual upgrade path). What differs per part is what
+-- the GPU is: its HBM, NVLink and NIC rates, PCIe, and the calibration constants that
+-- depend on its memory (memcpy, quant, h2d, d2h); the rest (the fabric, the NCCL and
+-- framework constants) is the train part's, and an infer part that sets it is refused, so
+-- no override is silently dropped. Both parts must have one node shape (GPUs and NICs per
+-- node, NVLink domain), since the simulator numbers GPUs and NICs uniformly, and the
+-- boundary falls on an NVLink domain. A part's nodes default to what its side needs
+-- (cluster.close_mixed). The result is the train part's normalised cluster with
+-- `upper` = { name, source, first_node, hbm_gb, <rates> } for the infer part's nodes
+-- (sim/topology.h struct rf_cluster_part).
+local PER_PART = { hbm_gb = true, nvlink = { gbps = true }, nic = { gbps = true },
+    pcie = { gbps = true }, nodes = true, system = true,
+    calibration = { memcpy_gbps = true, quant_gbps = true, h2d_gbps = true, d2h_gbps = true } }
+
+function cluster.is_mixed(spec)
+    return type(spec) == "table" and (spec.train ~= nil or spec.infer ~= nil)
+end
+
+-- spec: the scenario's validated cluster table; train: its validated training side
+-- ({ gpus, first_gpu }), which sizes the train part when that part gives no nodes.
+function cluster.load_mixed(spec, site, field, dirs, train)
+    for k in pairs(spec) do
+        if k ~= "train" and k ~= "infer" then
+            schema.raise(site, field .. "." .. k, string.format("a mixed cluster sets its "
+                .. "fields per part: %s.train.%s (the trainer's nodes) or %s.infer.%s",
+                field, k, field, k))
+        end
+    end
+    for _, side in ipairs({ "train", "infer" }) do
+        if spec[side] == nil then
+            schema.raise(site, field .. "." .. side, "missing (a mixed cluster names a preset "
+                .. "for each side: { train = 'dgx-h100', infer = 'dgx-h200' })")
+        end
+    end
+    local parts = {}
+    for _, side in ipairs({ "train", "infer" }) do
+        local p = spec[side]
+        p = type(p) == "string" and { system = p } or p
+        local s = schema.validate(p, cluster.SPEC, site, field .. "." .. side)
+        if s.system == nil then
+            schema.raise(site, field .. "." .. side .. ".system", "missing")
+        elseif cluster.is_mixed(s) then
+            schema.raise(site, field .. "." .. side .. (s.train and ".train" or ".infer"),
+                "a part of a mixed cluster is one preset")
+        end
+        if side == "infer" then
+            local function refuse(f)
+                schema.raise(site, field .. ".infer." .. f, string.format("one fabric and one "
+                    .. "set of NCCL and framework constants serve both parts: set %s.train.%s",
+                    field, f))
+            end
+            for k, v in pairs(s) do
+                local per = PER_PART[k]
+                if not per then
+                    refuse(k)
+                elseif type(per) == "table" then
+                    for name in pairs(v) do
+                        if not per[name] then
+                            refuse(k .. "." .. name)
+                        end
+                    end
+                end
+            end
+        end
+        parts[side] = s
+    end
+    -- A part without nodes is loaded with one to learn its node shape, then again with the
+    -- nodes its side needs.
+    local function load(side)
+        local s = parts[side]
+        if s.nodes == nil then
+            s = {}
+            for k, v in pairs(parts[side]) do
+                s[k] = v
+            end
+            s.nodes = 1
+        end
+        return cluster.load(s, site, field .. "." .. side, dirs)
+    end
+    local lower, upper = load("train"), load("infer")
+    local g = lower.gpus_per_node
+    for _, f in ipairs({ "gpus_per_node", "nic.per_node", "nvlink.domain_gpus" }) do
+        local a, b = lower, upper
+        for part in f:gmatch("[^.]+") do
+            a, b = a[part], b[part]
+        end
+        if a ~= b then
+            schema.raise(site, field .. ".infer.system", string.format("%s has %s = %d, %s "
+                .. "%d: a mixed cluster's parts share one node shape (GPUs and NICs per node, "
+                .. "NVLink domain)", upper.name, f, b, lower.name, a))
+        end
+    end
+    if parts.train.nodes == nil then
+        local need = -((train.first_gpu + train.gpus) // -g)
+        -- The boundary falls on an NVLink domain (NVL72: 18 trays of 4).
+        local d = lower.nvlink.domain_gpus
+        if d > g then
+            need = -((need * g) // -d) * d // g
+        end
+        local t = {}
+        for k, v in pairs(parts.train) do
+            t[k] = v
+        end
+        t.nodes = need
+        lower = cluster.load(t, site, field .. ".train", dirs)
+    end
+    if lower.nodes * g % lower.nvlink.domain_gpus ~= 0 then
+        schema.raise(site, field .. ".train.nodes", string.format("%d nodes of %d GPUs end "
+            .. "inside an NVLink domain of %d GPUs: a mixed cluster's parts are whole domains",
+            lower.nodes, g, lower.nvlink.domain_gpus))
+    end
+    local c, train_name = lower, lower.name
+    c.name = train_name .. "+" .. upper.name
+    c.upper = { name = upper.name, source = upper.source, first_node = lower.nodes,
+        train_name = train_name,
+        nodes = parts.infer.nodes, hbm_gb = upper.hbm_gb, nvlink_gbps = upper.nvlink.gbps,
+        nic_gbps = upper.nic.gbps, pcie_gbps = upper.pcie.gbps,
+        memcpy_gbps = upper.calibration.memcpy_gbps, quant_gbps = upper.calibration.quant_gbps,
+        h2d_gbps = upper.calibration.h2d_gbps, d2h_gbps = upper.calibration.d2h_gbps }
+    c.nodes = lower.nodes + (parts.infer.nodes or 1)
+    return c
+end
+
+-- Completes a mixed cluster once the inference side is placed: the infer part's nodes
+-- (when it gave none, what the side spans) and each side inside its own part.
+function cluster.close_mixed(c, train, infer, site, field)
+    local g, first = c.gpus_per_node, c.upper.first_node
+    local boundary = first * g
+    if train.first_gpu + train.gpus > boundary then
+        schema.raise(site, "train.gpus", string.format("GPUs %d..%d reach past the train "
+            .. "part's %d GPUs (%s, %d node%s; cluster.train.nodes) of the mixed cluster",
+            train.first_gpu, train.first_gpu + train.gpus - 1, boundary, c.upper.train_name,
+            first, first == 1 and "" or "s"))
+    end
+    if infer.first_gpu < boundary then
+        schema.raise(site, "infer.first_gpu", string.format("%d is a GPU of the train part "
+            .. "(%s, GPUs 0..%d); the inference side starts at or after GPU %d, the infer "
+            .. "part's first (%s)", infer.first_gpu, c.upper.train_name, boundary - 1,
+            boundary, c.upper.name))
+    end
+    if c.upper.nodes == nil then
+        local span = infer.span or infer.gpus
+        c.nodes = -((infer.first_gpu + span) // -g)
+        local d = c.nvlink.domain_gpus
+        if d > g then
+            c.nodes = first + -(((c.nodes - first) * g) // -d) * d // g
+        end
+        if c.nodes * g > schema.MAX_GPUS then
+            schema.raise(site, field .. ".infer.nodes", string.format("%d nodes x %d GPUs "
+                .. "are more than %d GPUs", c.nodes, g, schema.MAX_GPUS))
+        end
+    end
+    c.upper.nodes = nil
 end
 
 -- Raises at `prefix`.gpus when the GPUs first_gpu .. first_gpu + span - 1 of a normalised

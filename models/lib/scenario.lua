@@ -100,19 +100,21 @@ end
 local function check_staging(bytes, given, c, site)
     local streams = c.calibration.streams
     local need = bytes * 1.0 * streams
-    if need <= c.hbm_gb * 1e9 then
+    -- Both sides stage: a mixed cluster's smaller GPU memory holds it.
+    local hbm = c.upper and math.min(c.hbm_gb, c.upper.hbm_gb) or c.hbm_gb
+    if need <= hbm * 1e9 then
         return
     end
     if given then
         schema.raise(site, "staging_mb", string.format(
             "%d MB x %d streams = %.4g GB of staging does not fit in the GPU's %.4g GB of HBM "
             .. "(staging_mb * 1e6 * calibration.streams <= hbm_gb * 1e9)", given, streams,
-            need / 1e9, c.hbm_gb))
+            need / 1e9, hbm))
     end
     schema.raise(site, "cluster.calibration.streams", string.format(
         "%d streams x %.4g GB of default staging (2%% of hbm_gb, at most 5 GiB) = %.4g GB do "
         .. "not fit in the GPU's %.4g GB of HBM; lower streams or set staging_mb", streams,
-        bytes / 1e9, need / 1e9, c.hbm_gb))
+        bytes / 1e9, need / 1e9, hbm))
 end
 
 local function dirname(path)
@@ -284,6 +286,15 @@ local function read_sides(raw, site, base_dir, context)
     local spec = schema.validate(raw.sides, rlconfig.SIDES, site, "sides")
     local hints = { nodes = type(raw.cluster) == "table" and math.type(raw.cluster.nodes)
         == "integer" and raw.cluster.nodes or nil }
+    -- A mixed cluster's nodes are its parts' (cluster.load_mixed), where both give them.
+    if cluster.is_mixed(raw.cluster) then
+        local n = 0
+        for _, side in ipairs({ "train", "infer" }) do
+            local p = raw.cluster[side]
+            n = n and type(p) == "table" and math.type(p.nodes) == "integer" and n + p.nodes
+        end
+        hints.nodes = n or nil
+    end
     local sides = rlconfig.sides(spec, site, base_dir, hints)
     local overridden = overlay_sides(raw, sides, site)
     raw.train, raw.infer = sides.train, sides.infer
@@ -303,7 +314,7 @@ local function read_sides(raw, site, base_dir, context)
     if type(raw.cluster) == "string" then
         raw.cluster = { system = raw.cluster }
     end
-    if type(raw.cluster) == "table" then
+    if type(raw.cluster) == "table" and not cluster.is_mixed(raw.cluster) then
         local copy = {}
         for k, v in pairs(raw.cluster) do
             copy[k] = v
@@ -347,8 +358,18 @@ function scenario.normalise(raw, source, base_dir, context, overrides, line)
     local sides = raw.sides ~= nil and read_sides(raw, site, base_dir, context) or nil
     local s = schema.validate(raw, SCENARIO, site, "")
     local model = context.load_model(s.model, site, "model", base_dir)
-    local c = cluster.load(s.cluster, site, "cluster",
-        { models = context.models_dir, base = base_dir })
+    local dirs = { models = context.models_dir, base = base_dir }
+    local mixed = cluster.is_mixed(s.cluster)
+    local c
+    if mixed then
+        c = cluster.load_mixed(s.cluster, site, "cluster", dirs, s.train)
+        -- The inference side starts on the infer part unless the scenario says where.
+        if not (type(raw.infer) == "table" and raw.infer.first_gpu ~= nil) then
+            s.infer.first_gpu = c.upper.first_node * c.gpus_per_node
+        end
+    else
+        c = cluster.load(s.cluster, site, "cluster", dirs)
+    end
     local train, infer
     -- NeMo RL's cluster.segment_size: the GPUs it uses of each NVLink domain, as whole
     -- segments (rlconfig.lua); those are the domains its sides see, where a segment is
@@ -374,11 +395,18 @@ function scenario.normalise(raw, source, base_dir, context, overrides, line)
         infer = rlconfig.at_yaml(sides, source, function()
             return layout.place(layout.infer(s.infer, model, site, "infer"), c, site, "infer")
         end)
+        if mixed then
+            rlconfig.at_yaml(sides, source, cluster.close_mixed, c, train, infer, site,
+                "cluster")
+        end
         rlconfig.at_yaml(sides, source, cluster.fit, c, train, site, "train")
         rlconfig.at_yaml(sides, source, cluster.fit, c, infer, site, "infer")
     else
         train = layout.train(s.train, model, site, "train")
         infer = layout.place(layout.infer(s.infer, model, site, "infer"), c, site, "infer")
+        if mixed then
+            cluster.close_mixed(c, train, infer, site, "cluster")
+        end
         cluster.fit(c, train, site, "train")
         cluster.fit(c, infer, site, "infer")
     end

@@ -9,6 +9,7 @@
 
 local schema = require("schema")
 local layout = require("layout")
+local cluster = require("cluster")
 local policy = require("policy")
 
 local search = {}
@@ -74,8 +75,17 @@ end
 -- The cluster field of a raw scenario with at least `nodes` nodes: a search over more GPUs
 -- than the scenario's cluster holds grows it (idle nodes carry nothing, so the figures of
 -- the smaller counts do not change).
-local function with_nodes(spec, nodes)
+-- A mixed cluster grows its infer part (cluster.load_mixed), which sizes itself to the side
+-- unless it gives its nodes; `first` is its first node.
+local function with_nodes(spec, nodes, first)
     local c = type(spec) == "string" and { system = spec } or copy(spec)
+    if cluster.is_mixed(c) then
+        if type(c.infer) == "table" and c.infer.nodes ~= nil then
+            c.infer = copy(c.infer)
+            c.infer.nodes = nodes - first
+        end
+        return c
+    end
     c.nodes = nodes
     return c
 end
@@ -137,7 +147,8 @@ function search.layouts(raw, base, request)
                                 r.model = model
                                 r.infer = i
                                 if nodes > c.nodes then
-                                    r.cluster = with_nodes(raw.cluster, nodes)
+                                    r.cluster = with_nodes(raw.cluster, nodes,
+                                        c.upper and c.upper.first_node)
                                 end
                                 out[#out + 1] = { table = r, gpus = n, tp = tp, dp = dp, pp = pp,
                                                   ep = ep, dtype = dtype,
