@@ -9,8 +9,6 @@
 data=$SRCDIR/t/data/mixed
 db=$tmp/mixed.db
 model=$(cd "$SRCDIR/t/data/exec" && pwd)/tiny-llama.lua
-# cap DB KIND NAME: the stored capacity (GB/s) of one link.
-cap() { sql "$1" "SELECT capacity_gbps FROM link_load WHERE kind = '$2' AND name = '$3'"; }
 # ph JSON PHASE: the seconds of the part "all" phase of a `refit sim --json` document.
 ph() {
     "$SQLITE3" :memory: "SELECT json_extract(p.value, '\$.seconds') FROM
