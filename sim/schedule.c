@@ -1,7 +1,10 @@
-/* First-fit round assignment. Each GPU's send and receive usage is kept per round in one
+/* First-fit round assignment. Each GPU's send and receive usage per round is kept in one
  * array per GPU, so the search for a round with room reads consecutive memory (round-major
- * arrays made that scan a cache miss per round: a quarter of planning time on Kimi K3); a
- * per-GPU hint skips rounds where that GPU is already full. */
+ * arrays made that scan a cache miss per round: a quarter of planning time on Kimi K3), and
+ * in whichever of two forms is smaller: dense, a count per round, or sparse, the rounds it
+ * stages bytes in (one count per round up to the plan's last held 1.08 GB for 8,192
+ * inference GPUs that each receive in a few of 8,973 rounds). A per-GPU hint skips rounds
+ * where that GPU is already full, and the full rounds before it are dropped. */
 #include "schedule.h"
 
 #include <stdbool.h>
@@ -11,15 +14,41 @@
 #include "array.h"
 #include "checked.h"
 
+/* One round a GPU stages bytes in: an entry of a sparse usage. */
+struct use {
+    int64_t bytes;
+    int32_t round;
+};
+
+/* A GPU's usage in one direction. Rounds before full_below are full (exactly the budget:
+ * usage never exceeds it) and are dropped; from there on, in one of two forms:
+ * - sparse (d == NULL): e[head..n), the rounds with bytes staged, ascending; a round not
+ *   listed holds nothing. 16 bytes a busy round; a lookup is a search (find).
+ * - dense: d[r - base] for rounds base..base + len (base <= full_below), nothing past it.
+ *   8 bytes a round, busy or not; a lookup is an index.
+ * A list turns dense once it lists half the rounds it spans (dense is then no larger), and
+ * back when an array would span more than 4 rounds per busy round: a busy GPU (every
+ * source of Kimi K3) is looked up as fast as an array allows, and an idle one's memory is
+ * its few rounds. The factors differ so that no GPU switches back and forth each round. */
 struct usage {
-    int64_t *by_round; /* bytes staged in each round; rounds past cap: none */
-    int32_t cap;
+    struct use *e;
+    size_t head, n, cap;
+    size_t at; /* sparse: the last lookup's answer, where the next one starts */
+    int64_t *d;
+    size_t len, dcap;
+    size_t busy;  /* dense: the rounds of d with bytes */
+    int32_t base; /* dense: the round of d[0] */
+    int32_t last; /* sparse: e[n - 1].round, kept here: checking it costs no miss */
+    int32_t full_below;
     /* The last first-fit answer: no round before fit_round had room for fit_need bytes.
      * Usage only grows, so that stays true, and holds for any larger need too: placing
      * runs of one size scans each round once instead of from the hint every time. */
     int64_t fit_need;
     int32_t fit_round;
 };
+
+/* A list this short stays sparse, whatever it spans. */
+enum { DENSE_MIN = 16 };
 
 /* Rounds of one kind, numbered on their own until rf_schedule interleaves the kinds. A
  * plain round stages whole messages (at most the budget per GPU and direction); a
@@ -50,16 +79,71 @@ static int64_t min64(int64_t a, int64_t b)
     return a < b ? a : b;
 }
 
-static int64_t used(const struct usage *u, int32_t r)
+/* The first listed entry of sparse u at round r or after (u->n when none). A GPU's lookups
+ * stay near each other (Kimi K3, all lists sparse: two in three at the last answer or the
+ * entry after it, the rest 8 entries away on average), so the search walks a few entries
+ * from the last answer, then gallops, doubling its step, and bisects the bracket found. */
+static size_t find(struct usage *u, int32_t r)
 {
-    return r < u->cap ? u->by_round[r] : 0;
+    size_t lo = u->head, hi = u->n, c = u->at;
+    if (lo == hi || u->last < r) /* past the last listed round */
+        return u->at = hi;
+    if (c < lo || c >= hi)
+        c = lo;
+    if (u->e[c].round < r) {
+        /* After c, and at hi - 1 at the latest: a short walk (its branch is predicted,
+         * unlike a bisection's), then a gallop forward. */
+        for (size_t end = c + 16 < hi ? c + 16 : hi; ++c < end;)
+            if (u->e[c].round >= r)
+                return u->at = c;
+        size_t step = 1;
+        lo = c;
+        while (lo + step < hi && u->e[lo + step - 1].round < r) {
+            lo += step;
+            step *= 2;
+        }
+        if (lo + step < hi)
+            hi = lo + step;
+    } else {
+        /* At c or before it: a short walk back, then a gallop. */
+        for (size_t end = c > lo + 16 ? c - 16 : lo; c > end && u->e[c - 1].round >= r;)
+            c--;
+        if (c == lo || u->e[c - 1].round < r)
+            return u->at = c;
+        size_t step = 1;
+        hi = c;
+        while (hi >= lo + step && u->e[hi - step].round >= r) {
+            hi -= step;
+            step *= 2;
+        }
+        if (hi >= lo + step)
+            lo = hi - step + 1;
+    }
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (u->e[mid].round < r)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return u->at = lo;
+}
+
+static int64_t used(const struct sched *s, struct usage *u, int32_t r)
+{
+    if (r < u->full_below)
+        return s->budget;
+    if (u->d) /* r >= full_below >= base */
+        return (size_t)(r - u->base) < u->len ? u->d[r - u->base] : 0;
+    size_t i = find(u, r);
+    return i < u->n && u->e[i].round == r ? u->e[i].bytes : 0;
 }
 
 /* Does need (<= budget) fit in round r of u? Usage never exceeds the budget, so the room
  * left is computed without the sum that could overflow near INT64_MAX. */
-static bool room(const struct sched *s, const struct usage *u, int32_t r, int64_t need)
+static bool room(const struct sched *s, struct usage *u, int32_t r, int64_t need)
 {
-    return need <= s->budget - used(u, r);
+    return need <= s->budget - used(s, u, r);
 }
 
 /* Bytes a run stages at its source: one copy per destination, capped at the budget (a
@@ -78,21 +162,88 @@ static int64_t recv_bytes(const struct sched *s, const struct rf_transfer *t)
     return min64(t->bytes, s->ln->pipelined ? s->chunk : s->budget);
 }
 
+/* The sparse usage u as an array from full_below to its last round. */
+static int to_dense(struct sched *s, struct usage *u)
+{
+    size_t span = (size_t)(u->last - u->full_below) + 1;
+    int rc = RF_GROW(u->d, u->dcap, span, s->err);
+    if (rc < 0)
+        return rc;
+    memset(u->d, 0, span * sizeof(*u->d));
+    u->base = u->full_below;
+    for (size_t i = u->head; i < u->n; i++)
+        u->d[u->e[i].round - u->base] = u->e[i].bytes;
+    u->len = span;
+    u->busy = u->n - u->head;
+    free(u->e);
+    u->e = NULL;
+    u->head = u->n = u->cap = u->at = 0;
+    return 0;
+}
+
+/* The dense usage u as the list of its busy rounds. */
+static int to_sparse(struct sched *s, struct usage *u)
+{
+    int rc = RF_GROW(u->e, u->cap, u->busy + 1, s->err);
+    if (rc < 0)
+        return rc;
+    u->head = u->n = u->at = 0;
+    for (size_t k = 0; k < u->len; k++)
+        if (u->d[k] > 0)
+            u->e[u->n++] = (struct use){.bytes = u->d[k], .round = u->base + (int32_t)k};
+    u->last = u->n > 0 ? u->e[u->n - 1].round : -1;
+    free(u->d);
+    u->d = NULL;
+    u->len = u->dcap = u->busy = 0;
+    return 0;
+}
+
+/* Adds bytes to round r (r >= full_below: a round before it has no room) of u. */
 static int add_use(struct sched *s, struct usage *u, int32_t r, int64_t bytes)
 {
-    if (r >= u->cap) {
-        /* Rounds are int32 and r < INT32_MAX, so the doubled capacity is at most 2^31; the
-         * count kept is int32, so past INT32_MAX the rest goes unused. */
-        size_t cap = (size_t)u->cap;
-        int rc = RF_GROW(u->by_round, cap, (size_t)r + 1, s->err);
-        if (rc < 0)
-            return rc;
-        if (cap > INT32_MAX)
-            cap = INT32_MAX;
-        memset(u->by_round + u->cap, 0, (cap - (size_t)u->cap) * sizeof(*u->by_round));
-        u->cap = (int32_t)cap;
+    int rc;
+    /* Nothing staged changes no round (and a zero-byte run may sit in a full one). */
+    if (bytes == 0)
+        return 0;
+    if (u->d) {
+        size_t k = (size_t)(r - u->base);
+        if (k >= u->len && k + 1 > 4 * (u->busy + 1)) {
+            if ((rc = to_sparse(s, u)) < 0)
+                return rc;
+        } else {
+            if (k >= u->len) {
+                if ((rc = RF_GROW(u->d, u->dcap, k + 1, s->err)) < 0)
+                    return rc;
+                memset(u->d + u->len, 0, (k + 1 - u->len) * sizeof(*u->d));
+                u->len = k + 1;
+            }
+            u->busy += u->d[k] == 0;
+            u->d[k] += bytes;
+            return 0;
+        }
     }
-    u->by_round[r] += bytes;
+    size_t i = find(u, r);
+    if (i < u->n && u->e[i].round == r) {
+        u->e[i].bytes += bytes;
+        return 0;
+    }
+    if (u->head > 0 && u->head * 2 >= u->n) {
+        /* The dropped entries are half the list: move the rest down (each entry moved
+         * once on average). */
+        memmove(u->e, u->e + u->head, (u->n - u->head) * sizeof(*u->e));
+        u->n -= u->head;
+        i -= u->head;
+        u->head = 0;
+    }
+    if ((rc = RF_GROW(u->e, u->cap, u->n + 1, s->err)) < 0)
+        return rc;
+    memmove(u->e + i + 1, u->e + i, (u->n - i) * sizeof(*u->e));
+    u->e[i] = (struct use){.bytes = bytes, .round = r};
+    u->n++;
+    u->last = u->e[u->n - 1].round;
+    size_t listed = u->n - u->head;
+    if (listed >= DENSE_MIN && 2 * listed >= (size_t)(u->last - u->full_below) + 1)
+        return to_dense(s, u);
     return 0;
 }
 
@@ -111,8 +262,18 @@ static int32_t next_fit(const struct sched *s, struct usage *u, int32_t r, int64
     bool known = need >= u->fit_need && r <= u->fit_round;
     if (known)
         r = u->fit_round;
-    while (!room(s, u, r, need))
-        r++;
+    if (r < u->full_below && need > 0)
+        r = u->full_below;
+    if (u->d) {
+        /* A zero need may stand before base: it fits anywhere. */
+        while ((size_t)(r - u->base) < u->len && need > s->budget - u->d[r - u->base])
+            r++;
+    } else {
+        /* The listed rounds from r on, in order: a round not listed holds nothing. */
+        for (size_t i = find(u, r);
+             i < u->n && u->e[i].round == r && need > s->budget - u->e[i].bytes; i++)
+            r++;
+    }
     if (known) {
         u->fit_need = need;
         u->fit_round = r;
@@ -140,10 +301,40 @@ static int32_t transfer_round(struct sched *s, int32_t r, const struct rf_transf
     }
 }
 
-static void advance_hint(struct sched *s, int32_t *hint, const struct usage *u)
+/* Moves the hint past the GPU's full rounds (a round not held holds nothing, so the hint
+ * stops there) and drops them: every round before the hint is full. */
+static void advance_hint(struct sched *s, int32_t *hint, struct usage *u)
 {
-    while (*hint < s->ln->n_rounds && used(u, *hint) >= s->budget)
+    if (u->d) {
+        while (*hint < s->ln->n_rounds && (size_t)(*hint - u->base) < u->len &&
+               u->d[*hint - u->base] >= s->budget)
+            (*hint)++;
+        if (*hint > u->full_below)
+            u->full_below = *hint;
+        /* The full rounds are half the array: move the rest down. */
+        size_t drop = (size_t)(u->full_below - u->base);
+        if (drop > u->len)
+            drop = u->len;
+        if (drop > 0 && 2 * drop >= u->len) {
+            memmove(u->d, u->d + drop, (u->len - drop) * sizeof(*u->d));
+            u->len -= drop;
+            u->busy -= drop;
+            u->base = u->full_below;
+        }
+        return;
+    }
+    /* The entries before the hint left the list, and none is added before it (a round
+     * before the hint has no room): the list starts at the hint or after. */
+    size_t i = u->head;
+    while (*hint < s->ln->n_rounds && i < u->n && u->e[i].round == *hint &&
+           u->e[i].bytes >= s->budget) {
         (*hint)++;
+        i++;
+    }
+    while (u->head < u->n && u->e[u->head].round < *hint)
+        u->head++;
+    if (*hint > u->full_below)
+        u->full_below = *hint;
 }
 
 static int place_transfer(struct sched *s, struct rf_transfer *t)
@@ -502,8 +693,10 @@ out:
     for (int k = 0; k < 2; k++) {
         struct lane *l = &s.lanes[k];
         for (size_t g = 0; g < s.n_gpus + 1 && l->send && l->recv; g++) {
-            free(l->send[g].by_round);
-            free(l->recv[g].by_round);
+            free(l->send[g].e);
+            free(l->send[g].d);
+            free(l->recv[g].e);
+            free(l->recv[g].d);
         }
         free(l->send);
         free(l->recv);

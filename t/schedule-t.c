@@ -331,6 +331,73 @@ static void plans_naming_bad_gpus_are_refused(void **state)
     }
 }
 
+/* A GPU's usage changes form as it fills (sim/schedule.c: dense while it is busy in most
+ * rounds it spans, sparse when it reaches far past them) and keeps every byte through each
+ * change: first fit answers as it would over one count per round. GPU 0 sends 700 of 1000
+ * bytes in each of rounds 0..19 (dense from 16 on), then 100 bytes to GPU 2, which 300
+ * sources fill until round 300 (GPU 0 turns sparse to reach it), then 700 bytes 5 times
+ * (rounds 20..24, past its 20 busy rounds), 250 bytes (still room in round 0: 950) and 300
+ * bytes (round 0 is full for it, round 1 not: its 700 survived both changes). */
+static void usage_keeps_its_rounds_through_each_form(void **state)
+{
+    (void)state;
+    enum { N = 328 };
+    struct rf_tensor ts[] = {tensor("w", RF_CLASS_REPLICATED, RF_ROLE_NORM, 0, 64, 0, 0)};
+    struct rf_plan_box *boxes = calloc(N, sizeof(*boxes));
+    struct rf_transfer *tr = calloc(N, sizeof(*tr));
+    int32_t want[N];
+    size_t n = 0;
+    for (int32_t i = 0; i < 20; i++, n++) {
+        tr[n] = (struct rf_transfer){.src = 0, .dst = 10 + i, .bytes = 700};
+        want[n] = i;
+    }
+    for (int32_t j = 0; j < 300; j++, n++) {
+        tr[n] = (struct rf_transfer){.src = 100 + j, .dst = 2, .bytes = 1000};
+        want[n] = j;
+    }
+    tr[n] = (struct rf_transfer){.src = 0, .dst = 2, .bytes = 100};
+    want[n++] = 300;
+    for (int32_t k = 0; k < 5; k++, n++) {
+        tr[n] = (struct rf_transfer){.src = 0, .dst = 30 + k, .bytes = 700};
+        want[n] = 20 + k;
+    }
+    tr[n] = (struct rf_transfer){.src = 0, .dst = 40, .bytes = 250};
+    want[n++] = 0;
+    tr[n] = (struct rf_transfer){.src = 0, .dst = 41, .bytes = 300};
+    want[n++] = 1;
+    assert_int_equal(n, N);
+    for (size_t i = 0; i < N; i++) {
+        tr[i].box = (int32_t)i;
+        tr[i].dst_count = 1;
+        tr[i].after = -1;
+        boxes[i] = (struct rf_plan_box){.tensor = 0, .box = {.off = {0}, .len = {64, 1, 1, 1}}};
+    }
+    struct rf_transfer ref[N];
+    memcpy(ref, tr, sizeof(ref));
+    struct rf_plan p = {.tensors = ts,
+                        .n_tensors = 1,
+                        .boxes = boxes,
+                        .n_boxes = N,
+                        .transfers = tr,
+                        .n_transfers = N};
+    struct rf_error err;
+    assert_int_equal(rf_schedule(&p, &(struct rf_schedule_opts){.staging_bytes = 1000}, &err), 0);
+    assert_int_equal(p.n_transfers, N);
+    /* The runs come out in placement order; each (source, destination) is one of them. */
+    for (size_t i = 0; i < N; i++) {
+        const struct rf_transfer *t = &p.transfers[i];
+        size_t k = 0;
+        while (k < N && !(ref[k].src == t->src && ref[k].dst == t->dst))
+            k++;
+        assert_true(k < N);
+        assert_int_equal(t->round, want[k]);
+    }
+    assert_int_equal(p.n_rounds, 301);
+    check_budget(&p, 1000);
+    free(p.transfers);
+    free(boxes);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -344,6 +411,7 @@ int main(void)
         cmocka_unit_test(tiny_boxes_under_a_huge_budget_stay_one_run),
         cmocka_unit_test(budgets_near_int64_max_do_not_wrap),
         cmocka_unit_test(plans_naming_bad_gpus_are_refused),
+        cmocka_unit_test(usage_keeps_its_rounds_through_each_form),
     };
     return cmocka_run_group_tests_name("schedule", tests, NULL, NULL);
 }
