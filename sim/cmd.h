@@ -94,7 +94,20 @@ struct study_ctx {
     int runs;
     /* refit run's study (run.study_id, its refit.table output); NULL for refit search. */
     struct rf_store_study *study;
+    /* With log_runs: the id of every run stored, in order (a distributed study's worker
+     * says which runs each point stored; sim/cmd_run_dist.c). */
+    bool log_runs;
+    int64_t *log;
+    size_t n_log, cap_log;
 };
+/* Frees the tables a study kept for its first stored run, once that run stored them. */
+void study_pending_release(struct rf_store_study *study);
+/* A study's refit.table (ctx a struct study_ctx): stored with the study (sim/cmd_run.c). */
+int study_table_one(void *ctx, const struct rf_study_table *t, struct rf_error *err);
+/* refit run --jobs N, and refit run launched by mpirun or srun (sim/cmd_run_dist.c): the
+ * study's points computed by jobs processes, then replayed here; ranks: the launcher's
+ * (size 1: --jobs). The exit status. */
+int cmd_run_dist(struct cmd_env *env, struct study_ctx *ctx, const char *path, int jobs);
 struct rf_progress;
 struct rf_scenario_src;
 struct rf_study_result;

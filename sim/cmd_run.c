@@ -1,5 +1,6 @@
 /* `refit run`: runs a what-if study script, storing each of its runs in its own
  * transaction; study_run_one is also what refit search stores its top rows with. */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -8,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "cmd.h"
 #include "progress.h"
 #include "refit_run.h"
@@ -22,7 +24,9 @@ static const char usage_run[] =
     "transaction per run, labelled as the study says. Progress goes to stderr when it is a\n"
     "terminal.\n"
     "  --store summary  every run without its plan's tensors, boxes and transfers (run,\n"
-    "                 scenario, sides, memory, prediction, link loads, rounds, phases)\n";
+    "                 scenario, sides, memory, prediction, link loads, rounds, phases)\n"
+    "  --jobs N       compute the study's points in N processes at once, then store them\n"
+    "                 in study order: the same rows as a serial run (README, Studies)\n";
 
 static void copy_str(char *dst, size_t size, const char *src)
 {
@@ -31,7 +35,7 @@ static void copy_str(char *dst, size_t size, const char *src)
 
 /* Frees the copies study_table_one keeps of the tables printed before the study's first
  * stored run (the store only reads them, hence its const pointers). */
-static void pending_release(struct rf_store_study *study)
+void study_pending_release(struct rf_store_study *study)
 {
     for (size_t i = 0; i < study->n_pending; i++) {
         const struct rf_study_table *t = &study->pending[i];
@@ -71,7 +75,7 @@ int study_run_one(void *ctx, const struct rf_scenario_src *src, const char *stra
         rc = refit_run_store(c->ls, label, &r, err);
     /* The run that stored the study's row stored its pending tables with it. */
     if (rc == 0 && c->study && c->study->id > 0)
-        pending_release(c->study);
+        study_pending_release(c->study);
     if (rc == 0) {
         const struct rf_scenario *sc = &r.sc;
         const struct rf_plan *plan = &r.plan;
@@ -104,6 +108,8 @@ int study_run_one(void *ctx, const struct rf_scenario_src *src, const char *stra
         }
         copy_str(out->auto_choice, sizeof(out->auto_choice), r.choice.description);
         c->runs++;
+        if (c->log_runs && (rc = RF_GROW(c->log, c->cap_log, c->n_log + 1, err)) == 0)
+            c->log[c->n_log++] = r.id;
         if (c->tty)
             fprintf(stderr, "refit run: run %lld (%d so far): %s %s on %s%s%.3f s\n",
                     (long long)r.id, c->runs, out->model, out->strategy, out->cluster,
@@ -125,7 +131,7 @@ static bool dup_or_null(const char *s, const char **out)
  * printed before the study's first run is kept here (study->pending) and stored with that
  * run, in its transaction, since the study's row comes with it (sim/store_study.c): a study
  * that stores no run writes nothing, and one that does stores every table it printed. */
-static int study_table_one(void *ctx, const struct rf_study_table *t, struct rf_error *err)
+int study_table_one(void *ctx, const struct rf_study_table *t, struct rf_error *err)
 {
     struct study_ctx *c = ctx;
     if (!c->study)
@@ -167,10 +173,12 @@ int cmd_run(int argc, char **argv)
 {
     static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
                                          {"store", required_argument, NULL, 'S'},
+                                         {"jobs", required_argument, NULL, 'j'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     const char *db = "refit.db";
     bool summary = false;
+    long jobs = 1;
     int c;
     while ((c = cmd_getopt(argc, argv, opts)) != -1) {
         switch (c) {
@@ -179,6 +187,17 @@ int cmd_run(int argc, char **argv)
             if (cmd_store_mode("run", optarg, &summary) != 0)
                 return 2;
             break;
+        case 'j': {
+            char *end;
+            errno = 0;
+            jobs = strtol(optarg, &end, 10);
+            if (errno || end == optarg || *end || jobs < 1 || jobs > 1024)
+                return cmd_usage_fail("run",
+                                      "--jobs: expected a count of processes from 1 to "
+                                      "1024, got '%s'",
+                                      optarg);
+            break;
+        }
         case 'h': fputs(usage_run, stdout); return 0;
         default: return 2;
         }
@@ -220,7 +239,12 @@ int cmd_run(int argc, char **argv)
                             .study = &study};
     rf_lua_set_study_search(env.L, &(struct rf_study_search){cmd_search_study, &ctx, env.sim});
     fflush(stdout);
-    if (rf_lua_run_study(env.L, argv[optind], study_run_one, study_table_one, &ctx, &err) < 0) {
+    if (jobs > 1) {
+        rc = cmd_run_dist(&env, &ctx, argv[optind], (int)jobs);
+        goto out;
+    }
+    if (rf_lua_run_study(env.L, argv[optind], study_run_one, study_table_one, &ctx, NULL, &err) <
+        0) {
         fflush(stdout);
         rc = cmd_fail(&err);
         goto out;
@@ -228,7 +252,7 @@ int cmd_run(int argc, char **argv)
     rc = 0;
 out:
     /* A study that stored no run keeps its tables only on stdout. */
-    pending_release(&study);
+    study_pending_release(&study);
     cmd_close(&env);
     return rc;
 }

@@ -894,27 +894,153 @@ static int l_study_call(lua_State *L)
     return 1;
 }
 
+/* dist.take(k, fp) of a replay: nil, or the point's serialized result and a table of its
+ * runs' ids, old -> new. */
+static int l_study_take(lua_State *L)
+{
+    struct rf_study_dist *d = lua_touserdata(L, lua_upvalueindex(1));
+    int64_t k = (int64_t)luaL_checkinteger(L, 1);
+    const char *fp = luaL_checkstring(L, 2);
+    char *result = NULL;
+    int64_t *old = NULL, *new_ids = NULL;
+    size_t n = 0;
+    struct rf_error err = {0};
+    int rc = d->take(d->take_ctx, k, fp, &result, &old, &new_ids, &n, &err);
+    if (rc < 0) {
+        char msg[sizeof(err.msg)];
+        snprintf(msg, sizeof(msg), "%s", err.msg);
+        free(result);
+        free(old);
+        free(new_ids);
+        lua_pushstring(L, msg);
+        return lua_error(L);
+    }
+    if (rc == 0) {
+        lua_pushnil(L);
+        return 1;
+    }
+    lua_pushstring(L, result);
+    lua_createtable(L, 0, (int)n);
+    for (size_t i = 0; i < n; i++) {
+        lua_pushinteger(L, (lua_Integer)new_ids[i]);
+        lua_rawseti(L, -2, (lua_Integer)old[i]);
+    }
+    free(result);
+    free(old);
+    free(new_ids);
+    return 2;
+}
+
 int rf_lua_run_study(struct rf_lua *R, const char *path, rf_study_fn fn, rf_study_table_fn table_fn,
-                     void *ctx, struct rf_error *err)
+                     void *ctx, struct rf_study_dist *dist, struct rf_error *err)
 {
     lua_State *L = R->L;
     struct study_up up = {R, fn, ctx};
     struct rf_study_table_up table_up = {table_fn, ctx};
     int top = lua_gettop(L);
+    if (dist)
+        dist->ref = LUA_NOREF;
     lua_getglobal(L, "require");
     lua_pushstring(L, "study");
     int rc = rf_sandbox_pcall(&R->sb, 1, 1, R->handler, path, err);
     if (rc < 0)
         goto out;
-    lua_getfield(L, -1, "run");
+    /* The dist table below the call: what the dry pass records in it stays. */
+    int dist_at = 0;
+    if (dist && dist->mode != RF_STUDY_SERIAL) {
+        lua_createtable(L, 0, 4);
+        lua_pushstring(L, dist->mode == RF_STUDY_DRY ? "dry" : "replay");
+        lua_setfield(L, -2, "mode");
+        if (dist->mode == RF_STUDY_REPLAY) {
+            lua_pushlightuserdata(L, dist);
+            lua_pushcclosure(L, l_study_take, 1);
+            lua_setfield(L, -2, "take");
+        }
+        dist_at = lua_gettop(L);
+    }
+    lua_getfield(L, dist_at ? -2 : -1, "run");
     lua_pushstring(L, path);
     lua_rawgeti(L, LUA_REGISTRYINDEX, R->module);
-    lua_pushlightuserdata(L, &up);
+    /* A copy the closure owns: a dry pass's points are computed after this returns. */
+    struct study_up *owned = lua_newuserdatauv(L, sizeof(*owned), 0);
+    *owned = up;
     lua_pushcclosure(L, l_study_call, 1);
     rf_lua_push_study_search(R);           /* refit.search and refit.estimate (sim/search_lua.c) */
     rf_lua_push_study_table(L, &table_up); /* refit.table's store (sim/study_table_lua.c) */
-    rc = rf_sandbox_pcall(&R->sb, 5, 0, R->handler, path, err);
+    if (dist_at)
+        lua_pushvalue(L, dist_at);
+    else
+        lua_pushnil(L);
+    rc = rf_sandbox_pcall(&R->sb, 6, 0, R->handler, path, err);
+    if (rc == 0 && dist_at > 0 && dist->mode == RF_STUDY_DRY) {
+        lua_getfield(L, dist_at, "points");
+        dist->n_points = lua_istable(L, -1) ? (size_t)lua_rawlen(L, -1) : 0;
+        lua_pop(L, 1);
+        lua_pushvalue(L, dist_at);
+        dist->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    }
 out:
     lua_settop(L, top);
     return rc;
+}
+
+int rf_lua_study_point(struct rf_lua *R, const struct rf_study_dist *dist, size_t i, int64_t *k,
+                       char **fp, char **result, struct rf_error *err)
+{
+    lua_State *L = R->L;
+    int top = lua_gettop(L);
+    *fp = *result = NULL;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, dist->ref);
+    lua_getfield(L, -1, "points");
+    lua_rawgeti(L, -1, (lua_Integer)i);
+    lua_getfield(L, -1, "k");
+    *k = (int64_t)lua_tointeger(L, -1);
+    lua_getfield(L, -2, "fp");
+    const char *f = lua_tostring(L, -1);
+    *fp = f ? strdup(f) : NULL;
+    lua_settop(L, top + 1);
+    lua_getfield(L, -1, "compute");
+    lua_pushinteger(L, (lua_Integer)i);
+    int rc = rf_sandbox_pcall(&R->sb, 1, 1, R->handler, "study point", err);
+    if (rc == 0) {
+        const char *text = lua_tostring(L, -1);
+        *result = text ? strdup(text) : NULL;
+    }
+    lua_settop(L, top);
+    if (rc == 0 && (!*fp || !*result))
+        rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+    if (rc < 0) {
+        free(*fp);
+        free(*result);
+        *fp = *result = NULL;
+    }
+    return rc;
+}
+
+int rf_lua_study_keys(struct rf_lua *R, const struct rf_study_dist *dist, int64_t *ks,
+                      struct rf_error *err)
+{
+    lua_State *L = R->L;
+    int top = lua_gettop(L);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, dist->ref);
+    lua_getfield(L, -1, "points");
+    for (size_t i = 0; i < dist->n_points; i++) {
+        lua_rawgeti(L, -1, (lua_Integer)i + 1);
+        lua_getfield(L, -1, "k");
+        ks[i] = (int64_t)lua_tointeger(L, -1);
+        lua_pop(L, 2);
+        if (i > 0 && ks[i] <= ks[i - 1]) {
+            lua_settop(L, top);
+            return rf_error_set(err, RF_EINVAL, "study points out of order");
+        }
+    }
+    lua_settop(L, top);
+    return 0;
+}
+
+void rf_lua_study_dist_release(struct rf_lua *R, struct rf_study_dist *dist)
+{
+    if (dist->ref != LUA_NOREF)
+        luaL_unref(R->L, LUA_REGISTRYINDEX, dist->ref);
+    dist->ref = LUA_NOREF;
 }

@@ -96,11 +96,36 @@ struct rf_study_table_up {
 /* Pushes the study's table_api (sim/study_table_lua.c), or nil when up or up->fn is NULL. */
 void rf_lua_push_study_table(struct lua_State *L, const struct rf_study_table_up *up);
 
+/* A study's pass when it is distributed (models/lib/study.lua, Distribution; sim/
+ * cmd_run_dist.c): serial (as without one), dry (record the points) or replay. */
+enum { RF_STUDY_SERIAL, RF_STUDY_DRY, RF_STUDY_REPLAY };
+struct rf_study_dist {
+    int mode;
+    /* dry, set by rf_lua_run_study: the points recorded, kept in the Lua state until
+     * rf_lua_study_dist_release */
+    int ref;
+    size_t n_points;
+    /* replay: point k's result when its fingerprint is fp: 1 with *result and the ids of
+     * its runs, old[i] stored as new_ids[i] (all malloc'd, the caller frees), 0 when there
+     * is none (the study computes the call itself), or an error. */
+    int (*take)(void *ctx, int64_t k, const char *fp, char **result, int64_t **old,
+                int64_t **new_ids, size_t *n, struct rf_error *err);
+    void *take_ctx;
+};
+
 /* Runs the study script at path (models/lib/study.lua gives it its `refit` module); each
  * refit.plan / refit.sim goes to fn, each refit.table to table_fn (NULL: none), both with
- * ctx. */
+ * ctx. dist NULL (or serial): a plain run. */
 int rf_lua_run_study(struct rf_lua *L, const char *path, rf_study_fn fn, rf_study_table_fn table_fn,
-                     void *ctx, struct rf_error *err);
+                     void *ctx, struct rf_study_dist *dist, struct rf_error *err);
+/* Computes point i (1-based) of a dry pass, with the functions the dry pass was given: its
+ * call number k, its fingerprint and its result serialized (both malloc'd). */
+int rf_lua_study_point(struct rf_lua *L, const struct rf_study_dist *dist, size_t i, int64_t *k,
+                       char **fp, char **result, struct rf_error *err);
+/* The call number of each point of a dry pass, ascending, into ks[0..n_points). */
+int rf_lua_study_keys(struct rf_lua *L, const struct rf_study_dist *dist, int64_t *ks,
+                      struct rf_error *err);
+void rf_lua_study_dist_release(struct rf_lua *L, struct rf_study_dist *dist);
 /* Loads a model by name (models/<name>.lua), .lua path or Hugging Face config.json path. */
 int rf_lua_load_model(struct rf_lua *L, const char *spec, struct rf_model *model,
                       struct rf_error *err);

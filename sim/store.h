@@ -64,6 +64,23 @@ struct rf_store_study {
     size_t n_pending;
 };
 
+/* A distributed study's shards (sim/store_import.c, sim/cmd_run_dist.c). In a shard:
+ * records point k (its fingerprint, its serialized result and the ids of the runs it
+ * stored) in the shard's own table. */
+int rf_store_point_save(struct rf_store *st, int64_t k, const char *fp, const char *result,
+                        const int64_t *runs, size_t n_runs, struct rf_error *err);
+/* Attaches the shard at path as schema "shard" (outside a transaction), and detaches it. */
+int rf_store_attach(struct rf_store *st, const char *path, struct rf_error *err);
+void rf_store_detach(struct rf_store *st);
+/* Point k of the attached shard when its fingerprint is fp: 1 with its result and run ids
+ * (the caller frees both), 0 when the shard has no such point, or an error. */
+int rf_store_point_take(struct rf_store *st, int64_t k, const char *fp, char **result,
+                        int64_t **runs, size_t *n_runs, struct rf_error *err);
+/* Copies run old of the attached shard into st in one transaction, as the next run id
+ * (*new_id), of study (written with it when not stored yet, as rf_store_save_plan does). */
+int rf_store_import_run(struct rf_store *st, int64_t old, struct rf_store_study *study,
+                        int64_t *new_id, struct rf_error *err);
+
 /* Stores table t of study, numbered after the study's tables stored before, in its own
  * transaction. The study must have been stored (id > 0) by one of its runs. */
 int rf_store_save_study_table(struct rf_store *st, const struct rf_store_study *study,

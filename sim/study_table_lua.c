@@ -82,6 +82,8 @@ void rf_lua_push_study_table(struct lua_State *L, const struct rf_study_table_up
         lua_pushnil(L);
         return;
     }
-    lua_pushlightuserdata(L, (void *)up);
+    /* A copy the closure owns: a dry pass's points run after the call that made it. */
+    struct rf_study_table_up *u = lua_newuserdatauv(L, sizeof(*u), 0);
+    *u = *up;
     lua_pushcclosure(L, l_study_table, 1);
 }

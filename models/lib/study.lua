@@ -49,6 +49,164 @@ local function cell(v, fmt)
     return tostring(v)
 end
 
+-- Distribution (`refit run --jobs N`, `mpirun -np N refit run`; sim/cmd_run_dist.c). The
+-- study runs three times, each with the same code:
+-- - dry: every refit.plan, refit.sim and refit.search is recorded as a point, numbered in
+--   call order, and answers a dry value that absorbs whatever the study does with it
+--   (fields, arithmetic, formatting); nothing is printed, planned or stored. The pass ends
+--   at the first error, at a call whose arguments hold a dry value (a point chosen from an
+--   earlier result cannot be known before it), or after MAX_POINTS points.
+-- - work: each rank computes its share of the recorded points into its own database and
+--   keeps each point's result, serialized (dist.compute).
+-- - replay, on rank 0 alone: the study runs as it would serially. A call whose number and
+--   fingerprint (its arguments, serialized) match a recorded point takes that point's
+--   runs from its rank's database, in study order, and its result (run ids renumbered);
+--   any other call is computed there and then. So a replay prints and stores exactly what
+--   a serial run does, whatever the study does with its results.
+local MAX_POINTS = 10000
+local DRY_STOP = setmetatable({}, { __tostring = function() return "dry pass ends" end })
+
+local dry_mt = {}
+local DRY = setmetatable({}, dry_mt)
+local function is_dry(v)
+    return rawequal(v, DRY)
+end
+dry_mt.__index = function(_, k)
+    -- A list ends at once (ipairs, #): a dry result lists nothing.
+    if math.type(k) == "integer" then
+        return nil
+    end
+    return DRY
+end
+dry_mt.__newindex = function() end
+for _, op in ipairs({ "__add", "__sub", "__mul", "__div", "__mod", "__pow", "__unm", "__idiv",
+    "__band", "__bor", "__bxor", "__shl", "__shr", "__bnot", "__concat", "__call" }) do
+    dry_mt[op] = function()
+        return DRY
+    end
+end
+dry_mt.__len = function()
+    return 0
+end
+dry_mt.__lt = function()
+    return false
+end
+dry_mt.__le = function()
+    return false
+end
+dry_mt.__tostring = function()
+    return "?"
+end
+
+-- Does v hold a dry value (depth-bounded: scenario tables are free of cycles)?
+local function holds_dry(v, depth)
+    if is_dry(v) then
+        return true
+    elseif type(v) ~= "table" or (depth or 0) > MAX_DEPTH then
+        return false
+    end
+    for k, x in pairs(v) do
+        if holds_dry(k, (depth or 0) + 1) or holds_dry(x, (depth or 0) + 1) then
+            return true
+        end
+    end
+    return false
+end
+
+-- math and string.format for the dry pass: a dry argument makes a dry answer.
+local function dry_library(lib, names)
+    local c = {}
+    for k, f in pairs(lib) do
+        c[k] = f
+    end
+    for _, name in ipairs(names) do
+        local f = lib[name]
+        c[name] = function(...)
+            for i = 1, select("#", ...) do
+                if is_dry((select(i, ...))) then
+                    return name == "format" and "?" or DRY
+                end
+            end
+            return f(...)
+        end
+    end
+    return c
+end
+
+-- Values as Lua text that load() reads back exactly: integers in decimal, floats in hex
+-- (%a: every bit), strings quoted, tables with their keys sorted, so that equal values
+-- give equal text (the fingerprint of a call). nil and an error for what has no text (a
+-- function, a table nested past MAX_DEPTH).
+local function serialize(v)
+    local out = {}
+    local function put(x, depth)
+        local t = type(x)
+        if t == "number" then
+            if math.type(x) == "integer" then
+                out[#out + 1] = string.format("%d", x)
+            elseif x ~= x then
+                out[#out + 1] = "(0/0)"
+            elseif x == math.huge or x == -math.huge then
+                out[#out + 1] = x > 0 and "(1/0)" or "(-1/0)"
+            else
+                out[#out + 1] = string.format("%a", x)
+            end
+        elseif t == "string" then
+            out[#out + 1] = string.format("%q", x)
+        elseif t == "boolean" then
+            out[#out + 1] = tostring(x)
+        elseif t == "table" and depth <= MAX_DEPTH and getmetatable(x) == nil then
+            local keys = {}
+            for k in pairs(x) do
+                local kt = type(k)
+                if kt ~= "string" and kt ~= "number" then
+                    error("a key of type " .. kt)
+                end
+                keys[#keys + 1] = k
+            end
+            table.sort(keys, function(a, b)
+                local ta, tb = type(a), type(b)
+                if ta ~= tb then
+                    return ta == "number"
+                end
+                return a < b
+            end)
+            out[#out + 1] = "{"
+            for _, k in ipairs(keys) do
+                out[#out + 1] = "["
+                put(k, depth + 1)
+                out[#out + 1] = "]="
+                put(x[k], depth + 1)
+                out[#out + 1] = ","
+            end
+            out[#out + 1] = "}"
+        else
+            error("a value of type " .. t)
+        end
+    end
+    local ok = pcall(put, v, 0)
+    return ok and table.concat(out) or nil
+end
+study.serialize = serialize
+
+local function deserialize(text)
+    return assert(load("return " .. text, "=result", "t", {}))()
+end
+
+-- Replaces each run_id in a result (at any depth) by the id its run was stored under.
+local function renumber(v, ids, depth)
+    if type(v) ~= "table" or depth > MAX_DEPTH then
+        return
+    end
+    for k, x in pairs(v) do
+        if k == "run_id" and math.type(x) == "integer" and ids[x] then
+            v[k] = ids[x]
+        else
+            renumber(x, ids, depth + 1)
+        end
+    end
+end
+
 -- The options of refit.plan and refit.sim.
 local OPTIONS = { type = "record", fields = {
     strategy = { type = "string", values = policy.strategies },
@@ -67,8 +225,15 @@ local COLUMN = { type = "record", fields = {
 -- api(spec, strategy, label, simulate) -> result table, `search_api` (optional) the C calls
 -- { search = fn(spec, options), estimate = fn(spec, strategy) } (sim/search_lua.c),
 -- `table_api` (optional) the C call table_api(title, headers, rows, text) that stores what
--- refit.table printed (sim/study_table_lua.c).
-function study.run(path, lib, api, search_api, table_api)
+-- refit.table printed (sim/study_table_lua.c), `dist` (optional) the distributed pass:
+-- { mode = "dry" } gets dist.points (each { fp = text }) and dist.compute(k) -> the
+-- serialized result of point k; { mode = "replay", take = fn(k, fp) -> nil or the point's
+-- serialized result and its run ids' renumbering } replays (see Distribution above).
+function study.run(path, lib, api, search_api, table_api, dist)
+    local dry = dist and dist.mode == "dry"
+    local replay = dist and dist.mode == "replay"
+    local calls = 0
+    local points = {}
     local dir = dirname(path)
     -- The directory each scenario table came from, for its relative model and cluster paths.
     local origin = setmetatable({}, { __mode = "k" })
@@ -164,14 +329,47 @@ function study.run(path, lib, api, search_api, table_api)
 
     -- refit.plan(scenario [, { strategy =, label = }]) and refit.sim(...): plan (and
     -- simulate) and store one run; return its figures (run_id, predicted_s, ...).
+    -- One point of the study: run(), or as the distributed pass says (Distribution above).
+    -- args are what identifies it (fingerprint).
+    local function point(args, run)
+        calls = calls + 1
+        if dry then
+            if holds_dry(args) or #points >= MAX_POINTS then
+                error(DRY_STOP, 0)
+            end
+            -- The arguments as they are now (the study may change its tables after the
+            -- call): their text, read back, is the point's own copy.
+            local fp = serialize(args)
+            if fp then
+                points[#points + 1] = { k = calls, fp = fp, run = run, args = deserialize(fp) }
+            end
+            return DRY
+        elseif replay then
+            local fp = serialize(args)
+            if fp then
+                local text, ids = dist.take(calls, fp)
+                if text then
+                    local r = deserialize(text)
+                    renumber(r, ids, 0)
+                    return r
+                end
+            end
+        end
+        return run(args)
+    end
+
     function R.plan(sc, opts)
         local s, o = spec(sc, "plan"), options(opts, "plan")
-        return api(s, o.strategy, o.label, false)
+        return point({ "plan", s, o.strategy, o.label }, function(a)
+            return api(a[2], a[3], a[4], false)
+        end)
     end
 
     function R.sim(sc, opts)
         local s, o = spec(sc, "sim"), options(opts, "sim")
-        return api(s, o.strategy, o.label, true)
+        return point({ "sim", s, o.strategy, o.label }, function(a)
+            return api(a[2], a[3], a[4], true)
+        end)
     end
 
     -- refit.search(scenario [, { gpus =, dtypes =, pp =, top =, label =, strategy =,
@@ -194,7 +392,9 @@ function study.run(path, lib, api, search_api, table_api)
         if not search_api then
             fail("refit.search", "not available outside `refit run`")
         end
-        return search_api.search(s, o)
+        return point({ "search", s, o }, function(a)
+            return search_api.search(a[2], a[3])
+        end)
     end
 
     -- refit.estimate(scenario [, { strategy = }]): what the search knows of one scenario
@@ -207,6 +407,9 @@ function study.run(path, lib, api, search_api, table_api)
         end
         if not search_api then
             fail("refit.estimate", "not available outside `refit run`")
+        end
+        if dry then
+            return DRY
         end
         return search_api.estimate(s, o.strategy)
     end
@@ -234,6 +437,9 @@ function study.run(path, lib, api, search_api, table_api)
     -- refit.table(rows, columns [, title]): prints rows as aligned columns. A column is a
     -- key, or { key, header = "...", format = "%.2f", scale = 1e-9 }.
     function R.table(rows, columns, title)
+        if dry then
+            return
+        end
         local site = here()
         schema.validate(rows, { type = "list", items = { type = "table" } }, site,
             "refit.table.rows")
@@ -335,6 +541,9 @@ function study.run(path, lib, api, search_api, table_api)
 
     -- refit.progress(fmt, ...): a line on stderr (the C side prints one per run too).
     function R.progress(fmt, ...)
+        if dry then
+            return
+        end
         local ok, text = pcall(string.format, fmt, ...)
         if not ok then
             fail("refit.progress", tostring(text))
@@ -342,8 +551,23 @@ function study.run(path, lib, api, search_api, table_api)
         io.stderr:write(text, "\n")
     end
 
-    sandbox.run(path, { refit = R, print = print, string = string },
-        { file = path, line = 0, scan = false }, "study")
+    local site = { file = path, line = 0, scan = false }
+    if not dry then
+        sandbox.run(path, { refit = R, print = print, string = string }, site, "study")
+        return
+    end
+    -- The dry pass: what it recorded before it ended stands, however it ended.
+    pcall(sandbox.run, path, { refit = R, print = function() end,
+        string = dry_library(string, { "format", "rep" }),
+        math = dry_library(math, { "abs", "ceil", "floor", "fmod", "max", "min", "sqrt",
+            "exp", "log", "tointeger", "modf" }) }, site, "study")
+    dist.points = {}
+    for i, p in ipairs(points) do
+        dist.points[i] = { k = p.k, fp = p.fp }
+    end
+    function dist.compute(i)
+        return serialize(points[i].run(points[i].args)) or error("point " .. i .. ": its result has no text")
+    end
 end
 
 return study

@@ -1,0 +1,261 @@
+/* `refit run --jobs N`: a study's points computed by N processes at once, then the study
+ * replayed here as a serial run would go, taking each point's runs from the process that
+ * computed it (models/lib/study.lua, Distribution, says how points are found and matched).
+ *
+ * The processes are fork()ed after the dry pass, so each holds the study's Lua state with
+ * its recorded points; worker j computes points j+1, j+1+N, ... into its own database (a
+ * shard in a private temporary directory) and says on a pipe when each is done, which is
+ * the progress shown here. A worker that fails, or dies (the kernel's OOM killer), leaves
+ * its remaining points out of its shard; the replay computes whatever it does not find, so
+ * the user's database ends exactly as a serial run leaves it, and an error is reported at
+ * the study's line where a serial run reports it. Each worker's memory is its own point's:
+ * the study's peak is the largest point's, times the jobs at once. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "array.h"
+#include "cmd.h"
+#include "progress.h"
+#include "refit_run.h"
+
+struct shards {
+    char dir[4096];
+    int n;             /* workers, one shard each */
+    int attached;      /* the shard attached to the user's database, or -1 */
+    const int64_t *ks; /* the call number of each recorded point, ascending */
+    size_t n_points;
+    struct study_ctx *ctx;
+};
+
+static void shard_path(const struct shards *sh, int j, char *out, size_t size)
+{
+    snprintf(out, size, "%s/shard-%d.db", sh->dir, j);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Worker j of n: its points into shard j, a byte on fd for each. The exit status. */
+static int work(struct cmd_env *env, struct study_ctx *ctx, const struct rf_study_dist *d,
+                const struct shards *sh, int j, int fd)
+{
+    char path[4200];
+    shard_path(sh, j, path, sizeof(path));
+    struct lazy_store ls = {.path = path};
+    /* The shard's own study row: the user's database gets the study's row in the replay. */
+    struct rf_store_study study = *ctx->study;
+    study.id = 0;
+    study.pending = NULL;
+    study.n_pending = 0;
+    ctx->ls = &ls;
+    ctx->study = &study;
+    ctx->tty = false;
+    ctx->progress = NULL;
+    ctx->log_runs = true;
+    int status = 0;
+    for (size_t i = (size_t)j + 1; i <= d->n_points; i += (size_t)sh->n) {
+        struct rf_error err = {0};
+        int64_t k;
+        char *fp = NULL, *result = NULL;
+        size_t before = ctx->n_log;
+        /* A point that fails is left out: the replay computes it and reports the error at
+         * the study's line, after the runs a serial study stores before it. */
+        int rc = rf_lua_study_point(env->L, d, i, &k, &fp, &result, &err);
+        if (rc == 0 && (rc = lazy_store_get(&ls, &err)) == 0)
+            rc = rf_store_point_save(&ls.st, k, fp, result, ctx->log + before, ctx->n_log - before,
+                                     &err);
+        free(fp);
+        free(result);
+        if (rc < 0)
+            break;
+        if (write(fd, "p", 1) != 1) {
+            status = 1;
+            break;
+        }
+    }
+    lazy_store_close(&ls);
+    free(ctx->log);
+    return status;
+}
+
+/* dist.take of the replay (struct rf_study_dist): point k from the shard of the worker that
+ * computed it, its runs copied into the user's database one transaction each. */
+static int take(void *vsh, int64_t k, const char *fp, char **result, int64_t **old,
+                int64_t **new_ids, size_t *n, struct rf_error *err)
+{
+    struct shards *sh = vsh;
+    struct study_ctx *ctx = sh->ctx;
+    size_t lo = 0, hi = sh->n_points;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (sh->ks[mid] < k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == sh->n_points || sh->ks[lo] != k)
+        return 0;
+    int owner = (int)(lo % (size_t)sh->n), rc;
+    char path[4200];
+    shard_path(sh, owner, path, sizeof(path));
+    if (access(path, F_OK) != 0) /* its worker computed nothing */
+        return 0;
+    if ((rc = lazy_store_get(ctx->ls, err)) < 0)
+        return rc;
+    struct rf_store *st = &ctx->ls->st;
+    if (sh->attached != owner) {
+        if (sh->attached >= 0)
+            rf_store_detach(st);
+        sh->attached = -1;
+        if ((rc = rf_store_attach(st, path, err)) < 0)
+            return rc;
+        sh->attached = owner;
+    }
+    if ((rc = rf_store_point_take(st, k, fp, result, old, n, err)) <= 0)
+        return rc;
+    *new_ids = calloc(*n + 1, sizeof(**new_ids));
+    if (!*new_ids)
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    for (size_t i = 0; i < *n; i++) {
+        if ((rc = rf_store_import_run(st, (*old)[i], ctx->study, &(*new_ids)[i], err)) < 0)
+            return rc;
+        ctx->runs++;
+        /* The run that stored the study's row stored its pending tables with it. */
+        if (ctx->study && ctx->study->id > 0)
+            study_pending_release(ctx->study);
+    }
+    return 1;
+}
+
+/* Removes the shards and their directory (SQLite's journals are gone once each closed). */
+static void remove_shards(const struct shards *sh)
+{
+    char path[4200];
+    for (int j = 0; j < sh->n; j++) {
+        shard_path(sh, j, path, sizeof(path));
+        unlink(path);
+        snprintf(path + strlen(path), sizeof(path) - strlen(path), "-journal");
+        unlink(path);
+    }
+    rmdir(sh->dir);
+}
+
+int cmd_run_dist(struct cmd_env *env, struct study_ctx *ctx, const char *path, int jobs)
+{
+    struct rf_error err = {0};
+    struct rf_study_dist dry = {.mode = RF_STUDY_DRY};
+    struct shards sh = {.n = jobs, .attached = -1, .ctx = ctx};
+    int64_t *ks = NULL;
+    int rc = 0, fds[2] = {-1, -1};
+    pid_t *pids = NULL;
+    bool made_dir = false;
+    if (rf_lua_run_study(env->L, path, study_run_one, study_table_one, ctx, &dry, &err) < 0)
+        goto fail;
+    ks = calloc(dry.n_points + 1, sizeof(*ks));
+    pids = calloc((size_t)jobs, sizeof(*pids));
+    if (!ks || !pids) {
+        rf_error_set(&err, RF_ENOMEM, "out of memory");
+        goto fail;
+    }
+    sh.ks = ks;
+    sh.n_points = dry.n_points;
+    if (dry.n_points > 0) {
+        if (rf_lua_study_keys(env->L, &dry, ks, &err) < 0)
+            goto fail;
+        const char *tmp = getenv("TMPDIR");
+        snprintf(sh.dir, sizeof(sh.dir), "%s/refit-run-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(sh.dir)) {
+            rf_error_set(&err, RF_EIO, "%s: %s", sh.dir, strerror(errno));
+            goto fail;
+        }
+        made_dir = true;
+        if (pipe(fds) != 0) {
+            rf_error_set(&err, RF_EIO, "pipe: %s", strerror(errno));
+            goto fail;
+        }
+        /* Nothing printed yet may be printed twice by the children. */
+        fflush(stdout);
+        fflush(stderr);
+        int started = 0;
+        for (int j = 0; j < jobs && (size_t)j < dry.n_points; j++, started++) {
+            pid_t p = fork();
+            if (p < 0) {
+                rf_error_set(&err, RF_EIO, "fork: %s", strerror(errno));
+                break;
+            }
+            if (p == 0) {
+                close(fds[0]);
+                _exit(work(env, ctx, &dry, &sh, j, fds[1]));
+            }
+            pids[j] = p;
+        }
+        close(fds[1]);
+        fds[1] = -1;
+        /* Progress: a byte per point done, until every worker closed the pipe. */
+        struct rf_progress prog;
+        rf_progress_init(&prog, stderr, "refit run", ctx->tty);
+        double t0 = now_s();
+        size_t done = 0;
+        char buf[64];
+        ssize_t got;
+        while ((got = read(fds[0], buf, sizeof(buf))) != 0) {
+            if (got < 0) {
+                if (errno == EINTR)
+                    continue;
+                break;
+            }
+            done += (size_t)got;
+            if (ctx->tty) {
+                double el = now_s() - t0;
+                fprintf(stderr,
+                        "\rrefit run: %zu/%zu points on %d jobs, %.0f s, about %.0f s left ", done,
+                        dry.n_points, jobs, el,
+                        done ? el / (double)done * (double)(dry.n_points - done) : 0.0);
+            }
+        }
+        if (ctx->tty)
+            fputs("\r\033[K", stderr);
+        for (int j = 0; j < started; j++) {
+            int status = 0;
+            while (waitpid(pids[j], &status, 0) < 0 && errno == EINTR)
+                ;
+            if (WIFSIGNALED(status))
+                fprintf(stderr,
+                        "refit run: job %d ended by signal %d; its points are computed "
+                        "here\n",
+                        j + 1, WTERMSIG(status));
+        }
+        if (err.code)
+            goto fail;
+    }
+    /* The replay: the study as a serial run goes, points taken from the shards. */
+    struct rf_study_dist replay = {.mode = RF_STUDY_REPLAY, .take = take, .take_ctx = &sh};
+    if (rf_lua_run_study(env->L, path, study_run_one, study_table_one, ctx, &replay, &err) < 0)
+        goto fail;
+    rc = 0;
+    goto out;
+fail:
+    rc = cmd_fail(&err);
+out:
+    if (sh.attached >= 0 && env->ls.open)
+        rf_store_detach(&env->ls.st);
+    if (fds[0] >= 0)
+        close(fds[0]);
+    if (fds[1] >= 0)
+        close(fds[1]);
+    if (made_dir)
+        remove_shards(&sh);
+    rf_lua_study_dist_release(env->L, &dry);
+    free(ks);
+    free(pids);
+    return rc;
+}
