@@ -30,6 +30,7 @@ struct shards {
     const int64_t *ks; /* the call number of each recorded point, ascending */
     size_t n_points;
     struct study_ctx *ctx;
+    size_t taken, missed; /* the replay's calls answered from a shard, and not */
 };
 
 static void shard_path(const struct shards *sh, int j, char *out, size_t size)
@@ -102,13 +103,17 @@ static int take(void *vsh, int64_t k, const char *fp, char **result, int64_t **o
         else
             hi = mid;
     }
-    if (lo == sh->n_points || sh->ks[lo] != k)
+    if (lo == sh->n_points || sh->ks[lo] != k) {
+        sh->missed++;
         return 0;
+    }
     int owner = (int)(lo % (size_t)sh->n), rc;
     char path[4200];
     shard_path(sh, owner, path, sizeof(path));
-    if (access(path, F_OK) != 0) /* its worker computed nothing */
+    if (access(path, F_OK) != 0) { /* its worker computed nothing */
+        sh->missed++;
         return 0;
+    }
     if ((rc = lazy_store_get(ctx->ls, err)) < 0)
         return rc;
     struct rf_store *st = &ctx->ls->st;
@@ -120,8 +125,11 @@ static int take(void *vsh, int64_t k, const char *fp, char **result, int64_t **o
             return rc;
         sh->attached = owner;
     }
-    if ((rc = rf_store_point_take(st, k, fp, result, old, n, err)) <= 0)
+    if ((rc = rf_store_point_take(st, k, fp, result, old, n, err)) <= 0) {
+        sh->missed += rc == 0;
         return rc;
+    }
+    sh->taken++;
     *new_ids = calloc(*n + 1, sizeof(**new_ids));
     if (!*new_ids)
         return rf_error_set(err, RF_ENOMEM, "out of memory");
@@ -239,9 +247,13 @@ int cmd_run_dist(struct cmd_env *env, struct study_ctx *ctx, const char *path, i
     }
     /* The replay: the study as a serial run goes, points taken from the shards. */
     struct rf_study_dist replay = {.mode = RF_STUDY_REPLAY, .take = take, .take_ctx = &sh};
-    if (rf_lua_run_study(env->L, path, study_run_one, study_table_one, ctx, &replay, &err) < 0)
+    rc = rf_lua_run_study(env->L, path, study_run_one, study_table_one, ctx, &replay, &err);
+    /* What ran where: a study whose calls follow from its results (the dry pass stops at
+     * the first such call) runs those here, one at a time. */
+    fprintf(stderr, "refit run: %d jobs computed %zu points; the replay took %zu, computed %zu\n",
+            jobs, dry.n_points, sh.taken, sh.missed);
+    if (rc < 0)
         goto fail;
-    rc = 0;
     goto out;
 fail:
     rc = cmd_fail(&err);

@@ -9,6 +9,9 @@ local search = require("search")
 
 local study = {}
 
+-- The dry pass's value (Distribution, below): copies and merges keep it as it is.
+local DRY
+
 local function dirname(path)
     return path:match("^(.*)/[^/]*$") or "."
 end
@@ -19,7 +22,7 @@ local MAX_DEPTH = 32
 
 local function deep_copy(t, depth)
     depth = depth or 0
-    if type(t) ~= "table" or t.kind == "model" then
+    if type(t) ~= "table" or rawequal(t, DRY) or t.kind == "model" then
         return t
     elseif depth > MAX_DEPTH then
         return nil, true
@@ -67,7 +70,7 @@ local MAX_POINTS = 10000
 local DRY_STOP = setmetatable({}, { __tostring = function() return "dry pass ends" end })
 
 local dry_mt = {}
-local DRY = setmetatable({}, dry_mt)
+DRY = setmetatable({}, dry_mt)
 local function is_dry(v)
     return rawequal(v, DRY)
 end
@@ -314,7 +317,8 @@ function study.run(path, lib, api, search_api, table_api, dist)
         -- Both copies are free of cycles, so the merge ends.
         local function merge(a, b)
             for k, v in pairs(b) do
-                if type(v) == "table" and type(a[k]) == "table" and v.kind ~= "model" then
+                if type(v) == "table" and type(a[k]) == "table" and not rawequal(v, DRY)
+                    and v.kind ~= "model" then
                     merge(a[k], v)
                 else
                     a[k] = v
