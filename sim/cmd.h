@@ -108,6 +108,9 @@ int study_table_one(void *ctx, const struct rf_study_table *t, struct rf_error *
  * study's points computed by jobs processes, then replayed here; ranks: the launcher's
  * (size 1: --jobs). The exit status. */
 int cmd_run_dist(struct cmd_env *env, struct study_ctx *ctx, const char *path, int jobs);
+/* When an MPI launcher started this process as one of several ranks: sets *launched and
+ * runs the study across them (the exit status); else 0 with *launched false. */
+int cmd_run_launched(struct cmd_env *env, struct study_ctx *ctx, const char *path, bool *launched);
 struct rf_progress;
 struct rf_scenario_src;
 struct rf_study_result;

@@ -239,6 +239,10 @@ int cmd_run(int argc, char **argv)
                             .study = &study};
     rf_lua_set_study_search(env.L, &(struct rf_study_search){cmd_search_study, &ctx, env.sim});
     fflush(stdout);
+    bool launched = false;
+    rc = cmd_run_launched(&env, &ctx, argv[optind], &launched);
+    if (launched)
+        goto out;
     if (jobs > 1) {
         rc = cmd_run_dist(&env, &ctx, argv[optind], (int)jobs);
         goto out;

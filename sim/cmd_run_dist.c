@@ -45,7 +45,8 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Worker j of n: its points into shard j, a byte on fd for each. The exit status. */
+/* Worker j of n: its points into shard j, a byte on fd (-1: none) for each. The exit
+ * status. */
 static int work(struct cmd_env *env, struct study_ctx *ctx, const struct rf_study_dist *d,
                 const struct shards *sh, int j, int fd)
 {
@@ -78,7 +79,7 @@ static int work(struct cmd_env *env, struct study_ctx *ctx, const struct rf_stud
         free(result);
         if (rc < 0)
             break;
-        if (write(fd, "p", 1) != 1) {
+        if (fd >= 0 && write(fd, "p", 1) != 1) {
             status = 1;
             break;
         }
@@ -270,4 +271,172 @@ out:
     free(ks);
     free(pids);
     return rc;
+}
+
+#ifdef RF_HAVE_MPI
+#include <mpi.h>
+
+/* The shard's bytes go to rank 0 in pieces of this size (MPI counts are int). */
+enum { PIECE = 16 << 20 };
+
+/* Rank r (> 0) sends its shard file to rank 0: its size (-1: none), then its bytes. */
+static int send_shard(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    long long size = -1;
+    if (f && fseek(f, 0, SEEK_END) == 0) {
+        size = ftell(f);
+        rewind(f);
+    }
+    char *buf = size > 0 ? malloc(PIECE) : NULL;
+    if (size > 0 && !buf)
+        size = -1;
+    MPI_Send(&size, 1, MPI_LONG_LONG, 0, 1, MPI_COMM_WORLD);
+    for (long long at = 0; size > 0 && at < size;) {
+        int n = (int)(size - at < PIECE ? size - at : PIECE);
+        if (fread(buf, 1, (size_t)n, f) != (size_t)n)
+            memset(buf, 0, (size_t)n); /* rank 0 finds no valid point in a damaged shard */
+        MPI_Send(buf, n, MPI_BYTE, 0, 2, MPI_COMM_WORLD);
+        at += n;
+    }
+    free(buf);
+    if (f)
+        fclose(f);
+    return 0;
+}
+
+/* Rank 0 receives rank r's shard into path (nothing when it has none). */
+static int recv_shard(int r, const char *path, struct rf_error *err)
+{
+    long long size = -1;
+    MPI_Recv(&size, 1, MPI_LONG_LONG, r, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (size <= 0)
+        return 0;
+    FILE *f = fopen(path, "wb");
+    char *buf = malloc(PIECE);
+    int rc = f && buf ? 0 : rf_error_set(err, RF_EIO, "%s: %s", path, strerror(errno));
+    for (long long at = 0; at < size;) {
+        int n = (int)(size - at < PIECE ? size - at : PIECE);
+        /* Every piece is received, written or not: rank r waits for each to be taken. */
+        MPI_Recv(buf ? buf : (char[1]){0}, buf ? n : 0, MPI_BYTE, r, 2, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+        if (rc == 0 && fwrite(buf, 1, (size_t)n, f) != (size_t)n)
+            rc = rf_error_set(err, RF_EIO, "%s: %s", path, strerror(errno));
+        at += n;
+    }
+    free(buf);
+    if (f && fclose(f) != 0 && rc == 0)
+        rc = rf_error_set(err, RF_EIO, "%s: %s", path, strerror(errno));
+    if (rc < 0)
+        unlink(path);
+    return rc;
+}
+
+/* mpirun -np N refit run STUDY.lua (or srun): every rank runs the dry pass (the study is
+ * the same file for all) and computes its share into a shard in its own temporary folder,
+ * local to its node; the shards travel to rank 0 over MPI, so no shared file system is
+ * needed; rank 0 replays the study into the user's database and prints what a serial run
+ * prints. The others print nothing. The exit status is rank 0's; the others' is 0 unless
+ * their own part failed. */
+static int run_mpi(struct cmd_env *env, struct study_ctx *ctx, const char *path)
+{
+    int rank = 0, size = 1, rc = 0;
+    struct rf_error err = {0};
+    if (MPI_Init(NULL, NULL) != MPI_SUCCESS) {
+        fprintf(stderr, "refit: %s: MPI_Init failed\n", path);
+        return 1;
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    struct rf_study_dist dry = {.mode = RF_STUDY_DRY};
+    struct shards sh = {.n = size, .attached = -1, .ctx = ctx};
+    int64_t *ks = NULL;
+    bool made_dir = false;
+    char shard[4200];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(sh.dir, sizeof(sh.dir), "%s/refit-run-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(sh.dir))
+        rc = rf_error_set(&err, RF_EIO, "%s: %s", sh.dir, strerror(errno));
+    else
+        made_dir = true;
+    if (rc == 0)
+        rc = rf_lua_run_study(env->L, path, study_run_one, study_table_one, ctx, &dry, &err);
+    if (rc == 0 && !(ks = calloc(dry.n_points + 1, sizeof(*ks))))
+        rc = rf_error_set(&err, RF_ENOMEM, "out of memory");
+    if (rc == 0)
+        rc = rf_lua_study_keys(env->L, &dry, ks, &err);
+    sh.ks = ks;
+    sh.n_points = dry.n_points;
+    /* Each rank's share, rank 0's too: work points the context (the one the study's calls
+     * were given) at the shard, and it is put back after. A rank whose own part failed
+     * sends no shard: rank 0 computes its points. */
+    if (rc == 0) {
+        struct study_ctx saved = *ctx;
+        work(env, ctx, &dry, &sh, rank, -1);
+        *ctx = saved;
+    }
+    if (rank > 0) {
+        shard_path(&sh, rank, shard, sizeof(shard));
+        send_shard(rc == 0 ? shard : "");
+    } else {
+        for (int r = 1; r < size; r++) {
+            shard_path(&sh, r, shard, sizeof(shard));
+            int got = recv_shard(r, shard, &err);
+            if (got < 0 && rc == 0)
+                rc = got;
+        }
+        if (rc == 0) {
+            struct rf_study_dist replay = {.mode = RF_STUDY_REPLAY, .take = take, .take_ctx = &sh};
+            rc = rf_lua_run_study(env->L, path, study_run_one, study_table_one, ctx, &replay, &err);
+            fprintf(stderr,
+                    "refit run: %d ranks computed %zu points; the replay took %zu, computed %zu\n",
+                    size, dry.n_points, sh.taken, sh.missed);
+        }
+    }
+    if (sh.attached >= 0 && env->ls.open)
+        rf_store_detach(&env->ls.st);
+    if (made_dir)
+        remove_shards(&sh);
+    rf_lua_study_dist_release(env->L, &dry);
+    free(ks);
+    int status = rc < 0 ? cmd_fail(&err) : 0;
+    MPI_Finalize();
+    return status;
+}
+#endif
+
+/* The ranks of the MPI launcher that started this process (mpirun, mpiexec, srun with
+ * PMI/PMIx), from the environment it sets; 1 when none did. */
+static long launcher_size(void)
+{
+    /* Open MPI's mpirun; MPICH's and srun's PMI; srun's step (not a batch script's
+     * SLURM_NTASKS: `refit run` alone inside an allocation is one process). */
+    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"};
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+        const char *v = getenv(vars[i]);
+        char *end;
+        long n = v ? strtol(v, &end, 10) : 0;
+        if (v && end != v && n > 1)
+            return n;
+    }
+    return 1;
+}
+
+int cmd_run_launched(struct cmd_env *env, struct study_ctx *ctx, const char *path, bool *launched)
+{
+    long n = launcher_size();
+    *launched = n > 1;
+    if (!*launched)
+        return 0;
+#ifdef RF_HAVE_MPI
+    return run_mpi(env, ctx, path);
+#else
+    (void)env;
+    (void)ctx;
+    fprintf(stderr,
+            "refit: %s: started as one of %ld ranks, but this refit was built without MPI "
+            "(configure found no libopenmpi-dev): run it once, with --jobs N\n",
+            path, n);
+    return 1;
+#endif
 }
