@@ -20,7 +20,6 @@
 
 #include "array.h"
 #include "cmd.h"
-#include "progress.h"
 #include "refit_run.h"
 
 struct shards {
@@ -210,8 +209,6 @@ int cmd_run_dist(struct cmd_env *env, struct study_ctx *ctx, const char *path, i
         close(fds[1]);
         fds[1] = -1;
         /* Progress: a byte per point done, until every worker closed the pipe. */
-        struct rf_progress prog;
-        rf_progress_init(&prog, stderr, "refit run", ctx->tty);
         double t0 = now_s();
         size_t done = 0;
         char buf[64];
