@@ -144,15 +144,20 @@ static int take(void *vsh, int64_t k, const char *fp, char **result, int64_t **o
     return 1;
 }
 
-/* Removes the shards and their directory (SQLite's journals are gone once each closed). */
+/* Removes the shards, what SQLite left beside them (a rank that died mid-write) and their
+ * directory. */
 static void remove_shards(const struct shards *sh)
 {
     char path[4200];
     for (int j = 0; j < sh->n; j++) {
         shard_path(sh, j, path, sizeof(path));
         unlink(path);
-        snprintf(path + strlen(path), sizeof(path) - strlen(path), "-journal");
-        unlink(path);
+        size_t len = strlen(path);
+        for (int k = 0; k < 3; k++) {
+            snprintf(path + len, sizeof(path) - len, "%s",
+                     (const char *[]){"-journal", "-wal", "-shm"}[k]);
+            unlink(path);
+        }
     }
     rmdir(sh->dir);
 }
