@@ -337,6 +337,7 @@ static void sim_release(struct sim *s)
     sim_bound_release(s);
     sim_round_release(s);
     free(s->msg_tmp);
+    free(s->mcache);
     free(s->count);
     for (int i = 0; i < RF_SIM_MAX_TOPOLOGIES; i++)
         free(s->fill[i]);

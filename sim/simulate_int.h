@@ -96,7 +96,15 @@ struct sim {
     size_t cap_m;
     struct chain *chains; /* a round's broadcasts */
     int32_t *runs_of;     /* per GPU: the transfer runs it sends in the round */
-    struct msg *msg_tmp;  /* scratch of the message sort */
+    /* Recent messages by key (src, dst, phase, hop, quant), direct-mapped, for merging a
+     * message into an equal one as it is made (sim_round_transfers): `index` is one past
+     * the message's in m, 0 for an empty entry. */
+    struct mcache {
+        int32_t src, dst;
+        uint32_t key, index;
+    } * mcache;
+    size_t mcache_n, mcache_mask;
+    struct msg *msg_tmp; /* scratch of the message sort */
     size_t cap_tmp;
     size_t *count;
     /* Broadcasts as NCCL rings (simulate_round.c round_chain): each member set's rings,

@@ -92,9 +92,22 @@ static void count_pass(const struct msg *m, size_t n, struct msg *out, size_t *c
         out[count[by_src ? m[i].src : m[i].dst]++] = m[i];
 }
 
-/* Sorts a round's messages by (src, dst, phase, quant): stable counting passes by dst,
- * then src, then insertion sort within each pair, which holds a few phases at most.
- * qsort took a quarter of auto's time on Kimi K3 (7 M messages per candidate). */
+/* Within one (src, dst) pair: by phase, hop and quant. */
+static int cmp_msg_in_pair(const void *a, const void *b)
+{
+    const struct msg *x = a, *y = b;
+    uint32_t kx = (uint32_t)x->phase << 17 | (uint32_t)x->hop << 1 | x->quant;
+    uint32_t ky = (uint32_t)y->phase << 17 | (uint32_t)y->hop << 1 | y->quant;
+    return (kx > ky) - (kx < ky);
+}
+
+/* Sorts a round's messages by (src, dst, phase, hop, quant): stable counting passes by dst,
+ * then src, then each pair's messages on their own: insertion sort for a few, qsort for
+ * more. qsort of the whole round took a quarter of auto's time on Kimi K3 (7 M messages
+ * per candidate); insertion sort alone took 79% of Kimi K2 FSDP's, whose pairs hold
+ * hundreds of messages of many relay hops (every FSDP shard meets every TP shard). The
+ * order within equal keys does not matter: their merge (round_messages) adds and takes
+ * maxima. */
 static int sort_msgs(struct sim *s, struct msg *m, size_t n)
 {
     size_t gpus = (size_t)s->topo->gpus;
@@ -110,14 +123,22 @@ static int sort_msgs(struct sim *s, struct msg *m, size_t n)
         return rf_error_set(s->err, RF_ENOMEM, "out of memory");
     count_pass(m, n, s->msg_tmp, s->count, gpus, false);
     count_pass(s->msg_tmp, n, m, s->count, gpus, true);
-    for (size_t i = 1; i < n; i++) {
-        struct msg x = m[i];
-        size_t j = i;
-        while (j > 0 && cmp_msg(&m[j - 1], &x) > 0) {
-            m[j] = m[j - 1];
-            j--;
+    for (size_t i = 0, e; i < n; i = e) {
+        for (e = i + 1; e < n && m[e].src == m[i].src && m[e].dst == m[i].dst; e++)
+            ;
+        if (e - i > 16) {
+            qsort(m + i, e - i, sizeof(*m), cmp_msg_in_pair);
+            continue;
         }
-        m[j] = x;
+        for (size_t k = i + 1; k < e; k++) {
+            struct msg x = m[k];
+            size_t j = k;
+            while (j > i && cmp_msg_in_pair(&m[j - 1], &x) > 0) {
+                m[j] = m[j - 1];
+                j--;
+            }
+            m[j] = x;
+        }
     }
     return 0;
 }
@@ -177,8 +198,62 @@ static int emit_messages(struct sim *s, int32_t r, const struct msg *m, size_t k
     return 0;
 }
 
-/* The flows of one round's point-to-point messages: merged per (source, destination) as the
- * executor packs them, then emitted on each topology. */
+static uint32_t msg_key(const struct msg *x)
+{
+    return (uint32_t)x->phase << 17 | (uint32_t)x->hop << 1 | x->quant;
+}
+
+/* The merge cache's size for a round of n messages: enough for them all up to 2^16 entries
+ * (1 MiB, within this machine's L2 and any L3), cleared. */
+static int cache_reset(struct sim *s, size_t n)
+{
+    size_t want = 64;
+    while (want < 2 * n && want < ((size_t)1 << 16))
+        want *= 2;
+    if (want > s->mcache_n) {
+        free(s->mcache);
+        s->mcache_n = 0;
+        if (!(s->mcache = malloc(want * sizeof(*s->mcache))))
+            return rf_error_set(s->err, RF_ENOMEM, "out of memory");
+        s->mcache_n = want;
+    }
+    memset(s->mcache, 0, want * sizeof(*s->mcache));
+    s->mcache_mask = want - 1;
+    return 0;
+}
+
+/* Message x appended to the round's *n messages of s->m (room reserved), or merged into an
+ * equal one the cache remembers, as the executor packs them: bytes and runs add, the most
+ * pieces and the latest fill hold. The sort then merges what the cache missed
+ * (round_messages); merging early keeps the sort small where pairs repeat far apart: Kimi
+ * K2 from FSDP made 126 M messages that merge into 1.2 M (every FSDP shard meets every TP
+ * shard of every tensor), and sorting them all took most of auto's time. A hash table of
+ * every message instead cost Kimi K3 a quarter more time than it saved: its rounds hold
+ * millions of distinct pairs, and each probe missed the cache. */
+static void add_msg(struct sim *s, const struct msg *x, size_t *n)
+{
+    uint32_t key = msg_key(x);
+    uint64_t h = (uint64_t)(uint32_t)x->src * 0x9E3779B97F4A7C15u;
+    h ^= ((uint64_t)(uint32_t)x->dst << 32 | key) * 0xC2B2AE3D27D4EB4Fu;
+    struct mcache *e = &s->mcache[(h >> 40) & s->mcache_mask];
+    if (e->index && e->src == x->src && e->dst == x->dst && e->key == key) {
+        struct msg *y = &s->m[e->index - 1];
+        y->bytes += x->bytes;
+        y->runs += x->runs;
+        if (x->pieces > y->pieces)
+            y->pieces = x->pieces;
+        for (int a = 0; a < RF_SIM_MAX_TOPOLOGIES; a++)
+            y->fill[a] = fmaxf(y->fill[a], x->fill[a]);
+        return;
+    }
+    s->m[*n] = *x;
+    if (*n < UINT32_MAX)
+        *e = (struct mcache){x->src, x->dst, key, (uint32_t)(*n + 1)};
+    (*n)++;
+}
+
+/* The flows of one round's point-to-point messages, merged per key as the executor packs
+ * them, in key order, on each topology. */
 static int round_messages(struct sim *s, int32_t r, struct msg *m, size_t n)
 {
     int rc;
@@ -300,8 +375,14 @@ int sim_round_transfers(struct sim *s, int32_t r)
     int rc;
     /* A pipelined round (one that relays) is sent in chunks (exec/replay.c). */
     bool pipelined = false;
-    for (size_t k = s->tstart[r]; k < s->tstart[r + 1] && !pipelined; k++)
-        pipelined = plan->transfers[s->torder[k]].hop > 0 || plan->transfers[s->torder[k]].chain;
+    size_t made = 0;
+    for (size_t k = s->tstart[r]; k < s->tstart[r + 1]; k++) {
+        const struct rf_transfer *t = &plan->transfers[s->torder[k]];
+        pipelined |= t->hop > 0 || t->chain;
+        made += (size_t)t->dst_count;
+    }
+    if ((rc = cache_reset(s, made)) < 0)
+        return rc;
     s->piece = pipelined && plan->chunk_bytes > 0 ? plan->chunk_bytes : s->whole_piece;
     for (size_t k = s->tstart[r]; k < s->tstart[r + 1]; k++) {
         const struct rf_transfer *t = &plan->transfers[s->torder[k]];
@@ -316,7 +397,6 @@ int sim_round_transfers(struct sim *s, int32_t r)
                      plan->tensors[tensor].dtype != RF_DT_FP8;
         if ((rc = RF_GROW(s->m, s->cap_m, n + (size_t)t->dst_count, s->err)) < 0)
             return rc;
-        struct msg *m = s->m;
         struct msg one = {.quant = quant, .runs = 1, .bytes = t->bytes};
         if (pipelined && s->piece > 0) {
             int64_t p = (t->bytes + s->piece - 1) / s->piece;
@@ -327,20 +407,20 @@ int sim_round_transfers(struct sim *s, int32_t r)
             fill[a] = s->fill[a] ? s->fill[a][s->torder[k]] : 0;
         for (int32_t i = 0; i < t->dst_count; i++) {
             int32_t d = t->dst + i * t->dst_stride, hop = rf_transfer_hop(t, i);
-            m[n] = one;
-            m[n].src = rf_transfer_sender(t, i);
-            m[n].dst = d;
-            m[n].hop = hop < UINT16_MAX ? (uint16_t)hop : UINT16_MAX;
-            m[n].phase = m[n].src == d ? RF_SIM_LOCAL : phase;
-            m[n].quant = quant && m[n].src == t->src; /* members forward FP8 as it came */
+            struct msg x = one;
+            x.src = rf_transfer_sender(t, i);
+            x.dst = d;
+            x.hop = hop < UINT16_MAX ? (uint16_t)hop : UINT16_MAX;
+            x.phase = x.src == d ? RF_SIM_LOCAL : phase;
+            x.quant = quant && x.src == t->src; /* members forward FP8 as it came */
             /* A chain member forwards at the fill of the hops before it (s->fill[a] is set
              * only for the topologies messages are emitted on). */
             for (int a = 0; a < RF_SIM_MAX_TOPOLOGIES; a++) {
-                m[n].fill[a] = (float)fill[a];
+                x.fill[a] = (float)fill[a];
                 if (t->chain && i + 1 < t->dst_count && s->fill[a])
-                    fill[a] += hop_fill(s->topos[a], m[n].src, d, t->bytes, s->chunk);
+                    fill[a] += hop_fill(s->topos[a], x.src, d, t->bytes, s->chunk);
             }
-            n++;
+            add_msg(s, &x, &n);
         }
         /* A relay in a later round than what it forwards waits for that round; one in
          * the same round is pipelined (its fill). */
