@@ -598,15 +598,19 @@ static int search_new(const struct rf_auto_input *in, struct search **out, struc
     /* Two threads by default: each prediction in flight holds its flows (about 1.4 GB on
      * Kimi K3 at 6144 GPUs), and the issue's machine has two cores. The caller may ask for
      * another count (the command's REFIT_THREADS); the result does not depend on it. */
-    s->threads = in->sim.threads;
-    if (s->threads <= 0) {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        s->threads = cpus >= 2 ? 2 : 1;
-    }
-    if (s->threads > MAX_THREADS)
-        s->threads = MAX_THREADS;
+    s->threads = rf_auto_threads(&in->sim);
     *out = s;
     return 0;
+}
+
+int rf_auto_threads(const struct rf_sim_options *sim)
+{
+    int threads = sim->threads;
+    if (threads <= 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = cpus >= 2 ? 2 : 1;
+    }
+    return threads > MAX_THREADS ? MAX_THREADS : threads;
 }
 
 static void search_free(struct search *s)

@@ -47,6 +47,12 @@ int cmd_sim_options(struct rf_sim_options *opts)
         }
         opts->tolerance = v;
     }
+    /* Three quarters of the machine's memory: what a run may be estimated to need before
+     * it is refused (--max-memory overrides it), leaving room for the system and the
+     * estimate's own slack. */
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0)
+        opts->max_memory = (int64_t)pages * page / 4 * 3;
     if (thr && *thr) {
         errno = 0;
         long v = strtol(thr, &end, 10);
@@ -57,6 +63,27 @@ int cmd_sim_options(struct rf_sim_options *opts)
         }
         opts->threads = (int)v;
     }
+    return 0;
+}
+
+int cmd_max_memory(const char *cmd, const char *arg, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(arg, &end);
+    double unit = 1e9;
+    if (*end == 'M' || *end == 'G' || *end == 'T') {
+        unit = *end == 'M' ? 1e6 : *end == 'G' ? 1e9 : 1e12;
+        end++;
+        if (*end == 'B')
+            end++;
+    }
+    if (end == arg || *end || errno == ERANGE || !(v >= 0) || v * unit > 9e18)
+        return cmd_usage_fail(cmd,
+                              "--max-memory %s: expected a size in GB (or with M, G or T), 0 "
+                              "for no limit",
+                              arg);
+    *out = (int64_t)(v * unit);
     return 0;
 }
 

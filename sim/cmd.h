@@ -26,6 +26,8 @@ int cmd_usage_fail(const char *cmd, const char *fmt, ...) __attribute__((format(
  * for an empty value or one that is the next option), "--json takes no value". Returns the
  * option's val, -1 after the last option, or '?' when it printed an error (exit 2). */
 int cmd_getopt(int argc, char **argv, const struct option *opts);
+/* --max-memory SIZE into *out (bytes): 0, or 2 after the usage error. */
+int cmd_max_memory(const char *cmd, const char *arg, int64_t *out);
 /* The name of names[0..n) nearest to the first len bytes of word (one edit for a name
  * shorter than six letters, else two; a swap of neighbours counts one), or NULL: what "did
  * you mean" suggests for an unknown command or option. */

@@ -11,13 +11,17 @@
 
 static const char usage_plan[] =
     "usage: refit plan SCENARIO [--db FILE] [--strategy S] [--label TEXT] [--json]\n"
+    "                  [--max-memory SIZE]\n"
     "\n"
     "Plans the refit described by SCENARIO (a Lua file), stores the run in FILE\n"
     "(default refit.db) in one transaction, and prints a summary per tensor role.\n"
     "  --strategy S   broadcast | reshard | hierarchical | hybrid | auto (overrides the\n"
     "                 scenario; auto predicts candidates on the scenario's cluster)\n"
     "  --label TEXT   label stored with the run\n"
-    "  --json         print one JSON object instead of the table\n";
+    "  --json         print one JSON object instead of the table\n"
+    "  --max-memory SIZE  refuse up front, with the estimate, a run estimated to need\n"
+    "                 more memory (GB, or with M, G or T; 0: no limit; default three\n"
+    "                 quarters of this machine's memory)\n";
 
 static double gb(int64_t bytes)
 {
@@ -79,8 +83,9 @@ static void print_plan(const struct rf_scenario *sc, const struct rf_plan *plan,
                (long long)pipelined, (double)plan->chunk_bytes / 1024, (long long)chains);
 }
 
-static int print_plan_json(const struct rf_scenario *sc, const struct rf_plan *plan, int64_t run,
-                           double plan_seconds, double store_seconds, struct rf_error *err)
+static int print_plan_json(const struct refit_run *computed, const struct rf_scenario *sc,
+                           const struct rf_plan *plan, int64_t run, double plan_seconds,
+                           double store_seconds, struct rf_error *err)
 {
     json_t *roles = json_object();
     for (int r = 0; r < RF_ROLE_COUNT; r++) {
@@ -118,6 +123,7 @@ static int print_plan_json(const struct rf_scenario *sc, const struct rf_plan *p
         "net_channels_per_peer", (json_int_t)plan->net_channels_per_peer, "relay", relay);
     if (o) {
         json_object_set_new(o, "memory", refit_memory_json(sc));
+        json_object_set_new(o, "estimate", refit_estimate_json(computed));
         json_object_set_new(o, "infer_placement", refit_placement_json(&sc->infer));
     }
     return rf_json_print(o, stdout, err);
@@ -125,11 +131,15 @@ static int print_plan_json(const struct rf_scenario *sc, const struct rf_plan *p
 
 int cmd_plan(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"db", required_argument, NULL, 'd'},    {"strategy", required_argument, NULL, 's'},
-        {"label", required_argument, NULL, 'l'}, {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
+                                         {"strategy", required_argument, NULL, 's'},
+                                         {"label", required_argument, NULL, 'l'},
+                                         {"json", no_argument, NULL, 'j'},
+                                         {"max-memory", required_argument, NULL, 'M'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
     const char *db = "refit.db", *strategy = NULL, *label = NULL;
+    int64_t max_memory = -1;
     bool json = false;
     int c;
     while ((c = cmd_getopt(argc, argv, opts)) != -1) {
@@ -138,6 +148,10 @@ int cmd_plan(int argc, char **argv)
         case 's': strategy = optarg; break;
         case 'l': label = optarg; break;
         case 'j': json = true; break;
+        case 'M':
+            if (cmd_max_memory("plan", optarg, &max_memory) != 0)
+                return 2;
+            break;
         case 'h': fputs(usage_plan, stdout); return 0;
         default: return 2;
         }
@@ -156,6 +170,8 @@ int cmd_plan(int argc, char **argv)
         return cmd_fail(&err);
     if ((rc = cmd_open(&env, db, CMD_OPEN_SIM)) != 0)
         goto out;
+    if (max_memory >= 0)
+        env.sim.max_memory = max_memory;
     rc = 1;
     if (refit_run_compute(env.L, &(struct rf_scenario_src){.path = argv[optind]}, strategy, false,
                           &env.sim, &r, &err) < 0 ||
@@ -164,7 +180,7 @@ int cmd_plan(int argc, char **argv)
         goto out;
     }
     if (json) {
-        if (print_plan_json(&r.sc, &r.plan, r.id, r.plan_seconds, r.seconds - r.plan_seconds,
+        if (print_plan_json(&r, &r.sc, &r.plan, r.id, r.plan_seconds, r.seconds - r.plan_seconds,
                             &err) < 0) {
             rc = cmd_fail(&err);
             goto out;

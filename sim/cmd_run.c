@@ -16,7 +16,8 @@
 #include "search_lua.h"
 
 static const char usage_run[] =
-    "usage: refit run STUDY.lua [--db FILE] [--store full|summary]\n"
+    "usage: refit run STUDY.lua [--db FILE] [--store full|summary] [--jobs N]\n"
+    "                 [--max-memory SIZE]\n"
     "\n"
     "Runs a what-if study: a Lua script with the `refit` module (refit.scenario, refit.with,\n"
     "refit.plan, refit.sim, refit.table, refit.model, refit.progress; see README.md).\n"
@@ -26,7 +27,10 @@ static const char usage_run[] =
     "  --store summary  every run without its plan's tensors, boxes and transfers (run,\n"
     "                 scenario, sides, memory, prediction, link loads, rounds, phases)\n"
     "  --jobs N       compute the study's points in N processes at once, then store them\n"
-    "                 in study order: the same rows as a serial run (README, Studies)\n";
+    "                 in study order: the same rows as a serial run (README, Studies)\n"
+    "  --max-memory SIZE  refuse up front, with the estimate, a point estimated to need\n"
+    "                 more memory (GB, or with M, G or T; 0: no limit; default three\n"
+    "                 quarters of this machine's memory)\n";
 
 static void copy_str(char *dst, size_t size, const char *src)
 {
@@ -171,14 +175,14 @@ static void study_name(const char *path, char *name, size_t size)
 
 int cmd_run(int argc, char **argv)
 {
-    static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
-                                         {"store", required_argument, NULL, 'S'},
-                                         {"jobs", required_argument, NULL, 'j'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        {"db", required_argument, NULL, 'd'},   {"store", required_argument, NULL, 'S'},
+        {"jobs", required_argument, NULL, 'j'}, {"max-memory", required_argument, NULL, 'M'},
+        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0}};
     const char *db = "refit.db";
     bool summary = false;
     long jobs = 1;
+    int64_t max_memory = -1;
     int c;
     while ((c = cmd_getopt(argc, argv, opts)) != -1) {
         switch (c) {
@@ -198,6 +202,10 @@ int cmd_run(int argc, char **argv)
                                       optarg);
             break;
         }
+        case 'M':
+            if (cmd_max_memory("run", optarg, &max_memory) != 0)
+                return 2;
+            break;
         case 'h': fputs(usage_run, stdout); return 0;
         default: return 2;
         }
@@ -213,6 +221,8 @@ int cmd_run(int argc, char **argv)
         cmd_close(&env);
         return rc;
     }
+    if (max_memory >= 0)
+        env.sim.max_memory = max_memory;
     char name[256], started[32] = "";
     time_t now = time(NULL);
     struct tm tm;

@@ -16,7 +16,7 @@
 
 static const char usage_sim[] =
     "usage: refit sim SCENARIO [--strategy S | --compare] [--db FILE] [--label TEXT] [--json]\n"
-    "                 [--store full|summary]\n"
+    "                 [--store full|summary] [--max-memory SIZE]\n"
     "\n"
     "Plans the refit of SCENARIO, simulates it on the scenario's cluster (max-min fair flows\n"
     "over the modelled links, the schedule's rounds, fixed costs), and stores plan and\n"
@@ -27,7 +27,10 @@ static const char usage_sim[] =
     "  --store summary  store the run, its scenario, sides, memory and prediction (link\n"
     "                 loads, rounds, phases) but not the plan's tensors, boxes and transfers:\n"
     "                 a fraction of the space; refit-exec cannot replay it (default full)\n"
-    "  --json         one JSON object (an array with --compare)\n";
+    "  --json         one JSON object (an array with --compare)\n"
+    "  --max-memory SIZE  refuse up front, with the estimate, a run estimated to need\n"
+    "                 more memory (GB, or with M, G or T; 0: no limit; default three\n"
+    "                 quarters of this machine's memory)\n";
 
 static double gb(int64_t bytes)
 {
@@ -126,6 +129,7 @@ static json_t *sim_run_json(const struct refit_run *r)
     if (!o)
         return NULL;
     json_object_set_new(o, "peak_rss_bytes", json_integer(refit_peak_rss()));
+    json_object_set_new(o, "estimate", refit_estimate_json(r));
     json_object_set_new(o, "memory", refit_memory_json(&r->sc));
     json_object_set_new(o, "infer_placement", refit_placement_json(&r->sc.infer));
     if (r->step.n > 0)
@@ -157,12 +161,17 @@ static json_t *sim_run_json(const struct refit_run *r)
 
 int cmd_sim(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"db", required_argument, NULL, 'd'},    {"strategy", required_argument, NULL, 's'},
-        {"label", required_argument, NULL, 'l'}, {"json", no_argument, NULL, 'j'},
-        {"compare", no_argument, NULL, 'c'},     {"store", required_argument, NULL, 'S'},
-        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
+                                         {"strategy", required_argument, NULL, 's'},
+                                         {"label", required_argument, NULL, 'l'},
+                                         {"json", no_argument, NULL, 'j'},
+                                         {"compare", no_argument, NULL, 'c'},
+                                         {"store", required_argument, NULL, 'S'},
+                                         {"max-memory", required_argument, NULL, 'M'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
     const char *db = "refit.db", *strategy = NULL, *label = NULL;
+    int64_t max_memory = -1;
     bool json = false, compare = false, summary = false;
     int c;
     while ((c = cmd_getopt(argc, argv, opts)) != -1) {
@@ -174,6 +183,10 @@ int cmd_sim(int argc, char **argv)
         case 'c': compare = true; break;
         case 'S':
             if (cmd_store_mode("sim", optarg, &summary) != 0)
+                return 2;
+            break;
+        case 'M':
+            if (cmd_max_memory("sim", optarg, &max_memory) != 0)
                 return 2;
             break;
         case 'h': fputs(usage_sim, stdout); return 0;
@@ -222,6 +235,8 @@ int cmd_sim(int argc, char **argv)
     }
     if ((rc = cmd_open(&env, db, CMD_OPEN_SIM)) != 0)
         goto out;
+    if (max_memory >= 0)
+        env.sim.max_memory = max_memory;
     rc = 1;
     /* A terminal sees the phase and auto's candidates while Kimi K3 takes minutes; --json and
      * piped output never carry it. */

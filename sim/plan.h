@@ -189,6 +189,20 @@ int rf_plan_build(struct rf_plan *plan, const struct rf_model *model, const stru
                   struct rf_error *err);
 void rf_plan_release(struct rf_plan *plan);
 
+/* A plan's size before it is built, counted from the layouts' cells (sim/plan_estimate.c):
+ * boxes, the source x destination cell intersections of every tensor, and deliveries, each
+ * box times its destination holders (the transfers a reshard or hierarchical plan makes;
+ * with broadcast, each source cell's gather). FP8 scales count as the planner makes them. */
+struct rf_plan_size {
+    int64_t boxes, deliveries;
+};
+int rf_plan_estimate(const struct rf_model *model, const struct rf_side *train,
+                     const struct rf_side *infer, bool broadcast, struct rf_plan_size *out,
+                     struct rf_error *err);
+/* The most memory a plan of that size holds: its boxes and, at most, a transfer run per
+ * delivery. */
+int64_t rf_plan_size_bytes(const struct rf_plan_size *size);
+
 /* What every refit of a plan's tensors must move, whatever the strategy: rf_plan_need fills
  * it, rf_need_release frees it. A *piece* is one source shard's part of one destination
  * shard (wire dtype); its holders are the training GPUs holding that source shard. */

@@ -224,3 +224,24 @@ int planner_plan_cells(struct planner *p, int32_t ti, size_t elem_size, uint8_t 
     }
     return 0;
 }
+
+int planner_count_cells(struct planner *p, const struct rf_tensor *t, int64_t *boxes,
+                        int64_t *deliveries)
+{
+    int rc;
+    if ((rc = planner_build_grid(p, t)) < 0)
+        return rc;
+    for (size_t di = 0; di < p->dst.n; di++) {
+        const struct rf_box *b = &p->dst.box[di];
+        int64_t n = 1;
+        for (int d = 0; d < t->ndim; d++) {
+            size_t lo = find_interval(p->starts[d], p->nstart[d], b->off[d]);
+            size_t hi = find_interval(p->starts[d], p->nstart[d], b->off[d] + b->len[d] - 1);
+            n *= (int64_t)(hi - lo + 1); /* at most the source cells: no overflow */
+        }
+        int64_t nd = (int64_t)(p->dst.hstart[di + 1] - p->dst.hstart[di]);
+        *boxes += n;
+        *deliveries += n * nd;
+    }
+    return 0;
+}

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "auto.h"
 #include "describe.h"
 #include "refit_run.h"
 #include "schedule.h"
@@ -24,20 +25,56 @@ static void phase(const struct rf_sim_options *sim, const char *name)
         sim->progress(sim->progress_ctx, 0, 0, name);
 }
 
+/* The run's memory estimated before any work, refused above sim->max_memory: its largest
+ * arrays, the plan's boxes and transfer runs and, when it simulates, a round's messages
+ * before they merge, for each plan in flight (auto's workers each hold one). The arrays
+ * that grow with the plan, counted from its size (rf_plan_estimate, exact in boxes and
+ * deliveries), not the process's peak: Kimi K3 2048 -> 4096 auto, 3.1 GB estimated and 1.9
+ * GB measured (messages merge early, rounds spread them); the quick start's reshard
+ * simulated, 0.13 GB and 0.16 GB (the Lua state, the topology and the flows besides). What
+ * it is for is a refusal in a second where the plan would take the machine down:
+ * DeepSeek-V3 from FSDP on 2048 GPUs to 1024, 818 M deliveries, 210 GB. */
+static int check_memory(const struct rf_scenario *sc, bool simulate,
+                        const struct rf_sim_options *sim, struct rf_plan_size *size,
+                        int64_t *estimate, struct rf_error *err)
+{
+    bool broadcast = sc->strategy == RF_STRAT_BROADCAST;
+    int rc = rf_plan_estimate(&sc->model, &sc->train, &sc->infer, broadcast, size, err);
+    if (rc < 0)
+        return rc;
+    bool is_auto = sc->strategy == RF_STRAT_AUTO; /* auto simulates its candidates */
+    int workers = is_auto ? rf_auto_threads(sim) : 1;
+    double per_delivery = simulate || is_auto ? (double)rf_simulate_delivery_bytes() : 0;
+    double need = (double)workers *
+                  ((double)rf_plan_size_bytes(size) + (double)size->deliveries * per_delivery);
+    *estimate = need < 9e18 ? (int64_t)need : INT64_MAX;
+    if (sim->max_memory <= 0 || need <= (double)sim->max_memory)
+        return 0;
+    return rf_error_set(err, RF_ENOMEM,
+                        "%s: the run needs an estimated %.3g GB (%.3g M deliveries of %.3g M "
+                        "boxes%s), more than the limit of %.3g GB (--max-memory, by default "
+                        "three quarters of this machine's memory): nothing was planned",
+                        sc->source, need / 1e9, (double)size->deliveries / 1e6,
+                        (double)size->boxes / 1e6, workers > 1 ? ", a plan per auto worker" : "",
+                        (double)sim->max_memory / 1e9);
+}
+
 /* Loads SCENARIO (with an optional strategy override), builds its cluster's topology and
  * builds and schedules its plan. For auto the search predicts every candidate, so the
  * winner's prediction comes back in pred (pred->n_links > 0); otherwise pred is untouched. */
 static int plan_scenario(struct rf_lua *L, const struct rf_scenario_src *src, const char *strategy,
-                         const struct rf_sim_options *sim, struct rf_scenario *sc,
+                         bool simulate, const struct rf_sim_options *sim, struct rf_scenario *sc,
                          struct rf_topology *topo, struct rf_cluster *alt_cluster,
                          struct rf_topology *alt, struct rf_plan *plan, struct rf_prediction *pred,
-                         struct rf_auto_choice *choice, struct rf_error *err)
+                         struct rf_auto_choice *choice, struct rf_plan_size *size,
+                         int64_t *estimate, struct rf_error *err)
 {
     int rc;
     phase(sim, "load");
     if ((rc = rf_lua_load_scenario(L, src, strategy, sc, err)) < 0 ||
         (rc = rf_scenario_init_sides(sc, err)) < 0 ||
-        (rc = rf_topology_init(topo, &sc->cluster, err)) < 0)
+        (rc = rf_topology_init(topo, &sc->cluster, err)) < 0 ||
+        (rc = check_memory(sc, simulate, sim, size, estimate, err)) < 0)
         return rc;
     /* A profile says how its framework moves weights: a strategy it does not run has no
      * step to predict (refit's own plans are the profile-free scenario). Colocated sides run
@@ -120,8 +157,9 @@ int refit_run_compute(struct rf_lua *L, const struct rf_scenario_src *src, const
                       struct rf_error *err)
 {
     r->t0 = now();
-    int rc = plan_scenario(L, src, strategy, sim, &r->sc, &r->topo, &r->alt_cluster, &r->alt_topo,
-                           &r->plan, &r->pred, &r->choice, err);
+    int rc = plan_scenario(L, src, strategy, simulate, sim, &r->sc, &r->topo, &r->alt_cluster,
+                           &r->alt_topo, &r->plan, &r->pred, &r->choice, &r->size,
+                           &r->estimate_bytes, err);
     r->plan_seconds = now() - r->t0;
     r->used = r->choice.topo ? r->choice.topo : &r->topo;
     /* A progress line (a terminal only) is wiped first, so the warning starts its own line. */

@@ -29,6 +29,9 @@ struct refit_run {
     double wire_s;                  /* the simulated wire (pred's seconds before a step) */
     const struct rf_topology *used; /* the topology the prediction was made on */
     char *scenario_json;            /* the run's description (sim/describe.h) */
+    /* The plan's size and the run's memory estimated before any work (--max-memory). */
+    struct rf_plan_size size;
+    int64_t estimate_bytes;
     int64_t id;
     bool summary; /* refit_run_store stores it as a summary (--store summary: no plan rows) */
     struct rf_store_study *study;     /* the study that stores it (refit run), or NULL */
@@ -49,6 +52,9 @@ void refit_run_release(struct refit_run *r);
 void refit_print_memory(FILE *f, const struct rf_scenario *sc);
 /* The memory lines as text (NULL when out of memory); the caller frees it. */
 char *refit_memory_lines(const struct rf_scenario *sc);
+/* The plan's size and memory estimated before the run (rf_plan_estimate): "boxes",
+ * "deliveries", "memory_bytes", the figure --max-memory is held against. */
+json_t *refit_estimate_json(const struct refit_run *r);
 /* "memory": each side's worst GPU, and whether the run is an overcommitted what-if. */
 json_t *refit_memory_json(const struct rf_scenario *sc);
 /* "placement": how the inference engines sit on the NVLink domains (rf_engine_place). */

@@ -50,3 +50,9 @@ int64_t refit_peak_rss(void)
         return -1;
     return (int64_t)ru.ru_maxrss * 1024;
 }
+
+json_t *refit_estimate_json(const struct refit_run *r)
+{
+    return json_pack("{sI sI sI}", "boxes", (json_int_t)r->size.boxes, "deliveries",
+                     (json_int_t)r->size.deliveries, "memory_bytes", (json_int_t)r->estimate_bytes);
+}

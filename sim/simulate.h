@@ -61,7 +61,16 @@ struct rf_sim_options {
      * are bounded and predicted, one call at a time (see rf_progress_fn). */
     rf_progress_fn progress;
     void *progress_ctx;
+    /* The most memory a run may be estimated to need before any work (refit_run.c): a
+     * larger plan is refused up front with its estimate. 0: no limit. */
+    int64_t max_memory;
 };
+
+/* The most one simulation of a plan holds per delivery, when a whole plan falls in one
+ * round and no message merges early: the message and the sort's scratch copy of it
+ * (sim/simulate_round.c). rf_plan_estimate's deliveries times this bounds the simulator's
+ * part of a run's memory. */
+int64_t rf_simulate_delivery_bytes(void);
 
 #define RF_SIM_TOLERANCE_DEFAULT 1e-3
 /* At and below 1e-11 the flow engine is exact to rounding. */

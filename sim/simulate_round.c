@@ -523,3 +523,8 @@ int sim_relay_fill(const struct rf_plan *plan, const struct rf_topology *topo, f
     *out = fill;
     return 0;
 }
+
+int64_t rf_simulate_delivery_bytes(void)
+{
+    return 2 * (int64_t)sizeof(struct msg);
+}

@@ -169,6 +169,6 @@ ok $? "refit search --json, reshard, auto and under a framework profile"
 is "$(json_keys "$tmp/k5.json" "$tmp/k6.json" "$tmp/k7.json")" \
     "$(readme_keys 'refit search --json')" \
     "README lists exactly the keys refit search --json prints"
-is "$(readme_keys 'refit sim --json' | wc -l | tr -d ' ')" 44 "the sim table has its 44 rows"
+is "$(readme_keys 'refit sim --json' | wc -l | tr -d ' ')" 48 "the sim table has its 48 rows"
 
 done_testing

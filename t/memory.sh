@@ -55,4 +55,51 @@ is "$(json "$tmp/s.json" '$.memory.infer.budget_bytes')" 72000000000 \
     "the engine's share: 0.9 of the H100's 80 GB"
 is "$(json "$tmp/s.json" '$.memory.train.stage') $(json "$tmp/s.json" '$.memory.train.gpu')" \
     "1 16" "the worst training GPU is stage 1's first (4 layers; stage 0 has 3)"
+# The memory estimate made before any work (rf_plan_estimate): exact in boxes and deliveries
+# against the plan it predicts, for reshard, hierarchical and broadcast on the quick start.
+for s in reshard hierarchical broadcast; do
+    "$REFIT" plan "$SRCDIR/scripts/dsv3-h100.lua" --strategy $s --db "$tmp/e-$s.db" --json \
+        >"$tmp/e.json"
+    is "$(json "$tmp/e.json" '$.estimate.boxes') $(json "$tmp/e.json" '$.estimate.deliveries')" \
+        "$(sql "$tmp/e-$s.db" "SELECT (SELECT count(*) FROM box) || ' ' ||
+                                      (SELECT sum(dst_count) FROM transfer)")" \
+        "$s: the estimate's boxes and deliveries are the plan's"
+done
+is "$(json "$tmp/e.json" '$.estimate.deliveries')" 3635 "broadcast: one gather per source cell"
+
+# A plan too large for the machine is refused up front with its estimate: DeepSeek-V3 from
+# FSDP on 2048 H100 to 1024 (TP8 DP8 EP64) would need 818 M deliveries (it used to be
+# killed by the kernel past 20 GB).
+cat >"$tmp/fsdp.lua" <<'EOF2'
+return {
+    allow_overcommit = true,
+    model = "deepseek-v3",
+    cluster = { system = "dgx-h100", nodes = 384 },
+    train = { gpus = 2048, tp = 1, pp = 1, ep = 1, fsdp = true },
+    infer = { gpus = 1024, first_gpu = 2048, tp = 8, dp = 8, ep = 64, dtype = "fp8" },
+    strategy = "auto",
+}
+EOF2
+REFIT_THREADS=2 "$REFIT" sim "$tmp/fsdp.lua" --db "$tmp/big.db" --max-memory 16 >"$tmp/out" \
+    2>"$tmp/err"
+is "$?" 1 "DeepSeek-V3 from FSDP on 2048 GPUs to 1024 is refused under --max-memory 16"
+is "$(cat "$tmp/err")" "refit: $tmp/fsdp.lua: the run needs an estimated 210 GB (818 M \
+deliveries of 2.93 M boxes, a plan per auto worker), more than the limit of 16 GB (--max-memory, \
+by default three quarters of this machine's memory): nothing was planned" \
+    "with the estimate, its counts and the limit"
+ok "$(test ! -e "$tmp/big.db"; echo $?)" "and no database is created"
+"$REFIT" plan "$tmp/fsdp.lua" --strategy broadcast --db "$tmp/big.db" --max-memory 16 \
+    >/dev/null 2>&1
+ok $? "broadcast of the same layout fits the limit (a gather per source cell)"
+"$REFIT" plan "$SRCDIR/scripts/dsv3-h100.lua" --db "$tmp/z.db" --max-memory 0.05 2>"$tmp/err" \
+    >/dev/null
+is "$?" 1 "the quick start's reshard plan is refused under 0.05 GB"
+"$REFIT" plan "$SRCDIR/scripts/dsv3-h100.lua" --db "$tmp/z.db" --max-memory 0 >/dev/null
+ok $? "and planned with --max-memory 0 (no limit)"
+"$REFIT" plan "$SRCDIR/scripts/dsv3-h100.lua" --db "$tmp/z.db" --max-memory 52M >/dev/null
+ok $? "52M: just above its 51.96 MB estimate"
+"$REFIT" sim "$SRCDIR/scripts/dsv3-h100.lua" --db "$tmp/z.db" --max-memory 8x 2>"$tmp/err"
+is "$?" 2 "a size that is not one is a usage error"
+is "$(cat "$tmp/err")" "refit: --max-memory 8x: expected a size in GB (or with M, G or T), 0 for \
+no limit (see refit sim --help)" "that names the flag and the forms"
 done_testing
