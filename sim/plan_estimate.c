@@ -11,14 +11,14 @@ static int count_tensor(struct planner *p, const struct rf_tensor *t, const stru
                         const struct rf_side *infer, bool broadcast, struct rf_plan_size *out)
 {
     int rc;
-    if ((rc = planner_collect_cells(p, train, t, &p->src)) < 0)
+    if ((rc = planner_collect_cells_as(p, train, t, &p->src, false)) < 0)
         return rc;
     if (broadcast) {
         out->boxes += (int64_t)p->src.n;
         out->deliveries += (int64_t)p->src.n;
         return 0;
     }
-    if ((rc = planner_collect_cells(p, infer, t, &p->dst)) < 0)
+    if ((rc = planner_collect_cells_as(p, infer, t, &p->dst, false)) < 0)
         return rc;
     return planner_count_cells(p, t, &out->boxes, &out->deliveries);
 }

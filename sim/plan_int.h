@@ -95,6 +95,10 @@ void planner_cells_release(struct cells *c);
 /* The cells of tensor t on side, each with its sorted holder GPUs, into c. */
 int planner_collect_cells(struct planner *p, const struct rf_side *side, const struct rf_tensor *t,
                           struct cells *c);
+/* The same with holders false: the cells' boxes and, in hstart, their holders' counts only
+ * (c->holders is not filled): what the estimate needs (sim/plan_estimate.c). */
+int planner_collect_cells_as(struct planner *p, const struct rf_side *side,
+                             const struct rf_tensor *t, struct cells *c, bool holders);
 /* The source grid of p->src for tensor t (p->starts, p->cell_of); RF_EINVAL when the source
  * shards leave a gap or do not form a grid. */
 int planner_build_grid(struct planner *p, const struct rf_tensor *t);
