@@ -33,10 +33,12 @@ static void phase(const struct rf_sim_options *sim, const char *name)
  * GB measured (messages merge early, rounds spread them); the quick start's reshard
  * simulated, 0.13 GB and 0.16 GB (the Lua state, the topology and the flows besides). What
  * it is for is a refusal in a second where the plan would take the machine down:
- * DeepSeek-V3 from FSDP on 2048 GPUs to 1024, 818 M deliveries, 210 GB. */
+ * DeepSeek-V3 from FSDP on 2048 GPUs to 1024, 818 M deliveries, 210 GB. Auto with more
+ * workers than the limit holds runs with fewer (*workers; its result does not depend on
+ * them) before it is refused: with one a run needs what a plain strategy's does. */
 static int check_memory(const struct rf_scenario *sc, bool simulate,
                         const struct rf_sim_options *sim, struct rf_plan_size *size,
-                        int64_t *estimate, struct rf_error *err)
+                        int64_t *estimate, int *workers_out, struct rf_error *err)
 {
     bool broadcast = sc->strategy == RF_STRAT_BROADCAST;
     int rc = rf_plan_estimate(&sc->model, &sc->train, &sc->infer, broadcast, size, err);
@@ -45,18 +47,21 @@ static int check_memory(const struct rf_scenario *sc, bool simulate,
     bool is_auto = sc->strategy == RF_STRAT_AUTO; /* auto simulates its candidates */
     int workers = is_auto ? rf_auto_threads(sim) : 1;
     double per_delivery = simulate || is_auto ? (double)rf_simulate_delivery_bytes() : 0;
-    double need = (double)workers *
-                  ((double)rf_plan_size_bytes(size) + (double)size->deliveries * per_delivery);
+    double one = (double)rf_plan_size_bytes(size) + (double)size->deliveries * per_delivery;
+    double limit = (double)sim->max_memory;
+    while (sim->max_memory > 0 && workers > 1 && workers * one > limit)
+        workers--;
+    double need = workers * one;
+    *workers_out = workers;
     *estimate = need < 9e18 ? (int64_t)need : INT64_MAX;
-    if (sim->max_memory <= 0 || need <= (double)sim->max_memory)
+    if (sim->max_memory <= 0 || need <= limit)
         return 0;
     return rf_error_set(err, RF_ENOMEM,
                         "%s: the run needs an estimated %.3g GB (%.3g M deliveries of %.3g M "
-                        "boxes%s), more than the limit of %.3g GB (--max-memory, by default "
+                        "boxes), more than the limit of %.3g GB (--max-memory, by default "
                         "three quarters of this machine's memory): nothing was planned",
                         sc->source, need / 1e9, (double)size->deliveries / 1e6,
-                        (double)size->boxes / 1e6, workers > 1 ? ", a plan per auto worker" : "",
-                        (double)sim->max_memory / 1e9);
+                        (double)size->boxes / 1e6, (double)sim->max_memory / 1e9);
 }
 
 /* Loads SCENARIO (with an optional strategy override), builds its cluster's topology and
@@ -69,12 +74,12 @@ static int plan_scenario(struct rf_lua *L, const struct rf_scenario_src *src, co
                          struct rf_auto_choice *choice, struct rf_plan_size *size,
                          int64_t *estimate, struct rf_error *err)
 {
-    int rc;
+    int rc, workers = 1;
     phase(sim, "load");
     if ((rc = rf_lua_load_scenario(L, src, strategy, sc, err)) < 0 ||
         (rc = rf_scenario_init_sides(sc, err)) < 0 ||
         (rc = rf_topology_init(topo, &sc->cluster, err)) < 0 ||
-        (rc = check_memory(sc, simulate, sim, size, estimate, err)) < 0)
+        (rc = check_memory(sc, simulate, sim, size, estimate, &workers, err)) < 0)
         return rc;
     /* A profile says how its framework moves weights: a strategy it does not run has no
      * step to predict (refit's own plans are the profile-free scenario). Colocated sides run
@@ -114,6 +119,7 @@ static int plan_scenario(struct rf_lua *L, const struct rf_scenario_src *src, co
                                    .sources = sc->sources,
                                    .hybrid = hy.tensor_strategy,
                                    .sim = *sim};
+        in.sim.threads = workers;
         rc = rf_auto(&in, plan, pred, choice, err);
         rf_scenario_release(&hy);
         return rc;

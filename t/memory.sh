@@ -83,14 +83,26 @@ EOF2
 REFIT_THREADS=2 "$REFIT" sim "$tmp/fsdp.lua" --db "$tmp/big.db" --max-memory 16 >"$tmp/out" \
     2>"$tmp/err"
 is "$?" 1 "DeepSeek-V3 from FSDP on 2048 GPUs to 1024 is refused under --max-memory 16"
-is "$(cat "$tmp/err")" "refit: $tmp/fsdp.lua: the run needs an estimated 210 GB (818 M \
-deliveries of 2.93 M boxes, a plan per auto worker), more than the limit of 16 GB (--max-memory, \
-by default three quarters of this machine's memory): nothing was planned" \
-    "with the estimate, its counts and the limit"
+is "$(cat "$tmp/err")" "refit: $tmp/fsdp.lua: the run needs an estimated 105 GB (818 M \
+deliveries of 2.93 M boxes), more than the limit of 16 GB (--max-memory, by default three \
+quarters of this machine's memory): nothing was planned" \
+    "with the estimate of one auto worker, its counts and the limit"
 ok "$(test ! -e "$tmp/big.db"; echo $?)" "and no database is created"
 "$REFIT" plan "$tmp/fsdp.lua" --strategy broadcast --db "$tmp/big.db" --max-memory 16 \
     >/dev/null 2>&1
 ok $? "broadcast of the same layout fits the limit (a gather per source cell)"
+# Auto's workers each hold a plan: under a limit that holds one and not two it runs with one,
+# to the same plan.
+REFIT_THREADS=2 "$REFIT" plan "$SRCDIR/scripts/dsv3-h100.lua" --strategy auto --db "$tmp/a.db" \
+    --json >"$tmp/a2.json"
+REFIT_THREADS=2 "$REFIT" plan "$SRCDIR/scripts/dsv3-h100.lua" --strategy auto --db "$tmp/a.db" \
+    --json --max-memory 0.2 >"$tmp/a1.json"
+ok $? "auto under 0.2 GB, which holds one worker's plan and not two, plans"
+is "$(json "$tmp/a1.json" '$.estimate.memory_bytes') $(json "$tmp/a2.json" '$.estimate.memory_bytes')" \
+    "126408664 252817328" "with one worker's estimate, half of two's"
+is "$(sql "$tmp/a.db" "SELECT count(*) || ' ' || count(DISTINCT r.transfers || ' ' || r.moved_bytes
+                       || ' ' || p.seconds) FROM run r JOIN prediction p ON p.run_id = r.id")" \
+    "2 1" "and the same plan and prediction as with two"
 "$REFIT" plan "$SRCDIR/scripts/dsv3-h100.lua" --db "$tmp/z.db" --max-memory 0.05 2>"$tmp/err" \
     >/dev/null
 is "$?" 1 "the quick start's reshard plan is refused under 0.05 GB"
