@@ -198,6 +198,19 @@ static int emit_messages(struct sim *s, int32_t r, const struct msg *m, size_t k
     return 0;
 }
 
+/* x merged into y, a message of the same key, as the executor packs them: bytes and runs
+ * add, the most pieces and the latest fill hold (each commutative, so the order messages
+ * merge in does not change the result). */
+static void merge_msg(struct msg *y, const struct msg *x)
+{
+    y->bytes += x->bytes;
+    y->runs += x->runs;
+    if (x->pieces > y->pieces)
+        y->pieces = x->pieces;
+    for (int a = 0; a < RF_SIM_MAX_TOPOLOGIES; a++)
+        y->fill[a] = fmaxf(y->fill[a], x->fill[a]);
+}
+
 static uint32_t msg_key(const struct msg *x)
 {
     return (uint32_t)x->phase << 17 | (uint32_t)x->hop << 1 | x->quant;
@@ -223,8 +236,7 @@ static int cache_reset(struct sim *s, size_t n)
 }
 
 /* Message x appended to the round's *n messages of s->m (room reserved), or merged into an
- * equal one the cache remembers, as the executor packs them: bytes and runs add, the most
- * pieces and the latest fill hold. The sort then merges what the cache missed
+ * equal one the cache remembers (merge_msg). The sort then merges what the cache missed
  * (round_messages); merging early keeps the sort small where pairs repeat far apart: Kimi
  * K2 from FSDP made 126 M messages that merge into 1.2 M (every FSDP shard meets every TP
  * shard of every tensor), and sorting them all took most of auto's time. A hash table of
@@ -237,13 +249,7 @@ static void add_msg(struct sim *s, const struct msg *x, size_t *n)
     h ^= ((uint64_t)(uint32_t)x->dst << 32 | key) * 0xC2B2AE3D27D4EB4Fu;
     struct mcache *e = &s->mcache[(h >> 40) & s->mcache_mask];
     if (e->index && e->src == x->src && e->dst == x->dst && e->key == key) {
-        struct msg *y = &s->m[e->index - 1];
-        y->bytes += x->bytes;
-        y->runs += x->runs;
-        if (x->pieces > y->pieces)
-            y->pieces = x->pieces;
-        for (int a = 0; a < RF_SIM_MAX_TOPOLOGIES; a++)
-            y->fill[a] = fmaxf(y->fill[a], x->fill[a]);
+        merge_msg(&s->m[e->index - 1], x);
         return;
     }
     s->m[*n] = *x;
@@ -262,12 +268,7 @@ static int round_messages(struct sim *s, int32_t r, struct msg *m, size_t n)
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         if (k > 0 && cmp_msg(&m[k - 1], &m[i]) == 0) {
-            m[k - 1].bytes += m[i].bytes;
-            m[k - 1].runs += m[i].runs;
-            if (m[i].pieces > m[k - 1].pieces)
-                m[k - 1].pieces = m[i].pieces;
-            for (int a = 0; a < RF_SIM_MAX_TOPOLOGIES; a++)
-                m[k - 1].fill[a] = fmaxf(m[k - 1].fill[a], m[i].fill[a]);
+            merge_msg(&m[k - 1], &m[i]);
         } else {
             m[k++] = m[i];
         }
