@@ -55,10 +55,10 @@ struct rf_auto_choice {
     struct rf_auto_candidate candidates[2 * RF_AUTO_MAX_CANDIDATES]; /* per cluster */
 };
 
-/* Fills plan (scheduled, strategy RF_STRAT_AUTO) and its prediction with the best candidate
- * (see auto.c for the search). */
 /* The worker threads auto runs candidates on, each holding a plan and its simulation. */
 int rf_auto_threads(const struct rf_sim_options *sim);
+/* Fills plan (scheduled, strategy RF_STRAT_AUTO) and its prediction with the best candidate
+ * (see auto.c for the search). */
 int rf_auto(const struct rf_auto_input *in, struct rf_plan *plan, struct rf_prediction *pred,
             struct rf_auto_choice *choice, struct rf_error *err);
 

@@ -83,10 +83,13 @@ static void print_plan(const struct rf_scenario *sc, const struct rf_plan *plan,
                (long long)pipelined, (double)plan->chunk_bytes / 1024, (long long)chains);
 }
 
-static int print_plan_json(const struct refit_run *computed, const struct rf_scenario *sc,
-                           const struct rf_plan *plan, int64_t run, double plan_seconds,
-                           double store_seconds, struct rf_error *err)
+static int print_plan_json(const struct refit_run *computed, struct rf_error *err)
 {
+    const struct rf_scenario *sc = &computed->sc;
+    const struct rf_plan *plan = &computed->plan;
+    int64_t run = computed->id;
+    double plan_seconds = computed->plan_seconds;
+    double store_seconds = computed->seconds - computed->plan_seconds;
     json_t *roles = json_object();
     for (int r = 0; r < RF_ROLE_COUNT; r++) {
         const struct rf_tally *t = &plan->role[r];
@@ -180,8 +183,7 @@ int cmd_plan(int argc, char **argv)
         goto out;
     }
     if (json) {
-        if (print_plan_json(&r, &r.sc, &r.plan, r.id, r.plan_seconds, r.seconds - r.plan_seconds,
-                            &err) < 0) {
+        if (print_plan_json(&r, &err) < 0) {
             rc = cmd_fail(&err);
             goto out;
         }

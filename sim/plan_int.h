@@ -102,13 +102,13 @@ int planner_collect_cells_as(struct planner *p, const struct rf_side *side,
 /* The source grid of p->src for tensor t (p->starts, p->cell_of); RF_EINVAL when the source
  * shards leave a gap or do not form a grid. */
 int planner_build_grid(struct planner *p, const struct rf_tensor *t);
-/* Delivers every destination cell of tensor ti (in p->dst) from the source cells in p->src,
- * elem_size bytes per element: one box per intersection, each assigned its sources. */
 /* What planner_plan_cells would make of tensor t from the cells in p->src and p->dst,
  * added to *boxes (the intersections) and *deliveries (each box times its destination
  * holders), without making it. */
 int planner_count_cells(struct planner *p, const struct rf_tensor *t, int64_t *boxes,
                         int64_t *deliveries);
+/* Delivers every destination cell of tensor ti (in p->dst) from the source cells in p->src,
+ * elem_size bytes per element: one box per intersection, each assigned its sources. */
 int planner_plan_cells(struct planner *p, int32_t ti, size_t elem_size, uint8_t phase,
                        bool count_logical);
 

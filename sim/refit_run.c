@@ -33,7 +33,7 @@ static void phase(const struct rf_sim_options *sim, const char *name)
  * GB measured (messages merge early, rounds spread them); the quick start's reshard
  * simulated, 0.13 GB and 0.16 GB (the Lua state, the topology and the flows besides). What
  * it is for is a refusal in a second where the plan would take the machine down:
- * DeepSeek-V3 from FSDP on 2048 GPUs to 1024, 818 M deliveries, 210 GB. Auto with more
+ * DeepSeek-V3 from FSDP on 2048 GPUs to 1024, 818 M deliveries, 105 GB. Auto with more
  * workers than the limit holds runs with fewer (*workers; its result does not depend on
  * them) before it is refused: with one a run needs what a plain strategy's does. */
 static int check_memory(const struct rf_scenario *sc, bool simulate,

@@ -68,8 +68,8 @@ struct rf_sim_options {
 
 /* The most one simulation of a plan holds per delivery, when a whole plan falls in one
  * round and no message merges early: the message and the sort's scratch copy of it
- * (sim/simulate_round.c). rf_plan_estimate's deliveries times this bounds the simulator's
- * part of a run's memory. */
+ * (sim/simulate_round.c): rf_plan_estimate's deliveries times this is the simulator's part
+ * of a run's memory estimate. */
 int64_t rf_simulate_delivery_bytes(void);
 
 #define RF_SIM_TOLERANCE_DEFAULT 1e-3

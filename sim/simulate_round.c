@@ -92,12 +92,15 @@ static void count_pass(const struct msg *m, size_t n, struct msg *out, size_t *c
         out[count[by_src ? m[i].src : m[i].dst]++] = m[i];
 }
 
-/* Within one (src, dst) pair: by phase, hop and quant. */
+/* A message's key within its (src, dst) pair: phase, hop and quant, in that order. */
+static uint32_t msg_key(const struct msg *x)
+{
+    return (uint32_t)x->phase << 17 | (uint32_t)x->hop << 1 | x->quant;
+}
+
 static int cmp_msg_in_pair(const void *a, const void *b)
 {
-    const struct msg *x = a, *y = b;
-    uint32_t kx = (uint32_t)x->phase << 17 | (uint32_t)x->hop << 1 | x->quant;
-    uint32_t ky = (uint32_t)y->phase << 17 | (uint32_t)y->hop << 1 | y->quant;
+    uint32_t kx = msg_key(a), ky = msg_key(b);
     return (kx > ky) - (kx < ky);
 }
 
@@ -209,11 +212,6 @@ static void merge_msg(struct msg *y, const struct msg *x)
         y->pieces = x->pieces;
     for (int a = 0; a < RF_SIM_MAX_TOPOLOGIES; a++)
         y->fill[a] = fmaxf(y->fill[a], x->fill[a]);
-}
-
-static uint32_t msg_key(const struct msg *x)
-{
-    return (uint32_t)x->phase << 17 | (uint32_t)x->hop << 1 | x->quant;
 }
 
 /* The merge cache's size for a round of n messages: enough for them all up to 2^16 entries
