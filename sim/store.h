@@ -13,11 +13,15 @@
 #define RF_STORE_SCHEMA_VERSION 13
 
 struct sqlite3;
+struct rf_rows;
 
 struct rf_store {
     struct sqlite3 *db;
     char *path;          /* as given to rf_store_open: every error names it */
     double busy_seconds; /* how long a statement waits for another writer's lock */
+    /* The rows refit_rows yields during rf_store_insert_rows (sim/store_rows.c). */
+    const struct rf_rows *rows;
+    bool rows_module; /* registered on db */
 };
 
 /* How rf_store_open treats the file. */

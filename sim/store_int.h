@@ -26,6 +26,21 @@ int rf_store_exec(struct rf_store *st, const char *sql, struct rf_error *err);
 void rf_store_bind_text(sqlite3_stmt *s, int i, const char *v);
 /* Steps and resets a bound statement; anything but SQLITE_DONE is an error about what. */
 int rf_store_step(struct rf_store *st, sqlite3_stmt *s, struct rf_error *err, const char *what);
+/* Rows computed from memory, inserted by one statement (sim/store_rows.c): the SQL selects
+ * c0 .. c<cols - 1> FROM refit_rows, whose row i is what fill(ctx, i, v) writes into v
+ * (integers; RF_ROWS_NULL reads as NULL). A text column is an expression of an integer in
+ * the SQL ("iif(c7, 'gather', 'deliver')"). */
+enum { RF_ROWS_COLS = 16 };
+#define RF_ROWS_NULL INT64_MIN
+struct rf_rows {
+    size_t n;
+    int cols;
+    void (*fill)(const void *ctx, size_t i, int64_t *v);
+    const void *ctx;
+};
+int rf_store_insert_rows(struct rf_store *st, const char *sql, const struct rf_rows *rows,
+                         const char *what, struct rf_error *err);
+
 /* Inserts study's row, and the tables it printed before (study->pending), inside the
  * caller's transaction (a run's first store) and gives its id (sim/store_study.c). */
 int rf_store_insert_study(struct rf_store *st, const struct rf_store_study *study, int64_t *id,

@@ -12,8 +12,6 @@
 enum {
     S_RUN,
     S_TENSOR,
-    S_BOX,
-    S_TRANSFER,
     S_COLL,
     S_ROLE,
     S_SIDE,
@@ -33,9 +31,6 @@ static const char *const insert_sql[S_COUNT] = {
     " study_id)"
     " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO tensor VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    "INSERT INTO box VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-    "INSERT INTO transfer (run_id, id, box_id, src_gpu, dst_gpu, dst_count, dst_stride, phase,"
-    " bytes, round, after_id, hop, chain) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO collective (run_id, id, kind, tensor_id, root_gpu, first_gpu, gpu_count,"
     " gpu_stride, bytes, round) VALUES (?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO role_summary VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -167,6 +162,45 @@ static int insert_rounds(struct rf_store *st, sqlite3_stmt *q, int64_t run,
     return rc;
 }
 
+/* A plan's box and transfer rows, as refit_rows yields them (sim/store_rows.c). */
+struct plan_rows {
+    const struct rf_plan *plan;
+    int64_t run;
+};
+
+static void box_row(const void *ctx, size_t k, int64_t *v)
+{
+    const struct plan_rows *pr = ctx;
+    const struct rf_plan_box *b = &pr->plan->boxes[k];
+    v[0] = pr->run;
+    v[1] = (int64_t)k;
+    v[2] = b->tensor;
+    for (int d = 0; d < RF_MAX_DIMS; d++) {
+        v[3 + d] = b->box.off[d];
+        v[7 + d] = b->box.len[d];
+    }
+    v[11] = rf_box_numel(&b->box, RF_MAX_DIMS);
+}
+
+static void transfer_row(const void *ctx, size_t k, int64_t *v)
+{
+    const struct plan_rows *pr = ctx;
+    const struct rf_transfer *t = &pr->plan->transfers[k];
+    v[0] = pr->run;
+    v[1] = (int64_t)k;
+    v[2] = t->box;
+    v[3] = t->src;
+    v[4] = t->dst;
+    v[5] = t->dst_count;
+    v[6] = t->dst_stride;
+    v[7] = t->phase == RF_PHASE_GATHER;
+    v[8] = t->bytes;
+    v[9] = t->round;
+    v[10] = t->after >= 0 ? t->after : RF_ROWS_NULL;
+    v[11] = t->hop;
+    v[12] = t->chain;
+}
+
 /* The plan's own rows: tensors, boxes, transfers, collectives (none for a summary). */
 static int insert_plan_rows(struct rf_store *st, sqlite3_stmt **s, int64_t run,
                             const struct rf_plan *plan, struct rf_error *err)
@@ -196,43 +230,19 @@ static int insert_plan_rows(struct rf_store *st, sqlite3_stmt **s, int64_t run,
         if ((rc = rf_store_step(st, q, err, "tensor")) < 0)
             return rc;
     }
-    for (size_t k = 0; k < plan->n_boxes; k++) {
-        const struct rf_plan_box *b = &plan->boxes[k];
-        sqlite3_stmt *q = s[S_BOX];
-        sqlite3_bind_int64(q, 1, run);
-        sqlite3_bind_int64(q, 2, (int64_t)k);
-        sqlite3_bind_int(q, 3, b->tensor);
-        for (int d = 0; d < RF_MAX_DIMS; d++) {
-            sqlite3_bind_int64(q, 4 + d, b->box.off[d]);
-            sqlite3_bind_int64(q, 8 + d, b->box.len[d]);
-        }
-        sqlite3_bind_int64(q, 12, rf_box_numel(&b->box, RF_MAX_DIMS));
-        if ((rc = rf_store_step(st, q, err, "box")) < 0)
-            return rc;
-    }
-    for (size_t k = 0; k < plan->n_transfers; k++) {
-        const struct rf_transfer *t = &plan->transfers[k];
-        sqlite3_stmt *q = s[S_TRANSFER];
-        sqlite3_bind_int64(q, 1, run);
-        sqlite3_bind_int64(q, 2, (int64_t)k);
-        sqlite3_bind_int(q, 3, t->box);
-        sqlite3_bind_int(q, 4, t->src);
-        sqlite3_bind_int(q, 5, t->dst);
-        sqlite3_bind_int(q, 6, t->dst_count);
-        sqlite3_bind_int(q, 7, t->dst_stride);
-        sqlite3_bind_text(q, 8, t->phase == RF_PHASE_GATHER ? "gather" : "deliver", -1,
-                          SQLITE_STATIC);
-        sqlite3_bind_int64(q, 9, t->bytes);
-        sqlite3_bind_int(q, 10, t->round);
-        if (t->after >= 0)
-            sqlite3_bind_int(q, 11, t->after);
-        else
-            sqlite3_bind_null(q, 11);
-        sqlite3_bind_int(q, 12, t->hop);
-        sqlite3_bind_int(q, 13, t->chain);
-        if ((rc = rf_store_step(st, q, err, "transfer")) < 0)
-            return rc;
-    }
+    struct plan_rows pr = {.plan = plan, .run = run};
+    if ((rc = rf_store_insert_rows(st,
+                                   "INSERT OR ROLLBACK INTO box SELECT c0, c1, c2, c3, c4, c5,"
+                                   " c6, c7, c8, c9, c10, c11 FROM refit_rows",
+                                   &(struct rf_rows){plan->n_boxes, 12, box_row, &pr}, "box",
+                                   err)) < 0 ||
+        (rc = rf_store_insert_rows(
+             st,
+             "INSERT OR ROLLBACK INTO transfer (run_id, id, box_id, src_gpu, dst_gpu, dst_count,"
+             " dst_stride, phase, bytes, round, after_id, hop, chain) SELECT c0, c1, c2, c3, c4,"
+             " c5, c6, iif(c7, 'gather', 'deliver'), c8, c9, c10, c11, c12 FROM refit_rows",
+             &(struct rf_rows){plan->n_transfers, 13, transfer_row, &pr}, "transfer", err)) < 0)
+        return rc;
     for (size_t k = 0; k < plan->n_collectives; k++) {
         const struct rf_collective *c = &plan->collectives[k];
         sqlite3_stmt *q = s[S_COLL];

@@ -250,8 +250,11 @@ static void failure_leaves_no_partial_run(void **state)
     f.plan.transfers[f.plan.n_transfers - 1].dst_count = 0;
     assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), RF_EDB);
     assert_non_null(strstr(err.msg, "CHECK constraint failed"));
+    assert_non_null(strstr(err.msg, path));
+    assert_non_null(strstr(err.msg, "transfer"));
     f.plan.transfers[f.plan.n_transfers - 1].dst_count = 1;
     /* A dangling reference is refused before anything is written, naming the row. */
+    int32_t box = f.plan.transfers[f.plan.n_transfers - 1].box;
     f.plan.transfers[f.plan.n_transfers - 1].box = 999;
     assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), RF_EINVAL);
     assert_non_null(strstr(err.msg, "box 999 does not exist"));
@@ -260,6 +263,19 @@ static void failure_leaves_no_partial_run(void **state)
     assert_int_equal(query("SELECT count(*) FROM box WHERE run_id = 2"), 0);
     assert_int_equal(query("SELECT count(*) FROM tensor WHERE run_id = 2"), 0);
     assert_int_equal(query("SELECT count(*) FROM transfer WHERE run_id = 2"), 0);
+    /* The rolled-back statement left the connection usable: the mended plan is stored whole. */
+    f.plan.transfers[f.plan.n_transfers - 1].box = box;
+    assert_int_equal(rf_store_open(&st, path, RF_STORE_CREATE, &err), 0);
+    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), 0);
+    f.plan.transfers[f.plan.n_transfers - 1].dst_count = 0;
+    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), RF_EDB);
+    f.plan.transfers[f.plan.n_transfers - 1].dst_count = 1;
+    assert_int_equal(rf_store_save_plan(&st, &f.info, &f.plan, &run, &err), 0);
+    rf_store_close(&st);
+    assert_int_equal(query("SELECT count(*) FROM run"), 3);
+    assert_int_equal(query("SELECT count(*) FROM transfer WHERE run_id = 3"),
+                     (int64_t)f.plan.n_transfers);
+    assert_int_equal(query("SELECT count(*) FROM box WHERE run_id = 3"), (int64_t)f.plan.n_boxes);
     fixture_release(&f);
 }
 
