@@ -9,8 +9,10 @@
  * its remaining points out of its shard; the replay computes whatever it does not find, so
  * the user's database ends exactly as a serial run leaves it, and an error is reported at
  * the study's line where a serial run reports it. Each worker's memory is its own point's:
- * the study's peak is the largest point's, times the jobs at once. */
+ * the study's peak is the largest point's, times the jobs at once. A study cut short by a
+ * signal leaves no shard behind (on_cut). */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +37,93 @@ struct shards {
 static void shard_path(const struct shards *sh, int j, char *out, size_t size)
 {
     snprintf(out, size, "%s/shard-%d.db", sh->dir, j);
+}
+
+/* A study cut short by SIGTERM (a scheduler's, or kill), SIGINT (Ctrl-C) or SIGHUP leaves
+ * nothing in TMPDIR, where the shards of a large study are gigabytes: the handler, with
+ * async-signal-safe calls only, stops the jobs and waits for them, removes the shard files
+ * and their folder, and dies of the signal as it would have. The user's database needs
+ * nothing: SQLite's journal rolls a write cut short back when the file is next opened. A
+ * signal ignored when refit started (a background job's SIGINT, nohup's SIGHUP) stays
+ * ignored; the jobs get the handlers refit started with. */
+static const int cut_signals[] = {SIGINT, SIGTERM, SIGHUP};
+enum { N_CUT = sizeof(cut_signals) / sizeof(cut_signals[0]) };
+static struct {
+    char **paths; /* the shards' files: .db, -journal, -wal, -shm of each */
+    int n_paths;
+    const char *dir; /* NULL until made */
+    const pid_t *pids;
+    int n_pids; /* 0 once the jobs are reaped: their pids may be another's */
+    struct sigaction old[N_CUT];
+    bool set[N_CUT];
+} cut;
+
+static void on_cut(int sig)
+{
+    for (int j = 0; j < cut.n_pids; j++)
+        if (cut.pids[j] > 0)
+            kill(cut.pids[j], SIGTERM);
+    for (int j = 0; j < cut.n_pids; j++)
+        if (cut.pids[j] > 0)
+            while (waitpid(cut.pids[j], NULL, 0) < 0 && errno == EINTR)
+                ;
+    for (int i = 0; i < cut.n_paths; i++)
+        unlink(cut.paths[i]);
+    if (cut.dir)
+        rmdir(cut.dir);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void cut_install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_cut;
+    sigfillset(&sa.sa_mask); /* one signal cleans up; the others wait for its death */
+    for (int i = 0; i < N_CUT; i++) {
+        cut.set[i] = sigaction(cut_signals[i], NULL, &cut.old[i]) == 0 &&
+                     cut.old[i].sa_handler != SIG_IGN && sigaction(cut_signals[i], &sa, NULL) == 0;
+    }
+}
+
+/* The handlers refit started with: in a job, and here once the shards are gone. */
+static void cut_restore(void)
+{
+    for (int i = 0; i < N_CUT; i++)
+        if (cut.set[i])
+            sigaction(cut_signals[i], &cut.old[i], NULL);
+    memset(cut.set, 0, sizeof(cut.set));
+}
+
+/* The shards' paths, for the handler; without memory for them a cut leaves them. */
+static void cut_paths(const struct shards *sh)
+{
+    static const char *const ext[] = {"", "-journal", "-wal", "-shm"};
+    char **paths = calloc((size_t)sh->n * 4 + 1, sizeof(*paths)); /* NULL-ended */
+    int n = 0;
+    for (int j = 0; paths && j < sh->n; j++)
+        for (int k = 0; k < 4; k++) {
+            char p[4200];
+            shard_path(sh, j, p, sizeof(p));
+            size_t len = strlen(p);
+            snprintf(p + len, sizeof(p) - len, "%s", ext[k]);
+            if ((paths[n] = strdup(p)))
+                n++;
+        }
+    cut.paths = paths;
+    cut.n_paths = n;
+}
+
+static void cut_release(void)
+{
+    cut_restore();
+    cut.n_paths = cut.n_pids = 0;
+    cut.dir = NULL;
+    for (int i = 0; cut.paths && cut.paths[i]; i++)
+        free(cut.paths[i]);
+    free(cut.paths);
+    cut.paths = NULL;
 }
 
 static double now_s(void)
@@ -186,11 +275,16 @@ int cmd_run_dist(struct cmd_env *env, struct study_ctx *ctx, const char *path, i
             goto fail;
         const char *tmp = getenv("TMPDIR");
         snprintf(sh.dir, sizeof(sh.dir), "%s/refit-run-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        cut_install();
         if (!mkdtemp(sh.dir)) {
             rf_error_set(&err, RF_EIO, "%s: %s", sh.dir, strerror(errno));
             goto fail;
         }
         made_dir = true;
+        cut_paths(&sh);
+        cut.pids = pids;
+        cut.dir = sh.dir;
+        cut.n_pids = jobs;
         if (pipe(fds) != 0) {
             rf_error_set(&err, RF_EIO, "pipe: %s", strerror(errno));
             goto fail;
@@ -206,6 +300,7 @@ int cmd_run_dist(struct cmd_env *env, struct study_ctx *ctx, const char *path, i
                 break;
             }
             if (p == 0) {
+                cut_restore();
                 close(fds[0]);
                 _exit(work(env, ctx, &dry, &sh, j, fds[1]));
             }
@@ -245,6 +340,7 @@ int cmd_run_dist(struct cmd_env *env, struct study_ctx *ctx, const char *path, i
                         "here\n",
                         j + 1, WTERMSIG(status));
         }
+        cut.n_pids = 0;
         if (err.code)
             goto fail;
     }
@@ -267,8 +363,10 @@ out:
         close(fds[0]);
     if (fds[1] >= 0)
         close(fds[1]);
+    cut_restore();
     if (made_dir)
         remove_shards(&sh);
+    cut_release();
     rf_lua_study_dist_release(env->L, &dry);
     free(ks);
     free(pids);

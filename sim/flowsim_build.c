@@ -394,18 +394,20 @@ static bool route_same(const struct rf_flowsim *fs, const struct flow *a, const 
  * its members (rep: a flow of each member). */
 static int build_rate_classes(struct rf_flowsim *fs, const int32_t *rep, struct rf_error *err)
 {
-    size_t nm = (size_t)fs->n_memb, tsize = 1, total_path = 0;
+    size_t nm = (size_t)fs->n_memb, tsize = 1, total_path = 0, cap_cls = 0, cap_crep = 0;
     int32_t *table = NULL, *crep = NULL;
     int32_t nc = 0;
     int rc = 0;
 
+    /* Classes grow as they are found: Kimi K3's 4.9 M members make 65 k classes, and an
+     * array sized for one class a member asked for 415 MB (untouched, so not resident, but
+     * counted against a ulimit -v or an overcommit limit). */
     while (tsize < 2 * nm)
         tsize *= 2;
     table = malloc(tsize * sizeof(int32_t));
-    crep = malloc((nm ? nm : 1) * sizeof(int32_t));
-    fs->cls = malloc((nm ? nm : 1) * sizeof(struct cls));
+    fs->cls = NULL;
     fs->mheap = malloc((nm ? nm : 1) * sizeof(struct hent));
-    if (!table || !crep || !fs->cls || !fs->mheap)
+    if (!table || !fs->mheap)
         goto nomem;
     for (size_t i = 0; i < tsize; i++)
         table[i] = -1;
@@ -415,6 +417,9 @@ static int build_rate_classes(struct rf_flowsim *fs, const int32_t *rep, struct 
         while (table[s] >= 0 && !route_same(fs, &fs->flows[crep[table[s]]], f))
             s = (s + 1) & (tsize - 1);
         if (table[s] < 0) {
+            if (RF_GROW(fs->cls, cap_cls, (size_t)nc + 1, NULL) ||
+                RF_GROW(crep, cap_crep, (size_t)nc + 1, NULL))
+                goto nomem;
             table[s] = nc;
             crep[nc] = rep[m];
             fs->cls[nc] = (struct cls){.cap = f->cap,

@@ -68,6 +68,29 @@ is "$(grep -v '^refit run: ' "$tmp/err")" \
 ok "$(test ! -e "$tmp/bad.db"; echo $?)" "bad: nothing stored, no database"
 ok "$(rmdir "$tmp/shards"; echo $?)" "bad: no shard directory is left behind"
 
+# Cut short by a signal (a scheduler's SIGTERM; Ctrl-C's SIGINT is handled alike, but a
+# background job of a script ignores it): the jobs are stopped, the shards removed, and
+# refit dies of the signal. The signal is sent once the shards' folder exists, while the
+# jobs compute their first points (seconds each).
+mkdir "$tmp/cut"
+TMPDIR=$tmp/cut "$REFIT" run "$data/cut.lua" --db "$tmp/cut.db" --jobs 2 >/dev/null 2>&1 &
+pid=$!
+i=0
+while [ -z "$(ls -A "$tmp/cut")" ] && [ $i -lt 600 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+ok "$(test -n "$(ls -A "$tmp/cut")"; echo $?)" "cut: the shards' folder is made"
+kill -TERM "$pid"
+wait "$pid"
+is "$?" 143 "cut: refit dies of the SIGTERM"
+is "$(ls -A "$tmp/cut")" "" "cut: no shard is left behind"
+alive=$(for f in /proc/[0-9]*/cmdline; do tr '\0' ' ' <"$f" 2>/dev/null; echo; done |
+    grep -c "[-]-db $tmp/cut.db") # the bracket keeps grep from finding itself
+is "$alive" 0 "cut: no job outlives it"
+is "$(sql "$tmp/cut.db" "SELECT count(*) FROM run" 2>/dev/null || echo 0)" 0 \
+    "cut: the database holds no run of the study (the replay had not begun)"
+
 # Under MPI (mpirun -np 3 refit run): the same, the shards sent to rank 0 over MPI.
 : "${REFIT_EXEC:=./exec/refit-exec}" "${MPIRUN:=mpirun}"
 if [ -x "$REFIT_EXEC" ] && command -v "$MPIRUN" >/dev/null 2>&1; then
