@@ -23,6 +23,11 @@ struct rf_auto_input {
     const enum rf_strategy *hybrid;
     /* The same cluster with NCCL's PXN flipped (NULL: not tried). */
     const struct rf_topology *alt_topo;
+    /* Only broadcast candidates: the plans that reshard or relay (reshard, hierarchical,
+     * the hybrid split) do not fit --max-memory, an estimated left_out_bytes with one
+     * worker (sim/refit_run.c decides; 0 when they fit). */
+    bool broadcast_only;
+    int64_t left_out_bytes;
     /* The simulator's tolerance, and worker threads for independent candidates (0: the
      * online CPUs, at most 2, since each prediction holds its flows: about 1.4 GB for Kimi
      * K3 at 6144 GPUs). */
@@ -51,6 +56,7 @@ struct rf_auto_choice {
     char description[512];          /* what won, per role */
     const struct rf_topology *topo; /* the winner's: in->topo or in->alt_topo */
     enum rf_sources sources;        /* the winner's (its relay is the plan's) */
+    int64_t left_out_bytes;         /* rf_auto_input's: the direct plans were not tried */
     int n_candidates;
     struct rf_auto_candidate candidates[2 * RF_AUTO_MAX_CANDIDATES]; /* per cluster */
 };

@@ -139,7 +139,12 @@ static json_t *sim_run_json(const struct refit_run *r)
     json_t *cands = json_array();
     bool bad = !cands ||
                json_object_set_new(o, "auto_choice", rf_json_text(r->choice.description)) < 0 ||
-               json_object_set_new(o, "auto_evaluated", json_integer(r->choice.evaluated)) < 0;
+               json_object_set_new(o, "auto_evaluated", json_integer(r->choice.evaluated)) < 0 ||
+               (r->choice.left_out_bytes > 0 &&
+                json_object_set_new(o, "auto_left_out",
+                                    json_pack("{s:[sss], s:I}", "strategies", "reshard",
+                                              "hierarchical", "hybrid", "estimate_bytes",
+                                              (json_int_t)r->choice.left_out_bytes)) < 0);
     for (int k = 0; !bad && k < r->choice.n_candidates; k++) {
         const struct rf_auto_candidate *ac = &r->choice.candidates[k];
         json_t *e = json_pack("{s:o, s:f, s:f}", "candidate", rf_json_text(ac->description),
@@ -273,6 +278,12 @@ int cmd_sim(int argc, char **argv)
             if (r.plan.strategy == RF_STRAT_AUTO)
                 fprintf(tf, "%-6s %-12s %s (%d candidates predicted, %d only bounded)\n", "", "",
                         r.choice.description, r.choice.evaluated, r.choice.pruned);
+            if (r.plan.strategy == RF_STRAT_AUTO && r.choice.left_out_bytes > 0)
+                fprintf(tf,
+                        "%-6s %-12s broadcasts only: reshard, hierarchical and hybrid left out, "
+                        "their plans need an estimated %.3g GB (--max-memory %.3g GB)\n",
+                        "", "", (double)r.choice.left_out_bytes / 1e9,
+                        (double)env.sim.max_memory / 1e9);
         }
         if (x == 0 && stored == 0)
             first_id = r.id;

@@ -341,6 +341,10 @@ json_t *rf_describe(const struct rf_describe_input *in)
                 json_pack("{so sb ss so si si}", "choice", rf_json_text(c->description), "pxn", pxn,
                           "sources", rf_sources_name(c->sources), "relay", relay_json(&plan->relay),
                           "evaluated", c->evaluated, "pruned", c->pruned)) < 0;
+        /* Only when it happened: every other run's description stays as it was. */
+        if (!bad && c->left_out_bytes > 0)
+            bad = json_object_set_new(json_object_get(o, "auto"), "left_out_bytes",
+                                      json_integer(c->left_out_bytes)) < 0;
     }
     if (bad) {
         json_decref(o);

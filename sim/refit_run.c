@@ -38,30 +38,54 @@ static void phase(const struct rf_sim_options *sim, const char *name)
  * them) before it is refused: with one a run needs what a plain strategy's does. */
 static int check_memory(const struct rf_scenario *sc, bool simulate,
                         const struct rf_sim_options *sim, struct rf_plan_size *size,
-                        int64_t *estimate, int *workers_out, struct rf_error *err)
+                        int64_t *estimate, int *workers_out, int64_t *left_out,
+                        struct rf_error *err)
 {
     bool broadcast = sc->strategy == RF_STRAT_BROADCAST;
     int rc = rf_plan_estimate(&sc->model, &sc->train, &sc->infer, broadcast, size, err);
     if (rc < 0)
         return rc;
     bool is_auto = sc->strategy == RF_STRAT_AUTO; /* auto simulates its candidates */
-    int workers = is_auto ? rf_auto_threads(sim) : 1;
     double per_delivery = simulate || is_auto ? (double)rf_simulate_delivery_bytes() : 0;
-    double one = (double)rf_plan_size_bytes(size) + (double)size->deliveries * per_delivery;
     double limit = (double)sim->max_memory;
+    double one = (double)rf_plan_size_bytes(size) + (double)size->deliveries * per_delivery;
+    int workers = is_auto ? rf_auto_threads(sim) : 1;
     while (sim->max_memory > 0 && workers > 1 && workers * one > limit)
         workers--;
-    double need = workers * one;
+    double need = workers * one, direct = one;
+    *left_out = 0;
+    /* auto whose plans that reshard or relay do not fit chooses among broadcasts, when
+     * those fit (sim/auto.c says why). */
+    struct rf_plan_size bsize = {0};
+    if (is_auto && sim->max_memory > 0 && need > limit) {
+        if ((rc = rf_plan_estimate(&sc->model, &sc->train, &sc->infer, true, &bsize, err)) < 0)
+            return rc;
+        double b = (double)rf_plan_size_bytes(&bsize) + (double)bsize.deliveries * per_delivery;
+        int bw = rf_auto_threads(sim);
+        while (bw > 1 && bw * b > limit)
+            bw--;
+        if (bw * b <= limit) {
+            *size = bsize;
+            *left_out = direct < 9e18 ? (int64_t)direct : INT64_MAX;
+            workers = bw;
+            need = bw * b;
+        }
+    }
     *workers_out = workers;
     *estimate = need < 9e18 ? (int64_t)need : INT64_MAX;
     if (sim->max_memory <= 0 || need <= limit)
         return 0;
+    char alone[96] = "";
+    if (is_auto)
+        snprintf(alone, sizeof(alone), "; broadcast alone, auto's fallback, %.3g GB",
+                 ((double)rf_plan_size_bytes(&bsize) + (double)bsize.deliveries * per_delivery) /
+                     1e9);
     return rf_error_set(err, RF_ENOMEM,
                         "%s: the run needs an estimated %.3g GB (%.3g M deliveries of %.3g M "
-                        "boxes), more than the limit of %.3g GB (--max-memory, by default "
+                        "boxes%s), more than the limit of %.3g GB (--max-memory, by default "
                         "three quarters of this machine's memory): nothing was planned",
                         sc->source, need / 1e9, (double)size->deliveries / 1e6,
-                        (double)size->boxes / 1e6, (double)sim->max_memory / 1e9);
+                        (double)size->boxes / 1e6, alone, (double)sim->max_memory / 1e9);
 }
 
 /* Loads SCENARIO (with an optional strategy override), builds its cluster's topology and
@@ -75,11 +99,12 @@ static int plan_scenario(struct rf_lua *L, const struct rf_scenario_src *src, co
                          int64_t *estimate, struct rf_error *err)
 {
     int rc, workers = 1;
+    int64_t left_out = 0;
     phase(sim, "load");
     if ((rc = rf_lua_load_scenario(L, src, strategy, sc, err)) < 0 ||
         (rc = rf_scenario_init_sides(sc, err)) < 0 ||
         (rc = rf_topology_init(topo, &sc->cluster, err)) < 0 ||
-        (rc = check_memory(sc, simulate, sim, size, estimate, &workers, err)) < 0)
+        (rc = check_memory(sc, simulate, sim, size, estimate, &workers, &left_out, err)) < 0)
         return rc;
     /* A profile says how its framework moves weights: a strategy it does not run has no
      * step to predict (refit's own plans are the profile-free scenario). Colocated sides run
@@ -118,6 +143,8 @@ static int plan_scenario(struct rf_lua *L, const struct rf_scenario_src *src, co
                                    .relay = sc->relay,
                                    .sources = sc->sources,
                                    .hybrid = hy.tensor_strategy,
+                                   .broadcast_only = left_out > 0,
+                                   .left_out_bytes = left_out,
                                    .sim = *sim};
         in.sim.threads = workers;
         rc = rf_auto(&in, plan, pred, choice, err);

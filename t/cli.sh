@@ -152,9 +152,12 @@ json_keys() { # json_keys FILE...: every key path printed, arrays as [], two lev
 plain=$SRCDIR/t/data/describe/plain.lua
 "$REFIT" sim "$plain" --json --db "$tmp/k.db" >"$tmp/k1.json" &&
     "$REFIT" sim "$plain" --json --strategy auto --db "$tmp/k.db" >"$tmp/k2.json" &&
-    "$REFIT" sim "$SRCDIR/t/data/framework/nemo-rl.lua" --json --db "$tmp/k.db" >"$tmp/k3.json"
-ok $? "refit sim --json: a plain run, an auto run, a framework profile's"
-is "$(json_keys "$tmp/k1.json" "$tmp/k2.json" "$tmp/k3.json")" "$(readme_keys 'refit sim --json')" \
+    "$REFIT" sim "$SRCDIR/t/data/framework/nemo-rl.lua" --json --db "$tmp/k.db" >"$tmp/k3.json" &&
+    "$REFIT" sim "$plain" --json --strategy auto --max-memory 0.00003 --db "$tmp/k.db" \
+        >"$tmp/k8.json"
+ok $? "refit sim --json: a plain run, an auto run (and one left to broadcasts by --max-memory), a framework profile's"
+is "$(json_keys "$tmp/k1.json" "$tmp/k2.json" "$tmp/k3.json" "$tmp/k8.json")" \
+    "$(readme_keys 'refit sim --json')" \
     "README lists exactly the keys refit sim --json prints"
 "$REFIT" plan "$plain" --json --db "$tmp/k.db" >"$tmp/k4.json"
 is "$(json_keys "$tmp/k4.json")" "$(readme_keys 'refit plan --json')" \
@@ -169,6 +172,6 @@ ok $? "refit search --json, reshard, auto and under a framework profile"
 is "$(json_keys "$tmp/k5.json" "$tmp/k6.json" "$tmp/k7.json")" \
     "$(readme_keys 'refit search --json')" \
     "README lists exactly the keys refit search --json prints"
-is "$(readme_keys 'refit sim --json' | wc -l | tr -d ' ')" 48 "the sim table has its 48 rows"
+is "$(readme_keys 'refit sim --json' | wc -l | tr -d ' ')" 51 "the sim table has its 51 rows"
 
 done_testing

@@ -80,17 +80,42 @@ return {
     strategy = "auto",
 }
 EOF2
-REFIT_THREADS=2 "$REFIT" sim "$tmp/fsdp.lua" --db "$tmp/big.db" --max-memory 16 >"$tmp/out" \
+# Under a limit that fits only broadcasts, auto answers with the best broadcast and says
+# what it left out; under one that fits nothing it is refused with both estimates.
+REFIT_THREADS=2 "$REFIT" sim "$tmp/fsdp.lua" --db "$tmp/big.db" --max-memory 0.1 >"$tmp/out" \
     2>"$tmp/err"
-is "$?" 1 "DeepSeek-V3 from FSDP on 2048 GPUs to 1024 is refused under --max-memory 16"
+is "$?" 1 "DeepSeek-V3 from FSDP on 2048 GPUs to 1024 is refused under --max-memory 0.1"
 is "$(cat "$tmp/err")" "refit: $tmp/fsdp.lua: the run needs an estimated 105 GB (818 M \
-deliveries of 2.93 M boxes), more than the limit of 16 GB (--max-memory, by default three \
-quarters of this machine's memory): nothing was planned" \
-    "with the estimate of one auto worker, its counts and the limit"
+deliveries of 2.93 M boxes; broadcast alone, auto's fallback, 0.271 GB), more than the limit \
+of 0.1 GB (--max-memory, by default three quarters of this machine's memory): nothing was \
+planned" "with the estimate of one auto worker, its counts, broadcast's estimate and the limit"
 ok "$(test ! -e "$tmp/big.db"; echo $?)" "and no database is created"
 "$REFIT" plan "$tmp/fsdp.lua" --strategy broadcast --db "$tmp/big.db" --max-memory 16 \
     >/dev/null 2>&1
 ok $? "broadcast of the same layout fits the limit (a gather per source cell)"
+# The quick start's direct plans need 0.126 GB with one worker: under 0.1 GB auto chooses
+# among broadcasts, each source choice on both clusters, and predicts what --strategy
+# broadcast predicts or better.
+"$REFIT" sim "$SRCDIR/scripts/dsv3-h100.lua" --strategy auto --db "$tmp/b.db" --json \
+    --max-memory 0.1 >"$tmp/b.json"
+ok $? "auto under 0.1 GB, which no direct plan fits, answers"
+is "$(json "$tmp/b.json" '$.auto_left_out.estimate_bytes')" 126408664 \
+    "--json: what it left out, with the estimate that ruled it out"
+is "$(json "$tmp/b.json" '$.auto_left_out.strategies')" '["reshard","hierarchical","hybrid"]' \
+    "the strategies left out"
+is "$(sql "$tmp/b.db" "SELECT group_concat(DISTINCT strategy) FROM tensor")" broadcast \
+    "every tensor of its plan is broadcast"
+is "$(sql "$tmp/b.db" "SELECT json_extract(scenario_json, '$.auto.left_out_bytes') FROM run")" \
+    126408664 "the run's description records it"
+"$REFIT" sim "$SRCDIR/scripts/dsv3-h100.lua" --strategy broadcast --db "$tmp/b.db" --json \
+    >"$tmp/bc.json"
+ok "$(awk -v a="$(json "$tmp/b.json" '$.predicted_s')" -v b="$(json "$tmp/bc.json" '$.predicted_s')" \
+    'BEGIN { exit !(a <= b) }'; echo $?)" "its prediction is broadcast's or better"
+"$REFIT" sim "$SRCDIR/scripts/dsv3-h100.lua" --strategy auto --db "$tmp/b.db" \
+    --max-memory 0.1 >"$tmp/b.out"
+left="broadcasts only: reshard, hierarchical and hybrid left out, their plans need an estimated \
+0.126 GB (--max-memory 0.1 GB)"
+is "$(grep -c "^ *$left\$" "$tmp/b.out")" 1 "the table says so"
 # Auto's workers each hold a plan: under a limit that holds one and not two it runs with one,
 # to the same plan.
 REFIT_THREADS=2 "$REFIT" plan "$SRCDIR/scripts/dsv3-h100.lua" --strategy auto --db "$tmp/a.db" \
