@@ -129,23 +129,6 @@ static size_t find(struct usage *u, int32_t r)
     return u->at = lo;
 }
 
-static int64_t used(const struct sched *s, struct usage *u, int32_t r)
-{
-    if (r < u->full_below)
-        return s->budget;
-    if (u->d) /* r >= full_below >= base */
-        return (size_t)(r - u->base) < u->len ? u->d[r - u->base] : 0;
-    size_t i = find(u, r);
-    return i < u->n && u->e[i].round == r ? u->e[i].bytes : 0;
-}
-
-/* Does need (<= budget) fit in round r of u? Usage never exceeds the budget, so the room
- * left is computed without the sum that could overflow near INT64_MAX. */
-static bool room(const struct sched *s, struct usage *u, int32_t r, int64_t need)
-{
-    return need <= s->budget - used(s, u, r);
-}
-
 /* Bytes a run stages at its source: one copy per destination, capped at the budget (a
  * larger send travels in pieces), so a product past int64 is simply the budget. */
 static int64_t send_bytes(const struct sched *s, const struct rf_transfer *t)
@@ -390,36 +373,100 @@ static int place_transfer(struct sched *s, struct rf_transfer *t)
     return 0;
 }
 
-/* A broadcast pipelines through its members: each receives the tensor and passes it on. */
-static bool collective_fits(const struct sched *s, int32_t r, const struct rf_collective *c)
+/* A broadcast pipelines through its members: each receives the tensor and passes it on.
+ * Its round is the first from r on where the root can send and every member receive and
+ * send, found as transfer_round finds a run's: each member's next round with room, taken
+ * until they agree. Checking every member at every round tried instead cost Kimi K3 onto
+ * 16,384 GPUs 83% of its broadcast's 23 s (2,967 broadcasts, each to every inference GPU). */
+static int32_t collective_round(struct sched *s, int32_t r, const struct rf_collective *c)
 {
     int64_t need = min64(c->bytes, s->budget);
-    if (!room(s, &s->ln->send[c->root], r, need))
+    for (;;) {
+        int32_t at = next_fit(s, &s->ln->send[c->root], r, need);
+        for (int32_t i = 0; i < c->gpu_count; i++) {
+            int32_t g = c->first_gpu + i * c->gpu_stride;
+            if (g != c->root) {
+                at = next_fit(s, &s->ln->recv[g], at, need);
+                at = next_fit(s, &s->ln->send[g], at, need);
+            }
+        }
+        if (at == r)
+            return r;
+        r = at;
+    }
+}
+
+/* Whether every broadcast goes to one set of GPUs, none of them a root, that nothing else
+ * in the plain lane stages anything at: then each member's usage is every other's, in
+ * both directions, and one of them stands for all. A uniform broadcast of Kimi K3 onto
+ * 65,536 GPUs is 2,967 broadcasts to every inference GPU: checked member by member, they
+ * were 82% of its time. */
+static bool members_alike(const struct sched *s, const struct rf_plan *plan)
+{
+    if (plan->n_collectives == 0)
         return false;
-    for (int32_t i = 0; i < c->gpu_count; i++) {
-        int32_t g = c->first_gpu + i * c->gpu_stride;
-        if (g != c->root &&
-            (!room(s, &s->ln->recv[g], r, need) || !room(s, &s->ln->send[g], r, need)))
+    const struct rf_collective *c0 = &plan->collectives[0];
+    for (size_t i = 0; i < plan->n_collectives; i++) {
+        const struct rf_collective *c = &plan->collectives[i];
+        if (c->first_gpu != c0->first_gpu || c->gpu_count != c0->gpu_count ||
+            c->gpu_stride != c0->gpu_stride)
             return false;
+        int64_t k = c->gpu_stride ? ((int64_t)c->root - c->first_gpu) / c->gpu_stride : 0;
+        if (k >= 0 && k < c->gpu_count && c->first_gpu + k * c->gpu_stride == c->root)
+            return false;
+    }
+    for (int32_t i = 0; i < c0->gpu_count; i++) {
+        int32_t g = c0->first_gpu + i * c0->gpu_stride;
+        const struct usage *u[2] = {&s->ln->recv[g], &s->ln->send[g]};
+        for (int k = 0; k < 2; k++)
+            if (u[k]->d ? u[k]->busy > 0 : u[k]->n > u[k]->head)
+                return false;
     }
     return true;
 }
 
+/* A broadcast to members that are alike (members_alike): its first member's receive usage
+ * stands for every member's receives and sends. */
+static int place_collective_alike(struct sched *s, struct rf_collective *c, int32_t r)
+{
+    struct lane *ln = s->ln;
+    struct usage *root = &ln->send[c->root], *m = &ln->recv[c->first_gpu];
+    int64_t need = min64(c->bytes, s->budget);
+    int rc;
+    for (;;) {
+        int32_t at = next_fit(s, m, next_fit(s, root, r, need), need);
+        if (at == r)
+            break;
+        r = at;
+    }
+    ensure_round(s, r);
+    if ((rc = add_use(s, root, r, need)) < 0 || (rc = add_use(s, m, r, need)) < 0)
+        return rc;
+    advance_hint(s, &ln->send_hint[c->root], root);
+    advance_hint(s, &ln->recv_hint[c->first_gpu], m);
+    c->round = r;
+    return 0;
+}
+
 static int place_collective(struct sched *s, struct rf_collective *c, int32_t min_round)
 {
-    int32_t r = min_round;
+    struct lane *ln = s->ln;
+    int32_t r = collective_round(s, min_round, c);
     int rc;
-    while (!collective_fits(s, r, c))
-        r++;
     ensure_round(s, r);
     int64_t need = min64(c->bytes, s->budget);
-    if ((rc = add_use(s, &s->ln->send[c->root], r, need)) < 0)
+    if ((rc = add_use(s, &ln->send[c->root], r, need)) < 0)
         return rc;
+    advance_hint(s, &ln->send_hint[c->root], &ln->send[c->root]);
     for (int32_t i = 0; i < c->gpu_count; i++) {
         int32_t g = c->first_gpu + i * c->gpu_stride;
-        if (g != c->root && ((rc = add_use(s, &s->ln->recv[g], r, need)) < 0 ||
-                             (rc = add_use(s, &s->ln->send[g], r, need)) < 0))
+        if (g == c->root)
+            continue;
+        if ((rc = add_use(s, &ln->recv[g], r, need)) < 0 ||
+            (rc = add_use(s, &ln->send[g], r, need)) < 0)
             return rc;
+        advance_hint(s, &ln->recv_hint[g], &ln->recv[g]);
+        advance_hint(s, &ln->send_hint[g], &ln->send[g]);
     }
     c->round = r;
     return 0;
@@ -656,9 +703,11 @@ int rf_schedule(struct rf_plan *plan, const struct rf_schedule_opts *opts, struc
     plan->cap_transfers = s.cap_out;
     s.out = NULL;
     s.ln = &s.lanes[0];
+    bool alike = members_alike(&s, plan);
     for (size_t i = 0; i < plan->n_collectives; i++) {
         struct rf_collective *c = &plan->collectives[i];
-        if ((rc = place_collective(&s, c, gather_round[c->tensor] + 1)) < 0)
+        int32_t from = gather_round[c->tensor] + 1;
+        if ((rc = alike ? place_collective_alike(&s, c, from) : place_collective(&s, c, from)) < 0)
             goto out;
     }
     /* The kinds interleaved: plain 0, pipelined 0, plain 1, ... Each kind's rounds keep

@@ -249,6 +249,94 @@ static void random_plans_respect_the_budget(void **state)
     }
 }
 
+/* Each broadcast takes the first round, after its gathers, where its root can send and
+ * every member receive and send within the budget, given the transfers and the broadcasts
+ * before it: checked against a dense replay of first fit on random layouts. Uniform
+ * broadcasts (members nothing else touches: one member stands for all, schedule.c's
+ * members_alike) and hybrids whose resharded experts land on the same members (checked
+ * member by member) both. */
+static void broadcasts_take_their_first_fitting_round(void **state)
+{
+    (void)state;
+    static const int64_t budgets[] = {64, 300, 1000, 4096};
+    for (int iter = 0; iter < 24; iter++) {
+        struct rf_tensor ts[] = {
+            tensor("emb", RF_CLASS_VOCAB, RF_ROLE_EMBEDDING, -1, 40 + iter, 8, 0),
+            tensor("c", RF_CLASS_COLUMN, RF_ROLE_ATTENTION, 0, 12 + iter % 5, 7, 0),
+            tensor("r", RF_CLASS_ROW, RF_ROLE_ATTENTION, 1, 9, 30 + iter % 3, 0),
+            tensor("e", RF_CLASS_EXPERT_COLUMN, RF_ROLE_EXPERT, 1, 8, 6, 5 + iter % 4),
+            tensor("n", RF_CLASS_REPLICATED, RF_ROLE_NORM, 1, 33, 0, 0)};
+        enum rf_strategy mix[] = {RF_STRAT_BROADCAST, RF_STRAT_BROADCAST, RF_STRAT_BROADCAST,
+                                  RF_STRAT_RESHARD, RF_STRAT_BROADCAST};
+        struct rf_model m = {.name = "m", .layers = 2, .tensors = ts, .n_tensors = 5};
+        struct rf_side tr = train_side(1 + iter % 2, 1, 1 + iter % 2, 2, 2, 1, false, 0, 2);
+        struct rf_side in = infer_side(1 + iter % 4, 1, 1, 1, 1 + iter % 3, tr.gpus, 2, RF_DT_BF16);
+        int64_t budget = budgets[iter % 4];
+        for (int hybrid = 0; hybrid < 2; hybrid++) {
+            struct rf_plan p;
+            struct rf_error err;
+            assert_int_equal(rf_plan_build(&p, &m, &tr, &in,
+                                           hybrid ? RF_STRAT_AUTO : RF_STRAT_BROADCAST,
+                                           hybrid ? mix : NULL, NULL, &err),
+                             0);
+            assert_int_equal(
+                rf_schedule(&p, &(struct rf_schedule_opts){.staging_bytes = budget}, &err), 0);
+            assert_true(p.n_collectives > 0);
+            int64_t n_gpus = tr.gpus + in.gpus, nr = p.n_rounds + 1;
+            int64_t *send = calloc((size_t)(n_gpus * nr), sizeof(int64_t));
+            int64_t *recv = calloc((size_t)(n_gpus * nr), sizeof(int64_t));
+            int32_t *gather = malloc(m.n_tensors * sizeof(int32_t));
+            for (size_t t = 0; t < m.n_tensors; t++)
+                gather[t] = -1;
+            for (size_t i = 0; i < p.n_transfers; i++) {
+                const struct rf_transfer *t = &p.transfers[i];
+                assert_false(t->chain); /* no relays: one lane, rounds as numbered */
+                int32_t tensor = p.boxes[t->box].tensor;
+                if (t->phase == RF_PHASE_GATHER && t->round > gather[tensor])
+                    gather[tensor] = t->round;
+                if (t->src == t->dst && t->dst_count == 1)
+                    continue;
+                int64_t sb = t->bytes * t->dst_count, rb = t->bytes;
+                send[t->round * n_gpus + t->src] += sb < budget ? sb : budget;
+                for (int32_t k = 0; k < t->dst_count; k++)
+                    recv[t->round * n_gpus + t->dst + k * t->dst_stride] +=
+                        rb < budget ? rb : budget;
+            }
+            for (size_t i = 0; i < p.n_collectives; i++) {
+                const struct rf_collective *c = &p.collectives[i];
+                int64_t need = c->bytes < budget ? c->bytes : budget;
+                int32_t r = gather[c->tensor] + 1;
+                for (;; r++) {
+                    assert_true(r < nr);
+                    bool fits = send[r * n_gpus + c->root] + need <= budget;
+                    for (int32_t k = 0; k < c->gpu_count && fits; k++) {
+                        int64_t g = c->first_gpu + (int64_t)k * c->gpu_stride;
+                        fits = g == c->root || (recv[r * n_gpus + g] + need <= budget &&
+                                                send[r * n_gpus + g] + need <= budget);
+                    }
+                    if (fits)
+                        break;
+                }
+                assert_int_equal(c->round, r);
+                send[r * n_gpus + c->root] += need;
+                for (int32_t k = 0; k < c->gpu_count; k++) {
+                    int64_t g = c->first_gpu + (int64_t)k * c->gpu_stride;
+                    if (g != c->root) {
+                        recv[r * n_gpus + g] += need;
+                        send[r * n_gpus + g] += need;
+                    }
+                }
+            }
+            free(send);
+            free(recv);
+            free(gather);
+            rf_plan_release(&p);
+        }
+        rf_side_release(&tr);
+        rf_side_release(&in);
+    }
+}
+
 /* A run of tiny boxes under the largest budget: budget / bytes = 2^31.3 destinations would
  * fit, which once wrapped int32 into a negative piece size (pieces of negative counts). */
 static void tiny_boxes_under_a_huge_budget_stay_one_run(void **state)
@@ -408,6 +496,7 @@ int main(void)
         cmocka_unit_test(relays_spill_past_the_stream_window),
         cmocka_unit_test(long_runs_are_split_to_fit),
         cmocka_unit_test(random_plans_respect_the_budget),
+        cmocka_unit_test(broadcasts_take_their_first_fitting_round),
         cmocka_unit_test(tiny_boxes_under_a_huge_budget_stay_one_run),
         cmocka_unit_test(budgets_near_int64_max_do_not_wrap),
         cmocka_unit_test(plans_naming_bad_gpus_are_refused),
