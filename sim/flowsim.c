@@ -779,10 +779,17 @@ void rf_flowsim_set_tolerance(struct rf_flowsim *fs, double rel)
     fs->tolerance = rel > BATCH_EPS ? rel : BATCH_EPS;
 }
 
+void rf_flowsim_set_once(struct rf_flowsim *fs)
+{
+    fs->once = true;
+}
+
 int rf_flowsim_run(struct rf_flowsim *fs, struct rf_error *err)
 {
     int rc;
 
+    if (fs->spent)
+        return rf_error_set(err, RF_EINVAL, "flowsim: run once (rf_flowsim_set_once) already");
     flowsim_free_run(fs);
     memset(&fs->stats, 0, sizeof(fs->stats));
     fs->last_start = 0;
@@ -799,6 +806,15 @@ int rf_flowsim_run(struct rf_flowsim *fs, struct rf_error *err)
     fs->n_cheap = fs->n_live = fs->n_aheap = 0;
     if ((rc = flowsim_build(fs, err)) < 0)
         goto out;
+    if (fs->once) {
+        /* Members and classes hold all the run needs (their own copies of the paths). */
+        free(fs->flows);
+        free(fs->paths);
+        fs->flows = NULL;
+        fs->paths = NULL;
+        fs->cap_flows = fs->cap_paths = fs->n_paths = 0;
+        fs->spent = true;
+    }
     for (int32_t g = 0; g < fs->n_groups; g++) {
         struct group *gr = &fs->groups[g];
         gr->cursor = gr->cbeg;

@@ -55,8 +55,14 @@ int rf_flowsim_after(struct rf_flowsim *fs, int32_t group, int32_t prerequisite,
  * them all). */
 void rf_flowsim_set_tolerance(struct rf_flowsim *fs, double rel);
 
-/* Simulates every flow added so far (again from time 0 when called a second time). A cycle
- * among groups is RF_EINVAL. */
+/* The flows are run once: rf_flowsim_run frees their specs as soon as it has merged them
+ * into members and classes (Kimi K3 onto 4,096 GPUs: 4.9 M flows, 0.3 GB held through the
+ * run for nothing). Results stay readable; adding flows or running again is then
+ * RF_EINVAL. */
+void rf_flowsim_set_once(struct rf_flowsim *fs);
+
+/* Simulates every flow added so far (again from time 0 when called a second time, unless
+ * rf_flowsim_set_once). A cycle among groups is RF_EINVAL. */
 int rf_flowsim_run(struct rf_flowsim *fs, struct rf_error *err);
 
 /* Results of the last run; NAN for an index out of range, before a run, or once flows or

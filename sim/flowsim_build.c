@@ -107,6 +107,10 @@ void rf_flowsim_free(struct rf_flowsim *fs)
 
 int rf_flowsim_add(struct rf_flowsim *fs, const struct rf_flow_spec *f, struct rf_error *err)
 {
+    if (fs->spent)
+        return rf_error_set(err, RF_EINVAL,
+                            "flowsim: its flows were freed by a run "
+                            "(rf_flowsim_set_once)");
     if (f->group < 0 || f->group == INT32_MAX)
         return rf_error_set(err, RF_EINVAL, "flowsim: bad flow group %d", (int)f->group);
     if (!(f->bytes >= 0) || !isfinite(f->bytes) || !(f->latency_s >= 0) ||

@@ -143,6 +143,7 @@ struct rf_flowsim {
 
     /* Built by a run. */
     bool ran;
+    bool once, spent; /* rf_flowsim_set_once; its flows freed by a run */
     size_t run_flows;
     int32_t *f_memb; /* each flow's member */
     struct memb *memb;

@@ -639,6 +639,39 @@ static void one_path_is_one_rate_class_whose_members_finish_in_turn(void **state
 
 /* ---- Properties on random cases ---- */
 
+static void a_run_once_frees_its_flows_and_answers_the_same(void **state)
+{
+    (void)state;
+    /* rf_flowsim_set_once: the same answer, bit for bit, with the specs freed after the
+     * build; a flow added or a second run afterwards is refused. */
+    rng_state = seed();
+    for (int iter = 0; iter < 50; iter++) {
+        struct tcase tc;
+        struct rf_error err;
+        random_case(&tc, 60, 8);
+        struct rf_flowsim *a = engine_load(&tc), *b = engine_load(&tc);
+        rf_flowsim_set_once(b);
+        assert_int_equal(rf_flowsim_run(a, &err), 0);
+        assert_int_equal(rf_flowsim_run(b, &err), 0);
+        assert_true(rf_flowsim_makespan(a) == rf_flowsim_makespan(b));
+        for (int i = 0; i < tc.nf; i++)
+            assert_true(rf_flowsim_flow_finish(a, i) == rf_flowsim_flow_finish(b, i));
+        const struct tflow *f = &tc.f[0];
+        struct rf_flow_spec s = {.bytes = f->bytes,
+                                 .latency_s = f->lat,
+                                 .rate_cap = f->cap,
+                                 .path = f->path,
+                                 .path_len = f->path_len,
+                                 .group = f->group};
+        assert_int_equal(rf_flowsim_add(b, &s, &err), RF_EINVAL);
+        assert_non_null(strstr(err.msg, "rf_flowsim_set_once"));
+        assert_int_equal(rf_flowsim_run(b, &err), RF_EINVAL);
+        assert_true(rf_flowsim_makespan(b) == rf_flowsim_makespan(a));
+        rf_flowsim_free(a);
+        rf_flowsim_free(b);
+    }
+}
+
 static void a_second_run_starts_afresh(void **state)
 {
     (void)state;
@@ -785,6 +818,7 @@ int main(void)
         cmocka_unit_test(identical_flows_behave_as_separate_flows),
         cmocka_unit_test(flows_on_few_paths_agree_with_brute_force),
         cmocka_unit_test(link_bytes_are_bytes_times_path_length),
+        cmocka_unit_test(a_run_once_frees_its_flows_and_answers_the_same),
         cmocka_unit_test(makespan_is_never_below_the_busiest_link),
     };
     return cmocka_run_group_tests_name("flowsim", tests, NULL, NULL);
