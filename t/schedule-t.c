@@ -219,17 +219,23 @@ static void long_runs_are_split_to_fit(void **state)
     rf_side_release(&in);
 }
 
+/* Five tensors of every class, their sizes varied by iter (the random plans' model). */
+static void random_tensors(struct rf_tensor ts[5], int iter)
+{
+    ts[0] = tensor("emb", RF_CLASS_VOCAB, RF_ROLE_EMBEDDING, -1, 40 + iter, 8, 0);
+    ts[1] = tensor("c", RF_CLASS_COLUMN, RF_ROLE_ATTENTION, 0, 12 + iter % 5, 7, 0);
+    ts[2] = tensor("r", RF_CLASS_ROW, RF_ROLE_ATTENTION, 1, 9, 30 + iter % 3, 0);
+    ts[3] = tensor("e", RF_CLASS_EXPERT_COLUMN, RF_ROLE_EXPERT, 1, 8, 6, 5 + iter % 4);
+    ts[4] = tensor("n", RF_CLASS_REPLICATED, RF_ROLE_NORM, 1, 33, 0, 0);
+}
+
 static void random_plans_respect_the_budget(void **state)
 {
     (void)state;
     static const int64_t budgets[] = {64, 256, 1000, 4096, 1 << 20};
     for (int iter = 0; iter < 30; iter++) {
-        struct rf_tensor ts[] = {
-            tensor("emb", RF_CLASS_VOCAB, RF_ROLE_EMBEDDING, -1, 40 + iter, 8, 0),
-            tensor("c", RF_CLASS_COLUMN, RF_ROLE_ATTENTION, 0, 12 + iter % 5, 7, 0),
-            tensor("r", RF_CLASS_ROW, RF_ROLE_ATTENTION, 1, 9, 30 + iter % 3, 0),
-            tensor("e", RF_CLASS_EXPERT_COLUMN, RF_ROLE_EXPERT, 1, 8, 6, 5 + iter % 4),
-            tensor("n", RF_CLASS_REPLICATED, RF_ROLE_NORM, 1, 33, 0, 0)};
+        struct rf_tensor ts[5];
+        random_tensors(ts, iter);
         struct rf_model m = {.name = "m", .layers = 2, .tensors = ts, .n_tensors = 5};
         struct rf_side tr = train_side(1 + iter % 2, 1, 1 + iter % 2, 2, 2, 1, iter % 3 == 0, 0, 2);
         struct rf_side in = infer_side(1 + iter % 4, 1, 1, 1, 1 + iter % 3, tr.gpus, 2,
@@ -260,12 +266,8 @@ static void broadcasts_take_their_first_fitting_round(void **state)
     (void)state;
     static const int64_t budgets[] = {64, 300, 1000, 4096};
     for (int iter = 0; iter < 24; iter++) {
-        struct rf_tensor ts[] = {
-            tensor("emb", RF_CLASS_VOCAB, RF_ROLE_EMBEDDING, -1, 40 + iter, 8, 0),
-            tensor("c", RF_CLASS_COLUMN, RF_ROLE_ATTENTION, 0, 12 + iter % 5, 7, 0),
-            tensor("r", RF_CLASS_ROW, RF_ROLE_ATTENTION, 1, 9, 30 + iter % 3, 0),
-            tensor("e", RF_CLASS_EXPERT_COLUMN, RF_ROLE_EXPERT, 1, 8, 6, 5 + iter % 4),
-            tensor("n", RF_CLASS_REPLICATED, RF_ROLE_NORM, 1, 33, 0, 0)};
+        struct rf_tensor ts[5];
+        random_tensors(ts, iter);
         enum rf_strategy mix[] = {RF_STRAT_BROADCAST, RF_STRAT_BROADCAST, RF_STRAT_BROADCAST,
                                   RF_STRAT_RESHARD, RF_STRAT_BROADCAST};
         struct rf_model m = {.name = "m", .layers = 2, .tensors = ts, .n_tensors = 5};
