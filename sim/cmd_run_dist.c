@@ -39,6 +39,16 @@ static void shard_path(const struct shards *sh, int j, char *out, size_t size)
     snprintf(out, size, "%s/shard-%d.db", sh->dir, j);
 }
 
+/* The files SQLite may leave of shard j: the database and its journals (k < SHARD_FILES). */
+enum { SHARD_FILES = 4 };
+static void shard_file(const struct shards *sh, int j, int k, char *out, size_t size)
+{
+    static const char *const ext[SHARD_FILES] = {"", "-journal", "-wal", "-shm"};
+    shard_path(sh, j, out, size);
+    size_t len = strlen(out);
+    snprintf(out + len, size - len, "%s", ext[k]);
+}
+
 /* A study cut short by SIGTERM (a scheduler's, or kill), SIGINT (Ctrl-C) or SIGHUP leaves
  * nothing in TMPDIR, where the shards of a large study are gigabytes: the handler, with
  * async-signal-safe calls only, stops the jobs and waits for them, removes the shard files
@@ -99,15 +109,12 @@ static void cut_restore(void)
 /* The shards' paths, for the handler; without memory for them a cut leaves them. */
 static void cut_paths(const struct shards *sh)
 {
-    static const char *const ext[] = {"", "-journal", "-wal", "-shm"};
-    char **paths = calloc((size_t)sh->n * 4 + 1, sizeof(*paths)); /* NULL-ended */
+    char **paths = calloc((size_t)sh->n * SHARD_FILES + 1, sizeof(*paths)); /* NULL-ended */
     int n = 0;
     for (int j = 0; paths && j < sh->n; j++)
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < SHARD_FILES; k++) {
             char p[4200];
-            shard_path(sh, j, p, sizeof(p));
-            size_t len = strlen(p);
-            snprintf(p + len, sizeof(p) - len, "%s", ext[k]);
+            shard_file(sh, j, k, p, sizeof(p));
             if ((paths[n] = strdup(p)))
                 n++;
         }
@@ -238,16 +245,11 @@ static int take(void *vsh, int64_t k, const char *fp, char **result, int64_t **o
 static void remove_shards(const struct shards *sh)
 {
     char path[4200];
-    for (int j = 0; j < sh->n; j++) {
-        shard_path(sh, j, path, sizeof(path));
-        unlink(path);
-        size_t len = strlen(path);
-        for (int k = 0; k < 3; k++) {
-            snprintf(path + len, sizeof(path) - len, "%s",
-                     (const char *[]){"-journal", "-wal", "-shm"}[k]);
+    for (int j = 0; j < sh->n; j++)
+        for (int k = 0; k < SHARD_FILES; k++) {
+            shard_file(sh, j, k, path, sizeof(path));
             unlink(path);
         }
-    }
     rmdir(sh->dir);
 }
 

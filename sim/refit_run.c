@@ -36,6 +36,21 @@ static void phase(const struct rf_sim_options *sim, const char *name)
  * DeepSeek-V3 from FSDP on 2048 GPUs to 1024, 818 M deliveries, 105 GB. Auto with more
  * workers than the limit holds runs with fewer (*workers; its result does not depend on
  * them) before it is refused: with one a run needs what a plain strategy's does. */
+/* One plan in flight's estimated bytes: its boxes and transfer runs, and its messages when
+ * it is simulated. */
+static double plan_bytes(const struct rf_plan_size *size, double per_delivery)
+{
+    return (double)rf_plan_size_bytes(size) + (double)size->deliveries * per_delivery;
+}
+
+/* The most workers, from `most` down to one, whose plans in flight fit limit (0: none). */
+static int fitting_workers(int most, double one, double limit)
+{
+    while (limit > 0 && most > 1 && most * one > limit)
+        most--;
+    return most;
+}
+
 static int check_memory(const struct rf_scenario *sc, bool simulate,
                         const struct rf_sim_options *sim, struct rf_plan_size *size,
                         int64_t *estimate, int *workers_out, int64_t *left_out,
@@ -48,44 +63,38 @@ static int check_memory(const struct rf_scenario *sc, bool simulate,
     bool is_auto = sc->strategy == RF_STRAT_AUTO; /* auto simulates its candidates */
     double per_delivery = simulate || is_auto ? (double)rf_simulate_delivery_bytes() : 0;
     double limit = (double)sim->max_memory;
-    double one = (double)rf_plan_size_bytes(size) + (double)size->deliveries * per_delivery;
-    int workers = is_auto ? rf_auto_threads(sim) : 1;
-    while (sim->max_memory > 0 && workers > 1 && workers * one > limit)
-        workers--;
-    double need = workers * one, direct = one;
+    double one = plan_bytes(size, per_delivery), b = 0;
+    int workers = fitting_workers(is_auto ? rf_auto_threads(sim) : 1, one, limit);
+    double need = workers * one;
     *left_out = 0;
     /* auto whose plans that reshard or relay do not fit chooses among broadcasts, when
      * those fit (sim/auto.c says why). */
-    struct rf_plan_size bsize = {0};
-    if (is_auto && sim->max_memory > 0 && need > limit) {
+    if (is_auto && limit > 0 && need > limit) {
+        struct rf_plan_size bsize;
         if ((rc = rf_plan_estimate(&sc->model, &sc->train, &sc->infer, true, &bsize, err)) < 0)
             return rc;
-        double b = (double)rf_plan_size_bytes(&bsize) + (double)bsize.deliveries * per_delivery;
-        int bw = rf_auto_threads(sim);
-        while (bw > 1 && bw * b > limit)
-            bw--;
+        b = plan_bytes(&bsize, per_delivery);
+        int bw = fitting_workers(rf_auto_threads(sim), b, limit);
         if (bw * b <= limit) {
             *size = bsize;
-            *left_out = direct < 9e18 ? (int64_t)direct : INT64_MAX;
+            *left_out = one < 9e18 ? (int64_t)one : INT64_MAX;
             workers = bw;
             need = bw * b;
         }
     }
     *workers_out = workers;
     *estimate = need < 9e18 ? (int64_t)need : INT64_MAX;
-    if (sim->max_memory <= 0 || need <= limit)
+    if (limit <= 0 || need <= limit)
         return 0;
     char alone[96] = "";
     if (is_auto)
-        snprintf(alone, sizeof(alone), "; broadcast alone, auto's fallback, %.3g GB",
-                 ((double)rf_plan_size_bytes(&bsize) + (double)bsize.deliveries * per_delivery) /
-                     1e9);
+        snprintf(alone, sizeof(alone), "; broadcast alone, auto's fallback, %.3g GB", b / 1e9);
     return rf_error_set(err, RF_ENOMEM,
                         "%s: the run needs an estimated %.3g GB (%.3g M deliveries of %.3g M "
                         "boxes%s), more than the limit of %.3g GB (--max-memory, by default "
                         "three quarters of this machine's memory): nothing was planned",
                         sc->source, need / 1e9, (double)size->deliveries / 1e6,
-                        (double)size->boxes / 1e6, alone, (double)sim->max_memory / 1e9);
+                        (double)size->boxes / 1e6, alone, limit / 1e9);
 }
 
 /* Loads SCENARIO (with an optional strategy override), builds its cluster's topology and
