@@ -1,8 +1,9 @@
 /* The limits of refit's Lua state and its file reader. Descriptions are programs: without
  * limits `while true do end` hangs refit and a table bomb takes the machine's memory. The
- * allocator counts the whole state's bytes, a count hook its instructions per entry from C;
- * every file the library reads goes through `refit.file.read`, which refuses devices,
- * directories and oversized files before reading a byte. */
+ * allocator counts the whole state's bytes, a count hook its instructions per entry from C
+ * (and sim/lua_match.c charges its pattern-matching steps to the same budget); every file the
+ * library reads goes through `refit.file.read`, which refuses devices, directories and oversized
+ * files before reading a byte. */
 #include "sandbox.h"
 
 #include <ctype.h>
@@ -18,6 +19,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "lua_match.h"
 
 #define HOOK_PERIOD RF_LUA_HOOK_PERIOD
 #define MAX_LEVELS 100
@@ -70,6 +73,7 @@ static void raise_limit(lua_State *L, struct rf_sandbox *sb, const char *text)
 }
 
 static void hook(lua_State *L, lua_Debug *ar);
+static void *sandbox_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
 
 static void set_hook(struct rf_sandbox *sb, int period)
 {
@@ -104,6 +108,30 @@ static void hook(lua_State *L, lua_Debug *ar)
                  "more than %llu million Lua instructions (the limit of one description "
                  "load or study step; an endless loop?)",
                  (unsigned long long)(sb->limits.instructions / 1000000));
+        raise_limit(L, sb, text);
+    }
+}
+
+void rf_sandbox_charge(lua_State *L, uint64_t steps, const char *what)
+{
+    void *ud;
+    if (lua_getallocf(L, &ud) != sandbox_alloc)
+        return;
+    struct rf_sandbox *sb = ud;
+    /* Once a limit is reported the error is on its way out; the library's message handler
+     * may still match its own patterns. */
+    if (sb->stopped)
+        return;
+    sb->steps += steps;
+    sb->count += sb->steps / HOOK_PERIOD;
+    sb->steps %= HOOK_PERIOD;
+    if (sb->count * HOOK_PERIOD > sb->limits.instructions) {
+        char text[256];
+        snprintf(text, sizeof(text),
+                 "%s: more than %llu million Lua instructions and pattern-matching steps (the "
+                 "limit of one description load or study step; a pattern that backtracks "
+                 "without end?)",
+                 what, (unsigned long long)(sb->limits.instructions / 1000000));
         raise_limit(L, sb, text);
     }
 }
@@ -159,6 +187,7 @@ int rf_sandbox_open(struct rf_sandbox *sb, const char *lib_dir, struct rf_error 
     sb->L = L;
     set_hook(sb, HOOK_PERIOD);
     luaL_openlibs(L);
+    rf_lua_match_install(L);
     luaL_requiref(L, "refit.file", rf_luaopen_file, 0);
     lua_pop(L, 1);
     return 0;
@@ -185,7 +214,7 @@ void rf_sandbox_reset(struct rf_sandbox *sb)
     /* What the last entry left over the limit is garbage now (its error unwound it). */
     if (sb->used > sb->limits.memory_bytes)
         lua_gc(L, LUA_GCCOLLECT);
-    sb->count = 0;
+    sb->count = sb->steps = 0;
     sb->armed = sb->stopped = sb->refused = sb->unplaced = false;
     sb->refused_at[0] = sb->stopped_by[0] = '\0';
     set_hook(sb, HOOK_PERIOD);

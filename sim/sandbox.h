@@ -40,6 +40,7 @@ struct rf_sandbox {
     size_t used, peak;     /* bytes the state holds now, and at most */
     uint64_t count;        /* instructions of the current entry, in hook periods */
     uint64_t count_peak;   /* the most any entry used */
+    uint64_t steps;        /* pattern-matching steps short of a hook period (charged) */
     bool armed;            /* memory passed the limit: check at the next instruction */
     bool stopped;          /* a limit was reported in this entry: do not raise again */
     bool unplaced;         /* ... where no description was running (a config.json) */
@@ -61,6 +62,12 @@ void rf_sandbox_reset(struct rf_sandbox *sb);
  * restored below the function. */
 int rf_sandbox_pcall(struct rf_sandbox *sb, int nargs, int nresults, int msgh, const char *what,
                      struct rf_error *err);
+
+/* Charges steps of C work done for Lua (sim/lua_match.c's pattern matching, where the count
+ * hook never fires) to the entry's instruction budget, one step as one instruction; past the
+ * limit raises at the user's line, naming `what` ("string.find"). Nothing in a state the
+ * sandbox did not open. */
+void rf_sandbox_charge(struct lua_State *L, uint64_t steps, const char *what);
 
 /* The most instructions one entry used so far (a multiple of the hook period). */
 uint64_t rf_sandbox_instructions_peak(const struct rf_sandbox *sb);

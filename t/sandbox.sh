@@ -53,6 +53,28 @@ fails constructors "$tmp/constructors.lua:2: $steps" \
     "a loop of constructor calls names the user's line, not the library's" \
     plan "$tmp/uses-constructors.lua" --db "$db"
 
+# Pattern matching runs in C, where the count hook never fires: sim/lua_match.c charges its
+# steps to the same budget. Each of these takes Lua's own matcher minutes (issue 25).
+bad=$SRCDIR/t/data/bad
+pattern() { # pattern WHAT FILE LINE FUNCTION DESCRIPTION ARGS...
+    what=$1 file=$2 line=$3 fn=$4 desc=$5
+    shift 5
+    fails "$what" "$bad/$file:$line: $fn: more than 100 million Lua instructions and \
+pattern-matching steps (the limit of one description load or study step; a pattern that \
+backtracks without end?)" "$desc" "$@"
+}
+pattern find pattern-find.lua 4 string.find "a backtracking find in a scenario names its line" \
+    plan "$bad/pattern-find.lua" --db "$db"
+pattern policy-gsub pattern-policy.lua 9 string.gsub \
+    "a backtracking gsub in a hybrid policy names its line" sim "$bad/pattern-policy.lua" --db "$db"
+pattern profile-match pattern-profile.lua 2 string.match \
+    "a backtracking match in a framework profile file names that file's line" \
+    plan "$bad/pattern-uses-profile.lua" --db "$db"
+pattern search-find pattern-find.lua 4 string.find "refit search stops the same scenario" \
+    search "$bad/pattern-find.lua"
+pattern study-gmatch pattern-study.lua 4 string.gmatch "a backtracking gmatch in a study names its line" \
+    run "$bad/pattern-study.lua" --db "$tmp/pattern-study.db"
+
 # Memory: a table bomb, one huge string.
 printf -- '-- a table bomb\nlocal t = {}\nfor i = 1, 1e12 do t[i] = { i } end\n' >"$tmp/bomb.lua"
 fails bomb "$tmp/bomb.lua:3: $memory in use (the limit)" \
