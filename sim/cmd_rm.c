@@ -19,6 +19,12 @@ static const char usage[] =
     "FILE VACUUM gives them back to the file system).\n"
     "  --label L      the runs a study or `refit sim --label L` stored under L\n";
 
+static int cmp_id(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
 int cmd_rm(int argc, char **argv)
 {
     static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
@@ -60,6 +66,13 @@ int cmd_rm(int argc, char **argv)
         }
         ids[i] = v;
     }
+    /* A run named twice is removed once, and counted once ("rm 3 3" removes 1 run). */
+    qsort(ids, n, sizeof(*ids), cmp_id);
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++)
+        if (u == 0 || ids[i] != ids[u - 1])
+            ids[u++] = ids[i];
+    n = u;
     if (rf_store_open(&st, db, RF_STORE_EXISTING, &err) < 0) {
         free(ids);
         return cmd_fail(&err);

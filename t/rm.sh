@@ -44,10 +44,11 @@ rows "$db" 2 >"$tmp/2.after"
 cmp -s "$tmp/2.before" "$tmp/2.after"
 ok $? "run 2 keeps every row"
 
-"$REFIT" rm 2 --db "$db" >"$tmp/out"
-ok $? "rm 2"
+"$REFIT" rm 2 2 --db "$db" >"$tmp/out"
+ok $? "rm 2 2"
 tensors=$(grep '^tensor ' "$tmp/2.before" | cut -d' ' -f2)
-is "$(sed -n 1p "$tmp/out")" "removed 1 run from $db: 2" "it says which run went"
+is "$(sed -n 1p "$tmp/out")" "removed 1 run from $db: 2" \
+    "it says which run went, named twice and removed once"
 is "$(sed -n 2p "$tmp/out" | tr ',' '\n' | grep -c .)" \
     "$(grep -vc ' 0$' "$tmp/2.before")" "and a count for each table it emptied"
 case "$(sed -n 2p "$tmp/out")" in

@@ -68,6 +68,42 @@ is "$(sql "$tmp/other.db" "SELECT count(*) FROM sqlite_schema")" 1 "and nothing 
 is "$? $(cat "$tmp/err")" "1 refit: $tmp/notes.db/x.db: cannot create it: $tmp/notes.db: Not a \
 directory" "a database under a file: cannot create it, and why"
 
+# A damaged file: bytes overwritten inside a b-tree page are often read without an error
+# (a lookup misses a run, an export loses rows), so every command runs SQLite's quick_check
+# at open and refuses the file, naming it, before reading or writing anything.
+cp "$db" "$tmp/damaged.db"
+"$REFIT" plan "$scen" --db "$tmp/damaged.db" >/dev/null
+pages=$(sql "$tmp/damaged.db" "PRAGMA page_count")
+head -c 300 /dev/zero | tr '\0' '\377' |
+    dd of="$tmp/damaged.db" bs=1 seek=$(((pages - 2) * 4096 + 8)) conv=notrunc 2>/dev/null
+before=$(fingerprint "$tmp/damaged.db")
+for cmd in "show 1" "sim $scen" "rm 1" "export run --csv" "report --html $tmp/r.html" \
+    "calibrate --cluster localhost"; do
+    # shellcheck disable=SC2086 # the command's words
+    "$REFIT" $cmd --db "$tmp/damaged.db" >/dev/null 2>"$tmp/err"
+    rc=$?
+    case "$rc $(cat "$tmp/err")" in
+    "1 refit: $tmp/damaged.db: the database is damaged (SQLite's quick_check: "*"); refit \
+neither reads nor writes it: recover what is left with \`sqlite3 $tmp/damaged.db .recover\`")
+        ok 0 "refit ${cmd%% *} refuses a damaged database, naming it" ;;
+    *) ok 1 "refit ${cmd%% *} refuses a damaged database, naming it: $rc $(cat "$tmp/err")" ;;
+    esac
+done
+is "$(fingerprint "$tmp/damaged.db")" "$before" "and none of them changed its bytes or mtime"
+
+# A device is no database: SQLite would open /dev/null, fail at the first write and leave a
+# world-writable /dev/null-journal.
+journal=absent
+test -e /dev/null-journal && journal=present
+ln -s /dev/null "$tmp/null.db"
+for f in /dev/null "$tmp/null.db"; do
+    "$REFIT" plan "$scen" --db "$f" >/dev/null 2>"$tmp/err"
+    is "$? $(cat "$tmp/err")" "1 refit: $f: is not a regular file, not a refit database" \
+        "--db $f is refused"
+done
+test "$journal" = present || test ! -e /dev/null-journal
+ok $? "and no /dev/null-journal is made"
+
 # A read-only folder. Tests run as root, for whom permissions do not bite, so the commands
 # run as nobody (setpriv) there; as another user the folder's mode is enough.
 ro=$tmp/ro
