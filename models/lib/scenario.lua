@@ -72,32 +72,49 @@ local SCENARIO = { type = "record", fields = {
 -- The profile's path this run takes (its bucket and buffers): the colocated one on colocated
 -- sides, the point-to-point one under strategy p2p, else the broadcast one; nil without.
 local function profile_path(profile)
-    return profile and (profile.colocated_run and profile.colocated
-        or profile.p2p_run and profile.p2p or profile.broadcast)
+    if not profile then
+        return nil
+    end
+    if profile.colocated_run then
+        return profile.colocated, "colocated"
+    elseif profile.p2p_run then
+        return profile.p2p, "p2p"
+    end
+    return profile.broadcast, "broadcast"
 end
 
 -- NeMo-RL's refit buckets: 2% of GPU memory, at most 5 GiB (nemo_rl/utils/packed_tensor.py),
 -- and at least one byte (a GPU of a few bytes is a test, not a reason to fail).
 -- Under a framework profile, the bucket of the path it takes (profile_path): the rounds are
--- the framework's buckets.
-local function staging_bytes(mb, c, profile)
+-- the framework's buckets. Also returns the profile's bucket field the size came from (nil:
+-- staging_mb or the default), which check_staging's message names.
+local MIN_BUCKET = 1024 * 1024 -- a bucket's least mib (framework.lua), for the fraction too
+local function staging_bytes(mb, c, profile, site)
     if mb then
         return mb * 1000000
     end
-    local path = profile_path(profile)
+    local path, name = profile_path(profile)
     local b = path and path.bucket
     if b and b.hbm_fraction > 0 then
-        return math.max(1, math.min(math.floor(b.hbm_fraction * c.hbm_gb * 1e9),
-            b.max_mib * 1024 * 1024))
+        -- The fraction is checked as the size it makes: 1e-11 of 80 GB is one byte, and a
+        -- refit staged a byte at a time is no framework's (issue 25).
+        local field = "framework." .. name .. ".bucket.hbm_fraction"
+        local bytes = b.hbm_fraction * c.hbm_gb * 1e9
+        if bytes < MIN_BUCKET then
+            schema.raise(site, field, string.format("%.4g of the GPU's %.4g GB is %.4g bytes, "
+                .. "less than a bucket's least 1 MiB (as bucket.mib)", b.hbm_fraction, c.hbm_gb,
+                bytes))
+        end
+        return math.min(math.floor(bytes), b.max_mib * 1024 * 1024), field
     elseif b and b.mib > 0 then
-        return b.mib * 1024 * 1024
+        return b.mib * 1024 * 1024, "framework." .. name .. ".bucket.mib"
     end
     return math.max(1, math.min(math.floor(0.02 * c.hbm_gb * 1e9), 5 * 1024 * 1024 * 1024))
 end
 
 -- Each of the `streams` rounds in flight holds its staging buffer on every GPU, so their sum
 -- must fit in the GPU's memory: staging_mb * 1e6 * streams <= hbm_gb * 1e9.
-local function check_staging(bytes, given, c, site)
+local function check_staging(bytes, given, c, site, bucket)
     local streams = c.calibration.streams
     local need = bytes * 1.0 * streams
     -- Both sides stage: a mixed cluster's smaller GPU memory holds it.
@@ -109,6 +126,12 @@ local function check_staging(bytes, given, c, site)
         schema.raise(site, "staging_mb", string.format(
             "%d MB x %d streams = %.4g GB of staging does not fit in the GPU's %.4g GB of HBM "
             .. "(staging_mb * 1e6 * calibration.streams <= hbm_gb * 1e9)", given, streams,
+            need / 1e9, hbm))
+    end
+    if bucket then
+        schema.raise(site, bucket, string.format(
+            "%d buffers x %.4g GB of bucket = %.4g GB of staging do not fit in the GPU's %.4g "
+            .. "GB of HBM; set staging_mb or calibration.streams", streams, bytes / 1e9,
             need / 1e9, hbm))
     end
     schema.raise(site, "cluster.calibration.streams", string.format(
@@ -499,8 +522,8 @@ function scenario.normalise(raw, source, base_dir, context, overrides, line)
     if path and not (type(raw_cal) == "table" and raw_cal.streams) then
         c.calibration.streams = path.buffers
     end
-    local staging = staging_bytes(s.staging_mb, c, profile)
-    check_staging(staging, s.staging_mb, c, site)
+    local staging, bucket = staging_bytes(s.staging_mb, c, profile, site)
+    check_staging(staging, s.staging_mb, c, site, bucket)
     return {
         source = source,
         model = model,

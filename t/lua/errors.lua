@@ -157,6 +157,11 @@ local SCENARIOS = {
       "expected one of 'first', 'stage', 'owner', got 'last'" },
     { "framework-bucket.lua", 10, "framework.broadcast.bucket.mib", "a fixed bucket excludes "
         .. "hbm_fraction and max_mib; write { mib = } or { hbm_fraction =, max_mib = }" },
+    { "framework-fraction.lua", 9, "framework.broadcast.bucket.hbm_fraction", "1e-11 of the "
+        .. "GPU's 80 GB is 0.8 bytes, less than a bucket's least 1 MiB (as bucket.mib)" },
+    { "framework-fraction-fit.lua", 10, "framework.broadcast.bucket.hbm_fraction", "2 buffers x "
+        .. "72 GB of bucket = 144 GB of staging do not fit in the GPU's 80 GB of HBM; set "
+        .. "staging_mb or calibration.streams" },
     { "framework-wait-load.lua", 9, "framework.broadcast.wait_load", "true with 2 buffers: a "
         .. "sender that waits for each load overlaps nothing, so buffers must be 1" },
     { "framework-section.lua", 9, "framework.strategies", "strategies broadcast and hybrid "
