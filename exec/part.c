@@ -222,6 +222,17 @@ int rf_part_derive(struct rf_part *p, const struct rf_stored_run *run, struct rf
     p->staging_bytes = plan->staging_bytes;
     p->chunk_bytes = plan->chunk_bytes;
     p->net_channels_per_peer = plan->net_channels_per_peer;
+    /* Figures the planner never writes (an edited or foreign database): a replay staged by
+     * 0 bytes would run piece by piece, 8 bytes at a time, and be stored as measured. */
+    if (p->staging_bytes <= 0 || p->chunk_bytes < 0 || p->n_rounds < 0) {
+        rc = rf_error_set(err, RF_EINVAL,
+                          "run %lld: stored staging %lld bytes, chunk %lld bytes, %d rounds: "
+                          "the planner stores at least 1 byte of staging and no negative "
+                          "figure (was the database edited?)",
+                          (long long)run->id, (long long)p->staging_bytes,
+                          (long long)p->chunk_bytes, p->n_rounds);
+        goto fail;
+    }
     if (p->net_channels_per_peer < 0) {
         rc = rf_error_set(err, RF_EINVAL, "run %lld: %d NCCL channels per network peer",
                           (long long)run->id, p->net_channels_per_peer);

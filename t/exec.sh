@@ -223,6 +223,18 @@ is "$rc $(grep "^refit-exec" "$tmp/err")" "1 refit-exec: run $summary was stored
 plan): plan it again with refit sim $SRCDIR/t/data/describe/plain.lua --store full" \
     "a summary run is refused, saying how to plan it again"
 is "$(sql "$db" "SELECT count(*) FROM measurement")" "$before" "and stores nothing"
+# Figures the planner never stores (an edited database) are refused before the replay: a
+# staging of 0 bytes once replayed 8 bytes at a time and was stored as measured.
+cp "$db" "$tmp/edited.db"
+sql "$tmp/edited.db" "UPDATE run SET staging_bytes = 0 WHERE id = $id"
+"$MPIRUN" $over -np 2 "$REFIT_EXEC" --db "$tmp/edited.db" --run "$id" --backend mpi >"$tmp/out" \
+    2>"$tmp/err"
+is "$? $(grep "^refit-exec" "$tmp/err")" "1 refit-exec: run $id: stored staging 0 bytes, chunk \
+$(sql "$db" "SELECT coalesce(chunk_bytes, 0) FROM run WHERE id = $id") bytes, \
+$(sql "$db" "SELECT rounds FROM run WHERE id = $id") rounds: the planner stores at least 1 byte \
+of staging and no negative figure (was the database edited?)" "a run stored with no staging is refused"
+is "$(sql "$tmp/edited.db" "SELECT count(*) FROM measurement")" \
+    "$(sql "$db" "SELECT count(*) FROM measurement")" "and nothing is measured"
 # A mistyped --db is refused, naming it, and no empty database is left in its place.
 "$MPIRUN" $over -np 2 "$REFIT_EXEC" --db "$tmp/typo.db" --run 1 --backend mpi >"$tmp/out" \
     2>"$tmp/err"
