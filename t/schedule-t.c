@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "fixtures.h"
+#include "random.h"
 #include "schedule.h"
 
 /* Checks every round against the budget: per GPU, sends and receives (a transfer larger than
@@ -488,6 +489,70 @@ static void usage_keeps_its_rounds_through_each_form(void **state)
     free(boxes);
 }
 
+/* First fit replayed densely over random runs: hundreds of rounds per GPU, most of them
+ * nearly full, so the dense usage's block minimums (sim/schedule.c) skip blocks, and every
+ * run must still land in the first round where its source and destination both have room. */
+static void runs_take_their_first_fitting_round(void **state)
+{
+    (void)state;
+    enum { N = 4000, GPUS = 12, BUDGET = 1000 };
+    struct rf_tensor ts[] = {tensor("w", RF_CLASS_REPLICATED, RF_ROLE_NORM, 0, 64, 0, 0)};
+    seed_rng();
+    for (int iter = 0; iter < 4; iter++) {
+        struct rf_plan_box *boxes = calloc(N, sizeof(*boxes));
+        struct rf_transfer *tr = calloc(N, sizeof(*tr));
+        int32_t src[N], dst[N];
+        int64_t bytes;
+        for (int32_t i = 0; i < N; i++) {
+            /* Skewed: GPU 0 sends a third of the runs; sizes from tiny to the budget. */
+            src[i] = rnd() % 3 == 0 ? 0 : (int32_t)(rnd() % 6);
+            dst[i] = 6 + (int32_t)(rnd() % 6);
+            bytes = rnd() % 10 == 0 ? 1 + (int64_t)(rnd() % 20) : 1 + (int64_t)(rnd() % BUDGET);
+            tr[i] = (struct rf_transfer){.box = i,
+                                         .src = src[i],
+                                         .dst = dst[i],
+                                         .dst_count = 1,
+                                         .after = -1,
+                                         .bytes = bytes};
+            boxes[i] = (struct rf_plan_box){.tensor = 0, .box = {.len = {64, 1, 1, 1}}};
+        }
+        struct rf_plan p = {.tensors = ts,
+                            .n_tensors = 1,
+                            .boxes = boxes,
+                            .n_boxes = N,
+                            .transfers = tr,
+                            .n_transfers = N};
+        struct rf_error err;
+        assert_int_equal(rf_schedule(&p, &(struct rf_schedule_opts){.staging_bytes = BUDGET}, &err),
+                         0);
+        assert_int_equal(p.n_transfers, N);
+        /* The runs come out in placement order (interleaved by box): replayed in it. */
+        int64_t *use = calloc((size_t)N * GPUS * 2, sizeof(int64_t)); /* [round][gpu][dir] */
+        int32_t rounds = 0;
+        for (size_t i = 0; i < N; i++) {
+            const struct rf_transfer *t = &p.transfers[i];
+            int32_t b = t->box, r = 0;
+            assert_int_equal(t->src, src[b]);
+            assert_int_equal(t->dst, dst[b]);
+            while (use[((size_t)r * GPUS + (size_t)t->src) * 2] + t->bytes > BUDGET ||
+                   use[((size_t)r * GPUS + (size_t)t->dst) * 2 + 1] + t->bytes > BUDGET)
+                r++;
+            if (t->round != r)
+                fail_msg("run %d (%d -> %d, %lld bytes): round %d, first fit %d", b, t->src, t->dst,
+                         (long long)t->bytes, t->round, r);
+            use[((size_t)r * GPUS + (size_t)t->src) * 2] += t->bytes;
+            use[((size_t)r * GPUS + (size_t)t->dst) * 2 + 1] += t->bytes;
+            if (r + 1 > rounds)
+                rounds = r + 1;
+        }
+        assert_true(rounds > 2 * 64); /* past several blocks of the dense usage */
+        assert_int_equal(p.n_rounds, rounds);
+        free(use);
+        free(p.transfers);
+        free(boxes);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -503,6 +568,7 @@ int main(void)
         cmocka_unit_test(budgets_near_int64_max_do_not_wrap),
         cmocka_unit_test(plans_naming_bad_gpus_are_refused),
         cmocka_unit_test(usage_keeps_its_rounds_through_each_form),
+        cmocka_unit_test(runs_take_their_first_fitting_round),
     };
     return cmocka_run_group_tests_name("schedule", tests, NULL, NULL);
 }
