@@ -1,6 +1,8 @@
 /* refit-exec: replays a stored plan on real hardware (NCCL) or host memory (MPI), one
  * process per GPU, verifies every byte and stores what it measured next to the run. */
+#include <errno.h>
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +31,8 @@ static const char usage_text[] =
     "  --db FILE        refit database (default refit.db)\n"
     "  --run ID         the run to replay (refit plan prints its id)\n"
     "  --backend B      nccl (GPUs; the default when built with NCCL) or mpi (host memory)\n"
-    "  --iters N        timed iterations (default 5); the median is stored\n"
-    "  --warmup N       untimed iterations first (default 1)\n"
+    "  --iters N        timed iterations (default 5, at most 10000); the median is stored\n"
+    "  --warmup N       untimed iterations first (default 1, at most 10000)\n"
     "  --check          verify every destination element after the last iteration; without\n"
     "                   it the measurement is stored as unverified\n"
     "  --timeout S      seconds any one wait may take before the job is ended (default 120)\n"
@@ -86,11 +88,22 @@ static int usage_error(const char *fmt, const char *arg)
     return 2;
 }
 
-static bool parse_int(const char *s, int64_t lo, int64_t *out)
+/* An integer from lo to hi; out of range (ERANGE included: 2^63 is not read as 2^63 - 1)
+ * is false. */
+/* The most timed or warmup iterations: each replays the whole refit (seconds on a real
+ * cluster), and every timed one keeps a time per round on rank 0, so 10,000 of a plan of
+ * 1,000 rounds are 160 MB; 2^31 warmups once ran until killed, and 10^9 iterations were
+ * reported as "out of memory" (issue 25). */
+#define MAX_ITERS 10000
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+static bool parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
 {
     char *end;
+    errno = 0;
     long long v = s ? strtoll(s, &end, 10) : 0;
-    if (!s || !*s || *end || v < lo)
+    if (!s || !*s || *end || errno == ERANGE || v < lo || v > hi)
         return false;
     *out = v;
     return true;
@@ -153,8 +166,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
                 return usage_error("--backend %s: expected nccl or mpi", v);
             o->backend = v, i++;
         } else if (strcmp(a, "--run") == 0) {
-            if (!parse_int(v, 1, &o->run))
-                return usage_error("--run %s: expected a run id", v);
+            if (!parse_int(v, 1, INT64_MAX, &o->run))
+                return usage_error("--run %s: expected a run id (a positive integer)", v);
             i++;
         } else if (strcmp(a, "--probe-bytes") == 0) {
             if (!parse_bytes(v, &o->probe_bytes))
@@ -163,12 +176,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
                                    v);
             i++;
         } else if (strcmp(a, "--iters") == 0) {
-            if (!parse_int(v, 1, &o->iters))
-                return usage_error("--iters %s: expected a positive number", v);
+            if (!parse_int(v, 1, MAX_ITERS, &o->iters))
+                return usage_error(
+                    "--iters %s: expected a positive number, at most " STR(MAX_ITERS), v);
             i++;
         } else if (strcmp(a, "--warmup") == 0) {
-            if (!parse_int(v, 0, &o->warmup))
-                return usage_error("--warmup %s: expected a number >= 0", v);
+            if (!parse_int(v, 0, MAX_ITERS, &o->warmup))
+                return usage_error("--warmup %s: expected a number from 0 to " STR(MAX_ITERS), v);
             i++;
         } else if (strcmp(a, "--timeout") == 0 || strcmp(a, "--db-timeout") == 0) {
             bool db = strcmp(a, "--db-timeout") == 0;

@@ -446,8 +446,19 @@ ok $? "--help exits 0"
 ok "$(grep -q 'usage: mpirun -np N refit-exec --db FILE --run ID' "$tmp/out"; echo $?)" \
     "--help prints the usage"
 "$REFIT_EXEC" --run 1 --iters 0 >/dev/null 2>"$tmp/err"
-is "$? $(head -1 "$tmp/err")" "2 refit-exec: --iters 0: expected a positive number" \
+is "$? $(head -1 "$tmp/err")" "2 refit-exec: --iters 0: expected a positive number, at most 10000" \
     "a bad option exits 2 naming it"
+# Numbers past their range say the range, at once: 2^31 warmups once ran until killed, 10^9
+# iterations were "out of memory", and 2^63 was read as run 2^63 - 1.
+"$REFIT_EXEC" --run 1 --warmup 2147483648 >/dev/null 2>"$tmp/err"
+is "$? $(head -1 "$tmp/err")" "2 refit-exec: --warmup 2147483648: expected a number from 0 to \
+10000" "--warmup past its limit is refused with the limit"
+"$REFIT_EXEC" --run 1 --iters 1000000000 >/dev/null 2>"$tmp/err"
+is "$? $(head -1 "$tmp/err")" "2 refit-exec: --iters 1000000000: expected a positive number, at \
+most 10000" "--iters past its limit is refused with the limit"
+"$REFIT_EXEC" --run 9223372036854775808 >/dev/null 2>"$tmp/err"
+is "$? $(head -1 "$tmp/err")" "2 refit-exec: --run 9223372036854775808: expected a run id (a \
+positive integer)" "a run id past int64 is refused, not read as 2^63 - 1"
 REFIT_EXEC_FAULT=1:explode "$REFIT_EXEC" --run 1 >/dev/null 2>"$tmp/err"
 is "$? $(head -1 "$tmp/err")" \
     "2 refit-exec: REFIT_EXEC_FAULT=1:explode: unknown kind 'explode' (crash, hang or corrupt)" \
