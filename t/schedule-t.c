@@ -429,6 +429,21 @@ static void plans_naming_bad_gpus_are_refused(void **state)
  * sources fill until round 300 (GPU 0 turns sparse to reach it), then 700 bytes 5 times
  * (rounds 20..24, past its 20 busy rounds), 250 bytes (still room in round 0: 950) and 300
  * bytes (round 0 is full for it, round 1 not: its 700 survived both changes). */
+/* A plan of one tensor's n boxes and runs, as given, scheduled under budget. */
+static struct rf_plan scheduled(struct rf_tensor *ts, struct rf_plan_box *boxes,
+                                struct rf_transfer *tr, size_t n, int64_t budget)
+{
+    struct rf_plan p = {.tensors = ts,
+                        .n_tensors = 1,
+                        .boxes = boxes,
+                        .n_boxes = n,
+                        .transfers = tr,
+                        .n_transfers = n};
+    struct rf_error err;
+    assert_int_equal(rf_schedule(&p, &(struct rf_schedule_opts){.staging_bytes = budget}, &err), 0);
+    return p;
+}
+
 static void usage_keeps_its_rounds_through_each_form(void **state)
 {
     (void)state;
@@ -465,14 +480,7 @@ static void usage_keeps_its_rounds_through_each_form(void **state)
     }
     struct rf_transfer ref[N];
     memcpy(ref, tr, sizeof(ref));
-    struct rf_plan p = {.tensors = ts,
-                        .n_tensors = 1,
-                        .boxes = boxes,
-                        .n_boxes = N,
-                        .transfers = tr,
-                        .n_transfers = N};
-    struct rf_error err;
-    assert_int_equal(rf_schedule(&p, &(struct rf_schedule_opts){.staging_bytes = 1000}, &err), 0);
+    struct rf_plan p = scheduled(ts, boxes, tr, N, 1000);
     assert_int_equal(p.n_transfers, N);
     /* The runs come out in placement order; each (source, destination) is one of them. */
     for (size_t i = 0; i < N; i++) {
@@ -516,15 +524,7 @@ static void runs_take_their_first_fitting_round(void **state)
                                          .bytes = bytes};
             boxes[i] = (struct rf_plan_box){.tensor = 0, .box = {.len = {64, 1, 1, 1}}};
         }
-        struct rf_plan p = {.tensors = ts,
-                            .n_tensors = 1,
-                            .boxes = boxes,
-                            .n_boxes = N,
-                            .transfers = tr,
-                            .n_transfers = N};
-        struct rf_error err;
-        assert_int_equal(rf_schedule(&p, &(struct rf_schedule_opts){.staging_bytes = BUDGET}, &err),
-                         0);
+        struct rf_plan p = scheduled(ts, boxes, tr, N, BUDGET);
         assert_int_equal(p.n_transfers, N);
         /* The runs come out in placement order (interleaved by box): replayed in it. */
         int64_t *use = calloc((size_t)N * GPUS * 2, sizeof(int64_t)); /* [round][gpu][dir] */
