@@ -67,7 +67,8 @@ int cmd_rm(int argc, char **argv)
         ids[i] = v;
     }
     /* A run named twice is removed once, and counted once ("rm 3 3" removes 1 run). */
-    qsort(ids, n, sizeof(*ids), cmp_id);
+    if (n > 1) /* --label: no ids (and qsort is not given NULL) */
+        qsort(ids, n, sizeof(*ids), cmp_id);
     size_t u = 0;
     for (size_t i = 0; i < n; i++)
         if (u == 0 || ids[i] != ids[u - 1])
