@@ -440,11 +440,8 @@ static int find_or_match(lua_State *L, bool find)
         return 2;
     }
     bool anchored = *p == '^';
-    if (anchored) {
-        p++;
-        lp--;
-        m.pattern_end = p + lp;
-    }
+    if (anchored)
+        p++; /* the pattern's end stays where matcher_init put it */
     const char *at = s + init - 1;
     do {
         matcher_restart(&m);
