@@ -55,6 +55,7 @@ struct cal_ctx {
     int n_param;
     int tied[RF_CAL_PARAM_COUNT];
     int evaluations;
+    const char *path; /* the database, which every error names */
 };
 
 static const char *const param_names[RF_CAL_PARAM_COUNT] = {
@@ -161,8 +162,12 @@ static int simulate_all(struct cal_ctx *x, const struct rf_cluster *c, struct rf
 {
     for (size_t i = 0; i < x->n_runs; i++) {
         int rc = predict_run(x, &x->runs[i], c, err);
-        if (rc < 0)
-            return rc;
+        if (rc < 0) {
+            char msg[sizeof(err->msg)];
+            snprintf(msg, sizeof(msg), "%s", err->msg);
+            return rf_error_set(err, rc, "%s: run %lld: %s", x->path, (long long)x->runs[i].run.id,
+                                msg);
+        }
     }
     return 0;
 }
@@ -445,6 +450,18 @@ static int load_points(struct rf_store *st, struct cal_ctx *x, const char *name,
         pt->measurement_id = sqlite3_column_int64(q, 1);
         pt->measured_s = sqlite3_column_double(q, 2);
         pt->log = sqlite3_column_int(q, 4) != 0;
+        /* A time no refit takes (a unit slip, or a row another tool wrote) would make the
+         * fit's relative errors overflow: refused, naming it (refit measure refuses it too). */
+        if (!(pt->measured_s >= RF_MEASURED_MIN_S && pt->measured_s <= RF_MEASURED_MAX_S)) {
+            rc = rf_error_set(err, RF_EINVAL,
+                              "%s: run %lld: measurement %lld: %g s is not a refit's time (refit "
+                              "takes %g to %g s); remove it (DELETE FROM measurement WHERE id = "
+                              "%lld) or calibrate on another database",
+                              st->path, (long long)run_id, (long long)pt->measurement_id,
+                              pt->measured_s, RF_MEASURED_MIN_S, RF_MEASURED_MAX_S,
+                              (long long)pt->measurement_id);
+            goto out;
+        }
         for (int k = 0; k < RF_STEP_PHASE_COUNT; k++)
             pt->phase_measured[k] = pt->phase_before[k] = pt->phase_after[k] = NAN;
         /* Rows come ordered by run: a new run id starts a new run. */
@@ -500,8 +517,19 @@ static int load_points(struct rf_store *st, struct cal_ctx *x, const char *name,
         sqlite3_bind_int64(qp, 1, pt->measurement_id);
         while (sqlite3_step(qp) == SQLITE_ROW) {
             int k = rf_step_phase_parse((const char *)sqlite3_column_text(qp, 0));
+            double v = sqlite3_column_double(qp, 1);
+            if (k >= 0 && v != 0 && !(v >= RF_MEASURED_MIN_S && v <= RF_MEASURED_MAX_S)) {
+                rc = rf_error_set(err, RF_EINVAL,
+                                  "%s: run %lld: measurement %lld: phase %s: %g s is not a "
+                                  "refit's time (refit takes 0 or %g to %g s)",
+                                  st->path, (long long)run_id, (long long)pt->measurement_id,
+                                  rf_step_phase_name((enum rf_step_phase_kind)k), v,
+                                  RF_MEASURED_MIN_S, RF_MEASURED_MAX_S);
+                sqlite3_reset(qp);
+                goto out;
+            }
             if (k >= 0)
-                m->phase_s[k] = pt->phase_measured[k] = sqlite3_column_double(qp, 1);
+                m->phase_s[k] = pt->phase_measured[k] = v;
         }
         sqlite3_reset(qp);
     }
@@ -627,7 +655,7 @@ int rf_calibrate(struct rf_store *st, const struct rf_cluster *cluster,
                  const struct rf_sim_options *opts, const char *framework,
                  struct rf_calibration *out, struct rf_error *err)
 {
-    struct cal_ctx x = {.base = *cluster};
+    struct cal_ctx x = {.base = *cluster, .path = st->path};
     double tolerance;
     int rc;
     memset(out, 0, sizeof(*out));
@@ -642,15 +670,16 @@ int rf_calibrate(struct rf_store *st, const struct rf_cluster *cluster,
     if (x.n_points == 0) {
         if (framework)
             rc = rf_error_set(err, RF_EINVAL,
-                              "no usable measurement: no run predicted on cluster '%s' under "
-                              "framework '%s' (refit sim) has an ok measurement (refit-exec "
-                              "--check, or refit measure)",
-                              cluster->name, framework);
+                              "%s: no usable measurement: no run predicted on cluster '%s' "
+                              "under framework '%s' (refit sim) has an ok measurement "
+                              "(refit-exec --check, or refit measure)",
+                              st->path, cluster->name, framework);
         else
             rc = rf_error_set(err, RF_EINVAL,
-                              "no usable measurement: no run predicted on cluster '%s' (refit "
-                              "sim) has an ok measurement (refit-exec --check, or refit measure)",
-                              cluster->name);
+                              "%s: no usable measurement: no run predicted on cluster '%s' "
+                              "(refit sim) has an ok measurement (refit-exec --check, or refit "
+                              "measure)",
+                              st->path, cluster->name);
         goto out;
     }
     if ((rc = find_params(&x, err)) < 0)

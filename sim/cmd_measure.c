@@ -23,7 +23,7 @@ static const char usage[] =
     "(default refit.db): backend 'log', status ok, nothing replayed or verified. Prints it\n"
     "beside the run's prediction: the step under a framework profile, else the wire. `refit\n"
     "calibrate` fits the cluster's per-call constants to such measurements.\n"
-    "  --seconds S        the whole step, in seconds (finite, > 0)\n"
+    "  --seconds S        the whole step, in seconds (1e-6 to 1e6)\n"
     "  --phase NAME=S     one phase the log printed, by the step's names: export, transfer,\n"
     "                     load, finalize, prepare, resume (repeatable, each once; at most the\n"
     "                     step's seconds)\n"

@@ -1,6 +1,7 @@
 /* `refit report`: one self-contained HTML page of the stored runs. */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,9 +17,19 @@ static const char usage_report[] =
     "per run, the strategy comparison, per-link utilisation and per-round timelines of\n"
     "simulated runs, and predicted against measured times where refit-exec stored\n"
     "measurements. The plots are drawn by gnuplot (Debian package gnuplot-nox;\n"
-    "$REFIT_GNUPLOT names another binary).\n"
+    "$REFIT_GNUPLOT names another binary); one that draws no plot in 30 s\n"
+    "($REFIT_GNUPLOT_TIMEOUT seconds) is killed and the report fails.\n"
     "  --run ID       report this run (repeatable; default every run)\n"
     "  --html OUT     the page to write\n";
+
+/* The signal that asked the report to stop (0: none): the report kills gnuplot, removes
+ * its temporary folder and returns, and the command then dies of the same signal. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+    stop_signal = sig;
+}
 
 int cmd_report(int argc, char **argv)
 {
@@ -67,8 +78,40 @@ int cmd_report(int argc, char **argv)
         goto out;
     }
     /* The library reads no environment: the tools' places are the command's to pass. */
-    struct rf_report_opts ropts = {.gnuplot = getenv("REFIT_GNUPLOT"), .tmpdir = getenv("TMPDIR")};
-    if (rf_report_html(db, ids, n_ids, html, &ropts, &err) < 0) {
+    struct rf_report_opts ropts = {
+        .gnuplot = getenv("REFIT_GNUPLOT"), .tmpdir = getenv("TMPDIR"), .stop = &stop_signal};
+    const char *limit = getenv("REFIT_GNUPLOT_TIMEOUT");
+    if (limit && *limit) {
+        char *end;
+        errno = 0;
+        double v = strtod(limit, &end);
+        if (errno || *end || !(v > 0 && v <= 86400)) {
+            fprintf(stderr,
+                    "refit: REFIT_GNUPLOT_TIMEOUT=%s: expected seconds, above 0 and "
+                    "at most 86400\n",
+                    limit);
+            rc = 2;
+            goto out;
+        }
+        ropts.gnuplot_timeout_s = v;
+    }
+    /* No SA_RESTART: a signal also ends the wait it interrupts. */
+    struct sigaction sa = {.sa_handler = on_signal}, old[3];
+    static const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < 3; i++)
+        sigaction(sigs[i], &sa, &old[i]);
+    int made = rf_report_html(db, ids, n_ids, html, &ropts, &err);
+    for (int i = 0; i < 3; i++)
+        sigaction(sigs[i], &old[i], NULL);
+    if (stop_signal) {
+        /* Everything is cleaned up: die as the signal asked, as an uncaught one would. */
+        fprintf(stderr, "refit: report: %s\n", made < 0 ? err.msg : "stopped");
+        raise(stop_signal);
+        rc = 128 + stop_signal;
+        goto out;
+    }
+    if (made < 0) {
         rc = cmd_fail(&err);
         goto out;
     }

@@ -15,7 +15,23 @@ int rf_error_set(struct rf_error *err, int code, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(text, sizeof(text), fmt, ap);
         va_end(ap);
-        memcpy(err->msg, text, sizeof(text));
+        /* One line, and no byte a terminal acts on: a message quotes the user's input
+         * (a key, a value, a Lua error's text), which may hold an escape sequence. Line
+         * breaks and tabs become spaces, other control bytes \xNN. */
+        size_t o = 0;
+        for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+            char esc[5] = {(char)*c, 0};
+            if (*c == '\n' || *c == '\t' || *c == '\r')
+                esc[0] = ' ';
+            else if (*c < 0x20 || *c == 0x7f)
+                snprintf(esc, sizeof(esc), "\\x%02X", *c);
+            size_t n = strlen(esc);
+            if (o + n >= sizeof(err->msg))
+                break;
+            memcpy(err->msg + o, esc, n);
+            o += n;
+        }
+        err->msg[o] = 0;
         err->code = code;
     }
     return code;

@@ -26,7 +26,8 @@ struct rf_error {
 
 /* Records the error (printf-style message) and returns code, so callers can write
  * `return rf_error_set(err, RF_EINVAL, "...")`. err may be NULL. An argument may be
- * err->msg itself (wrapping an earlier message): the text is formatted aside first. */
+ * err->msg itself (wrapping an earlier message): the text is formatted aside first. The
+ * message is kept on one line and control bytes are written \xNN (sim/error.c). */
 int rf_error_set(struct rf_error *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

@@ -142,16 +142,21 @@ void rf_memory_describe(const struct rf_side_memory *m, bool training, char *buf
                  gb(g->weights), gb(g->staging), gb(m->headroom_bytes));
 }
 
-int rf_memory_refuse(const struct rf_side_memory *m, bool training, const char *source,
-                     struct rf_error *err)
+int rf_memory_refuse(const struct rf_side_memory *m, bool training, const char *site,
+                     const char *share, struct rf_error *err)
 {
-    char line[256];
+    char line[256], why[256] = "";
     rf_memory_describe(m, training, line, sizeof(line));
+    if (!training)
+        snprintf(why, sizeof(why),
+                 " (the engine's share is infer.gpu_memory_utilization of hbm_gb%s%s)",
+                 share ? ", set by " : "", share ? share : "");
     return rf_error_set(err, RF_EINVAL,
-                        "%s: %s: the layout does not fit: %s%s; shard further (more tp, ep or "
+                        "%s%s: the layout does not fit: %s%s; shard further (more tp, ep or "
                         "pp, or more GPUs), or set allow_overcommit = true for a what-if",
-                        source ? source : "scenario", training ? "train" : "infer", line,
-                        training ? ""
-                                 : " (the engine's share is infer.gpu_memory_utilization of "
-                                   "hbm_gb)");
+                        site ? site : "scenario: ",
+                        site       ? ""
+                        : training ? "train"
+                                   : "infer",
+                        line, why);
 }

@@ -49,9 +49,11 @@ void rf_memory_of(const struct rf_model *model, const struct rf_side *train,
  * 10.0, optimizer 40.0, staging 0.1)"; what the command prints and errors quote. */
 void rf_memory_describe(const struct rf_side_memory *m, bool training, char *buf, size_t size);
 
-/* The refusal of a side that does not fit: names the side, its worst GPU, what it needs by
- * part and what it has, and the way out (RF_EINVAL). */
-int rf_memory_refuse(const struct rf_side_memory *m, bool training, const char *source,
-                     struct rf_error *err);
+/* The refusal of a side that does not fit: names where the side was written (`site`,
+ * "file:line: field"; NULL: "scenario: train"), its worst GPU, what it needs by part and
+ * what it has, and the way out (RF_EINVAL). `share` (or NULL) says where the engine's
+ * memory share was set. */
+int rf_memory_refuse(const struct rf_side_memory *m, bool training, const char *site,
+                     const char *share, struct rf_error *err);
 
 #endif

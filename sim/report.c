@@ -528,6 +528,9 @@ int rf_report_html(const char *db_path, const int64_t *run_ids, size_t n_runs, c
 
     const char *gp = opts->gnuplot;
     rp.gnuplot = gp && *gp ? gp : "gnuplot";
+    rp.gnuplot_timeout_s =
+        opts->gnuplot_timeout_s > 0 ? opts->gnuplot_timeout_s : RF_GNUPLOT_TIMEOUT_S;
+    rp.stop = opts->stop;
     if (access(db_path, R_OK) != 0) {
         rc = rf_error_set(err, RF_EIO, "%s: %s", db_path, strerror(errno));
         goto out;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "error.h"
+#include "report.h"
 
 /* One run as the page shows it: the run row, its prediction and its latest good
  * measurement, when they exist. */
@@ -34,6 +35,8 @@ struct report {
     sqlite3 *db;
     const char *db_path;
     const char *gnuplot;
+    double gnuplot_timeout_s;
+    const volatile sig_atomic_t *stop;
     char tmp[PATH_MAX];
     int plots; /* plots drawn so far: names the files and the SVG ids */
     FILE *out;

@@ -3,11 +3,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "array.h"
 #include "report_int.h"
@@ -39,27 +41,74 @@ static void gp_path(FILE *f, const char *path)
     fputc('\'', f);
 }
 
+/* Waits for gnuplot (pid, its own process group) until it exits, its time is up or the
+ * command is told to stop; in the last two cases the group is killed (a wrapper script's
+ * children with it) and reaped. Returns 0 with its status, or the error. */
+static int wait_gnuplot(struct report *rp, pid_t pid, const char *script, int *status,
+                        struct rf_error *err)
+{
+    struct timespec t0, now, nap = {0, 1000000};
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        pid_t w = waitpid(pid, status, WNOHANG);
+        if (w == pid)
+            return 0;
+        if (w < 0 && errno != EINTR)
+            return rf_error_set(err, RF_EIO, "waiting for gnuplot: %s", strerror(errno));
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double waited = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9;
+        bool stop = rp->stop && *rp->stop;
+        if (stop || waited > rp->gnuplot_timeout_s) {
+            kill(-pid, SIGKILL);
+            kill(pid, SIGKILL);
+            while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+                ;
+            if (stop)
+                return rf_error_set(err, RF_EIO, "interrupted while gnuplot drew %s", script);
+            return rf_error_set(err, RF_EIO,
+                                "%s: no answer after %g s on %s, killed (a gnuplot that waits "
+                                "for input or hangs; $REFIT_GNUPLOT names the binary, "
+                                "$REFIT_GNUPLOT_TIMEOUT its seconds)",
+                                rp->gnuplot, rp->gnuplot_timeout_s, script);
+        }
+        /* Polled from 1 ms up to 20 ms: a quick plot is not held up, a slow one costs
+         * little. */
+        nanosleep(&nap, NULL);
+        if (nap.tv_nsec < 20000000)
+            nap.tv_nsec *= 2;
+    }
+}
+
 /* Runs gnuplot on a script in the temporary directory; its messages go to a file there and
- * the first line of them into the error. */
+ * the first line of them into the error. It runs in a process group of its own, bounded by
+ * the report's timeout. */
 int report_run_gnuplot(struct report *rp, const char *script, struct rf_error *err)
 {
     char errpath[PATH_MAX + 16], line[512] = "";
+    if (rp->stop && *rp->stop)
+        return rf_error_set(err, RF_EIO, "interrupted before gnuplot drew %s", script);
     snprintf(errpath, sizeof(errpath), "%s/gnuplot.err", rp->tmp);
     posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
     if (posix_spawn_file_actions_init(&fa) != 0)
         return rf_error_set(err, RF_ENOMEM, "out of memory");
+    if (posix_spawnattr_init(&attr) != 0) {
+        posix_spawn_file_actions_destroy(&fa);
+        return rf_error_set(err, RF_ENOMEM, "out of memory");
+    }
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
     char *argv[] = {(char *)rp->gnuplot, (char *)script, NULL};
     pid_t pid;
-    int e = posix_spawnp(&pid, rp->gnuplot, &fa, NULL, argv, environ);
+    int e = posix_spawnp(&pid, rp->gnuplot, &fa, &attr, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
-    int status = 0;
-    if (e == 0)
-        while (waitpid(pid, &status, 0) < 0)
-            if (errno != EINTR)
-                return rf_error_set(err, RF_EIO, "waiting for gnuplot: %s", strerror(errno));
+    posix_spawnattr_destroy(&attr);
+    int status = 0, rc;
+    if (e == 0 && (rc = wait_gnuplot(rp, pid, script, &status, err)) < 0)
+        return rc;
     /* A shell-less spawn reports a missing program either as ENOENT or as exit status 127. */
     if (e == ENOENT || (e == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 127))
         return rf_error_set(err, RF_EINVAL,

@@ -185,6 +185,16 @@ static int get_str(lua_State *L, int t, const char *key, char **out, const char 
     return 0;
 }
 
+/* Reads an optional string field: NULL when it is not a string. */
+static int opt_str(lua_State *L, int t, const char *key, char **out, struct rf_error *err)
+{
+    lua_getfield(L, t, key);
+    const char *s = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+    *out = s ? strdup(s) : NULL;
+    lua_pop(L, 1);
+    return s && !*out ? rf_error_set(err, RF_ENOMEM, "out of memory") : 0;
+}
+
 /* Reads a string field and maps it through parse(). */
 static int get_enum(lua_State *L, int t, const char *key, int (*parse)(const char *, void *),
                     void *out, const char *ctx, struct rf_error *err)
@@ -592,11 +602,17 @@ static int read_scenario(lua_State *L, int t, struct rf_scenario *sc, struct rf_
     if ((rc = get_str(L, t, "source", &sc->source, "scenario", err)) < 0 ||
         (rc = get_enum(L, t, "strategy", parse_strategy, &sc->strategy, "scenario", err)) < 0)
         goto out;
-    lua_getfield(L, t, "sides");
-    if (lua_type(L, -1) == LUA_TSTRING && !(sc->sides = strdup(lua_tostring(L, -1)))) {
-        lua_pop(L, 1);
-        rc = rf_error_set(err, RF_ENOMEM, "out of memory");
+    if ((rc = opt_str(L, t, "sides", &sc->sides, err)) < 0)
         goto out;
+    lua_getfield(L, t, "fit_sites");
+    if (lua_istable(L, -1)) {
+        int f = lua_gettop(L);
+        if ((rc = opt_str(L, f, "train", &sc->fit_site[0], err)) < 0 ||
+            (rc = opt_str(L, f, "infer", &sc->fit_site[1], err)) < 0 ||
+            (rc = opt_str(L, f, "share", &sc->share_site, err)) < 0) {
+            lua_pop(L, 1);
+            goto out;
+        }
     }
     lua_pop(L, 1);
 
@@ -759,7 +775,7 @@ int rf_scenario_init_sides(struct rf_scenario *sc, struct rf_error *err)
         if (side[i]->fits)
             continue;
         if (!sc->allow_overcommit)
-            return rf_memory_refuse(side[i], i == 0, sc->source, err);
+            return rf_memory_refuse(side[i], i == 0, sc->fit_site[i], sc->share_site, err);
         sc->overcommitted = true;
     }
     return 0;
@@ -771,6 +787,9 @@ void rf_scenario_release(struct rf_scenario *sc)
         return;
     free(sc->source);
     free(sc->sides);
+    free(sc->fit_site[0]);
+    free(sc->fit_site[1]);
+    free(sc->share_site);
     rf_model_release(&sc->model);
     rf_side_release(&sc->train);
     rf_side_release(&sc->infer);

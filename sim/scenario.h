@@ -32,6 +32,10 @@ struct rf_scenario {
      * does not fit is refused unless allow_overcommit (a what-if), then overcommitted. */
     bool allow_overcommit, overcommitted;
     struct rf_side_memory mem_train, mem_infer;
+    /* Where a side that does not fit is reported ("dsv3.yaml:41: policy...tp_size: refit's
+     * infer", or "x.lua:7: infer"), and the YAML key of the engine's memory share when a
+     * config set it (models/lib/scenario.lua fit_sites); NULL where unknown. */
+    char *fit_site[2], *share_site;
     /* How an RL framework runs the step (sim/framework.h); present false: no profile. */
     struct rf_framework framework;
 };

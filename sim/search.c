@@ -267,7 +267,7 @@ static int load_all(struct rf_lua *L, struct rf_search_result *out, const char *
             out->train.stage_layers = out->train.layer_stage = NULL; /* sizes only */
             out->mem_train = sc.mem_train;
             if (!sc.mem_train.fits && !allow) {
-                rc = rf_memory_refuse(&sc.mem_train, true, sc.source, err);
+                rc = rf_memory_refuse(&sc.mem_train, true, sc.fit_site[0], NULL, err);
                 rf_scenario_release(&sc);
                 return rc;
             }

@@ -204,6 +204,14 @@ struct rf_log_phase {
     double seconds;
 };
 
+/* The times refit takes as measurements of a step, a phase or a replay (refit measure,
+ * refit calibrate). Below a microsecond is no refit's time: one NCCL call costs several
+ * (nccl-tests' latency floor), logs print milliseconds and refit-exec's timers resolve
+ * about 0.5 us, so such a figure is a unit slip (ms given as s... or 1e-300), and its
+ * relative error would dominate any fit. Above 10^6 s (11.6 days) likewise. */
+#define RF_MEASURED_MIN_S 1e-6
+#define RF_MEASURED_MAX_S 1e6
+
 /* A refit step's time as the framework's own log printed it (refit measure; README:
  * Measurements): no replay, nothing verified. */
 struct rf_log_measurement {
@@ -216,8 +224,9 @@ struct rf_log_measurement {
 
 /* Stores m as an ok measurement of backend 'log' (iters 1, world_size 0, bytes_verified 0:
  * a log verifies nothing) with its phases, in one transaction, and gives its id. Refused
- * with nothing written: a run that is not in the file, seconds not finite or <= 0, a phase
- * twice, a phase's seconds not finite, negative or more than the step's, phases for a run
+ * with nothing written: a run that is not in the file, seconds outside RF_MEASURED_MIN_S
+ * to RF_MEASURED_MAX_S, a phase twice, a phase's seconds neither 0 nor in that range, or
+ * more than the step's, phases for a run
  * with no predicted step (no framework profile: nothing to compare them with). Phase names
  * are the caller's to check (rf_step_phase_parse); the table's CHECK refuses any other. */
 int rf_store_log_measurement(struct rf_store *st, const struct rf_log_measurement *m, int64_t *id,

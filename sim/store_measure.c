@@ -115,14 +115,16 @@ out:
 /* The checks that need no database: the step's time, each phase's, no phase twice. */
 static int check_log(const struct rf_log_measurement *m, struct rf_error *err)
 {
-    if (!isfinite(m->seconds) || m->seconds <= 0)
-        return rf_error_set(err, RF_EINVAL, "seconds %g: the step's time must be finite and > 0",
-                            m->seconds);
+    if (!(m->seconds >= RF_MEASURED_MIN_S && m->seconds <= RF_MEASURED_MAX_S))
+        return rf_error_set(err, RF_EINVAL,
+                            "seconds %g: the step's time must be from %g to %g s (a unit slip?)",
+                            m->seconds, RF_MEASURED_MIN_S, RF_MEASURED_MAX_S);
     for (size_t i = 0; i < m->n_phases; i++) {
         const struct rf_log_phase *p = &m->phases[i];
-        if (!isfinite(p->seconds) || p->seconds < 0)
-            return rf_error_set(err, RF_EINVAL, "phase %s: %g s: must be finite and >= 0", p->phase,
-                                p->seconds);
+        if (!(p->seconds == 0 ||
+              (p->seconds >= RF_MEASURED_MIN_S && p->seconds <= RF_MEASURED_MAX_S)))
+            return rf_error_set(err, RF_EINVAL, "phase %s: %g s: must be 0 or from %g to %g s",
+                                p->phase, p->seconds, RF_MEASURED_MIN_S, RF_MEASURED_MAX_S);
         if (p->seconds > m->seconds)
             return rf_error_set(err, RF_EINVAL, "phase %s: %g s is more than the whole step's %g s",
                                 p->phase, p->seconds, m->seconds);

@@ -32,6 +32,8 @@ struct decoder {
     yaml_event_t event;
     bool parser_live, event_live;
     const char *name;
+    const unsigned char *text;
+    size_t len;
     char path[MAX_PATH];
     size_t path_len;
     long nodes;
@@ -62,6 +64,40 @@ static int raise(lua_State *L, struct decoder *d, size_t line, const char *messa
     return lua_error(L);
 }
 
+/* Raises a fault of libyaml's reader (bytes that are not UTF-8, a control character): it
+ * carries a byte offset, not a mark, so the line and column are counted here, and the byte
+ * or character is named, not echoed. A sequence cut short is reported at its first byte,
+ * where the user's editor shows the odd character. */
+static void reader_error(lua_State *L, struct decoder *d, const char *problem)
+{
+    size_t end = d->parser.problem_offset < d->len ? d->parser.problem_offset : d->len;
+    bool octet = strstr(problem, "octet") != NULL;
+    if (octet && (strstr(problem, "trailing") || strstr(problem, "incomplete")))
+        for (size_t k = 1; k <= 3 && k <= end; k++)
+            if (d->text[end - k] >= 0xC0) {
+                end -= k;
+                break;
+            }
+    int line = 1, column = 1;
+    for (size_t i = 0; i < end; i++) {
+        if (d->text[i] == '\n')
+            line++, column = 1;
+        else if ((d->text[i] & 0xC0) != 0x80)
+            column++;
+    }
+    char byte[8];
+    snprintf(byte, sizeof(byte), "0x%02X", end < d->len ? d->text[end] : 0);
+    if (octet && end < d->len)
+        lua_pushfstring(L, "%s:%d: column %d: not UTF-8 (byte %s: %s); YAML files are UTF-8",
+                        d->name, line, column, byte, problem);
+    else if (d->parser.problem_value >= 0)
+        lua_pushfstring(L, "%s:%d: column %d: %s (code %d)", d->name, line, column, problem,
+                        d->parser.problem_value);
+    else
+        lua_pushfstring(L, "%s:%d: column %d: %s", d->name, line, column, problem);
+    lua_error(L);
+}
+
 static void next(lua_State *L, struct decoder *d)
 {
     if (d->event_live)
@@ -69,6 +105,8 @@ static void next(lua_State *L, struct decoder *d)
     d->event_live = false;
     if (!yaml_parser_parse(&d->parser, &d->event)) {
         const char *problem = d->parser.problem ? d->parser.problem : "malformed YAML";
+        if (d->parser.error == YAML_READER_ERROR)
+            reader_error(L, d, problem);
         lua_pushfstring(L, "%s:%d: column %d: %s", d->name, (int)d->parser.problem_mark.line + 1,
                         (int)d->parser.problem_mark.column + 1, problem);
         if (d->parser.context)
@@ -419,6 +457,8 @@ static int l_decode(lua_State *L)
     memset(d, 0, sizeof(*d));
     luaL_setmetatable(L, "refit.yaml.decoder");
     d->name = name;
+    d->text = text;
+    d->len = len;
     if (!yaml_parser_initialize(&d->parser))
         return luaL_error(L, "not enough memory");
     d->parser_live = true;

@@ -19,10 +19,21 @@ is "$?" 2 "calibrate without --db exits 2"
 "$REFIT" sim "$data/llama-pair.lua" --db "$db" >/dev/null
 ok $? "refit sim: a prediction on localhost, not measured"
 "$REFIT" calibrate --db "$db" --cluster localhost --out "$tmp/none.lua" >"$tmp/out" 2>"$tmp/err"
-is "$? $(cat "$tmp/err")" "1 refit: no usable measurement: no run predicted on cluster \
+is "$? $(cat "$tmp/err")" "1 refit: $db: no usable measurement: no run predicted on cluster \
 'localhost' (refit sim) has an ok measurement (refit-exec --check, or refit measure)" \
     "no measurement: a clear error"
 ok "$(test ! -e "$tmp/none.lua"; echo $?)" "and no file written"
+# A time no refit takes, stored by another tool (refit measure refuses it): refused by name,
+# not fitted into 300-digit errors.
+cp "$db" "$tmp/tiny.db"
+sql "$tmp/tiny.db" "INSERT INTO measurement (run_id, backend, world_size, iters, warmup, seconds,
+                    status) VALUES (1, 'mpi', 2, 5, 1, 1e-300, 'ok')"
+"$REFIT" calibrate --db "$tmp/tiny.db" --cluster localhost --out "$tmp/tiny.lua" >"$tmp/out" \
+    2>"$tmp/err"
+is "$? $(cat "$tmp/err")" "1 refit: $tmp/tiny.db: run 1: measurement 1: 1e-300 s is not a \
+refit's time (refit takes 1e-06 to 1e+06 s); remove it (DELETE FROM measurement WHERE id = 1) \
+or calibrate on another database" "a measurement of 1e-300 s: refused, naming database, run and row"
+ok "$(test ! -e "$tmp/tiny.lua" && test ! -s "$tmp/out"; echo $?)" "and nothing written"
 
 # A cluster file named by its user: the name holds a quote, "]]", a newline and "../".
 # calibrate writes into the current folder, under a name taken from the --cluster argument
@@ -172,7 +183,7 @@ is "$(sql "$db" "SELECT cluster, abs(seconds / $after - 1) < 1e-12 FROM predicti
 
 "$REFIT" calibrate --db "$db" --cluster "$tmp/localhost-calibrated.lua" --out "$tmp/again.lua" \
     >"$tmp/out" 2>"$tmp/err"
-is "$? $(cat "$tmp/err")" "1 refit: no usable measurement: no run predicted on cluster \
+is "$? $(cat "$tmp/err")" "1 refit: $db: no usable measurement: no run predicted on cluster \
 'localhost-calibrated' (refit sim) has an ok measurement (refit-exec --check, or refit measure)" \
     "a cluster file by path: only its own runs count"
 done_testing

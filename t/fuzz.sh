@@ -4,11 +4,15 @@
 # fails with one line that names a file; none crashes (a finding aborts the replay).
 . "${SRCDIR:-.}/t/lib.sh"
 data=$SRCDIR/t/data
-for kind in scenario config cluster; do
+y=$data/yaml
+for kind in scenario config cluster yaml framework; do
     case $kind in
     scenario) seeds="$data/good $data/bad $data/sim" ;;
     config) seeds=$(ls "$data"/hf/*/config.json) ;;
     cluster) seeds="$SRCDIR/models/clusters $data/good $data/bad" ;;
+    yaml) seeds="$y $y/hydra $y/hydra/actor $y/hydra/engine $y/hydra/model $y/hydra/rollout
+        $y/recipe/config $data/bad/yaml" ;;
+    framework) seeds="$SRCDIR/models/frameworks $data/framework" ;;
     esac
     [ -d "$data/bad/fuzz/$kind" ] && seeds="$seeds $data/bad/fuzz/$kind"
     # shellcheck disable=SC2086

@@ -80,13 +80,14 @@ refuse() { # refuse WANT-EXIT WANT-MESSAGE DESCRIPTION ARGS...
     is "$? $(cat "$tmp/err")|$(cat "$tmp/out")|$(rows)" "$want_rc $want||$before" "$what"
 }
 refuse 1 "refit: no run 9 in $db" "an unknown run" 9 --seconds 1
-refuse 1 "refit: seconds 0: the step's time must be finite and > 0" "seconds 0" 1 --seconds 0
-refuse 1 "refit: seconds -2: the step's time must be finite and > 0" "seconds < 0" \
-    1 --seconds -2
-refuse 1 "refit: seconds nan: the step's time must be finite and > 0" "seconds nan" \
-    1 --seconds nan
-refuse 1 "refit: seconds inf: the step's time must be finite and > 0" "seconds inf" \
-    1 --seconds inf
+range="must be from 1e-06 to 1e+06 s (a unit slip?)"
+refuse 1 "refit: seconds 0: the step's time $range" "seconds 0" 1 --seconds 0
+refuse 1 "refit: seconds -2: the step's time $range" "seconds < 0" 1 --seconds -2
+refuse 1 "refit: seconds nan: the step's time $range" "seconds nan" 1 --seconds nan
+refuse 1 "refit: seconds inf: the step's time $range" "seconds inf" 1 --seconds inf
+refuse 1 "refit: seconds 1e-300: the step's time $range" "seconds 1e-300 (no refit's time)" \
+    1 --seconds 1e-300
+refuse 1 "refit: seconds 2e+06: the step's time $range" "seconds 2e6 (23 days)" 1 --seconds 2e6
 refuse 2 "refit: --seconds 1s: expected a number of seconds (see refit measure --help)" \
     "seconds with a unit" 1 --seconds 1s
 refuse 2 "refit: --seconds S is required (the step's time the log printed) (see refit measure \
@@ -95,8 +96,10 @@ refuse 1 "refit: phase export given twice" "a phase twice" \
     1 --seconds 1 --phase export=0.5 --phase export=0.25
 refuse 1 "refit: phase load: 2 s is more than the whole step's 1 s" "a phase longer than the step" \
     1 --seconds 1 --phase load=2
-refuse 1 "refit: phase export: -1 s: must be finite and >= 0" "a negative phase" \
+refuse 1 "refit: phase export: -1 s: must be 0 or from 1e-06 to 1e+06 s" "a negative phase" \
     1 --seconds 1 --phase export=-1
+refuse 1 "refit: phase export: 1e-09 s: must be 0 or from 1e-06 to 1e+06 s" \
+    "a phase of a nanosecond" 1 --seconds 1 --phase export=1e-9
 refuse 2 "refit: --phase unpack=0.1: unknown phase 'unpack' (the step's are export, transfer, \
 load, finalize, prepare, resume) (see refit measure --help)" "an unknown phase, with the valid \
 ones" \
@@ -249,7 +252,7 @@ is "$(sql "$truth" "SELECT abs(a.step_seconds / t.step_seconds - 1) < 0.01 FROM 
                     AND t.run_id = 4")" 1 "predicts the chosen costs' step within 1%"
 "$REFIT" calibrate --db "$fit" --cluster dgx-h100 --framework verl --out "$tmp/v.lua" \
     >/dev/null 2>"$tmp/err"
-is "$? $(cat "$tmp/err")" "1 refit: no usable measurement: no run predicted on cluster \
+is "$? $(cat "$tmp/err")" "1 refit: $fit: no usable measurement: no run predicted on cluster \
 'dgx-h100' under framework 'verl' (refit sim) has an ok measurement (refit-exec --check, or \
 refit measure)" "--framework keeps the runs of that profile only"
 

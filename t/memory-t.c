@@ -160,13 +160,21 @@ static void the_worst_stage_and_the_refusal(void **state)
     assert_false(mi.fits);
 
     struct rf_error err = {0};
-    assert_int_equal(rf_memory_refuse(&mi, false, "s.lua", &err), RF_EINVAL);
+    assert_int_equal(rf_memory_refuse(&mi, false, "s.lua:4: infer", NULL, &err), RF_EINVAL);
     assert_string_equal(err.msg,
-                        "s.lua: infer: the layout does not fit: GPU 2 (stage 0) needs 1.1 GB of "
+                        "s.lua:4: infer: the layout does not fit: GPU 2 (stage 0) needs 1.1 GB of "
                         "0.9 (weights 1.1, staging 0.0), KV cache headroom -0.2 GB (the engine's "
                         "share is infer.gpu_memory_utilization of hbm_gb); shard further (more "
                         "tp, ep or pp, or more GPUs), or set allow_overcommit = true for a "
                         "what-if");
+    /* Where a config set the engine's share, the message says which key. */
+    assert_int_equal(rf_memory_refuse(&mi, false, "v.yaml:38: rollout.tp: refit's infer",
+                                      "rollout.gpu_memory_utilization at v.yaml:40", &err),
+                     RF_EINVAL);
+    assert_non_null(strstr(err.msg, "v.yaml:38: rollout.tp: refit's infer: the layout does "
+                                    "not fit: GPU 2"));
+    assert_non_null(strstr(err.msg, "of hbm_gb, set by rollout.gpu_memory_utilization at "
+                                    "v.yaml:40); shard further"));
     rf_side_release(&tr);
     rf_side_release(&in);
 }

@@ -16,7 +16,7 @@ return {
 EOF2
 "$REFIT" plan "$tmp/dsv3-8.lua" --db "$db" >"$tmp/out" 2>"$tmp/err"
 is "$?" 1 "DeepSeek-V3 on 8 H100 inference GPUs is refused"
-is "$(cat "$tmp/err")" "refit: $tmp/dsv3-8.lua: infer: the layout does not fit: GPU 256 (stage 0) \
+is "$(cat "$tmp/err")" "refit: $tmp/dsv3-8.lua:5: infer: the layout does not fit: GPU 256 (stage 0) \
 needs 172.8 GB of 72.0 (weights 169.6, staging 3.2), KV cache headroom -100.8 GB (the engine's \
 share is infer.gpu_memory_utilization of hbm_gb); shard further (more tp, ep or pp, or more \
 GPUs), or set allow_overcommit = true for a what-if" "with the side, the GPU, its parts and the way out"

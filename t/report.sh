@@ -296,6 +296,50 @@ REFIT_GNUPLOT=$tmp/failing-gnuplot "$REFIT" report --db "$db" --html "$tmp/pages
 ok "$(test $? -ne 0 && test ! -s "$tmp/out"; echo $?)" "a plot that fails midway is an error"
 is "$(cat "$tmp/pages/p.html") $(find "$tmp/pages" -mindepth 1 -printf '%f ')" "old p.html " \
     "the old page stays and no temporary file is left"
+
+# A gnuplot that hangs (here: a wrapper whose child sleeps) is killed with its children
+# after REFIT_GNUPLOT_TIMEOUT seconds; the report fails and leaves no temporary folder.
+# shellcheck disable=SC2016 # the fake gnuplot's text is written literally
+printf '#!/bin/sh
+case "$1" in */check.gp) exec gnuplot "$1" ;; esac
+sleep 987
+' \
+    >"$tmp/hanging-gnuplot"
+chmod +x "$tmp/hanging-gnuplot"
+mkdir "$tmp/rtmp"
+start=$(date +%s)
+TMPDIR=$tmp/rtmp REFIT_GNUPLOT=$tmp/hanging-gnuplot REFIT_GNUPLOT_TIMEOUT=1 "$REFIT" report \
+    --db "$db" --run 1 --html "$tmp/pages/p.html" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+took=$(($(date +%s) - start))
+is "$rc $(sed "s|$tmp/rtmp/refit-report\.[A-Za-z0-9]*/|TMP/|" "$tmp/err")" "1 refit: \
+$tmp/hanging-gnuplot: no answer after 1 s on TMP/p0.gp, killed (a gnuplot that waits for \
+input or hangs; \$REFIT_GNUPLOT names the binary, \$REFIT_GNUPLOT_TIMEOUT its seconds)" \
+    "a hanging gnuplot is killed after the timeout, and said so"
+ok "$(test "$took" -lt 20; echo $?)" "within the timeout, not the sleep's 987 s ($took s)"
+is "$(find "$tmp/rtmp" -mindepth 1 | wc -l) $(pgrep -fc 'sleep 987')" "0 0" \
+    "no temporary folder is left, nor the wrapper's child"
+is "$(cat "$tmp/pages/p.html")" old "and the page is as it was"
+# A signal while gnuplot hangs: gnuplot killed, the folder removed, refit dies of it.
+TMPDIR=$tmp/rtmp REFIT_GNUPLOT=$tmp/hanging-gnuplot "$REFIT" report --db "$db" --run 1 \
+    --html "$tmp/pages/p.html" >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+tries=0
+while [ ! -e "$tmp/rtmp"/refit-report.*/p0.gp ] && [ $tries -lt 300 ]; do
+    sleep 0.1
+    tries=$((tries + 1))
+done
+sleep 0.2
+kill -TERM $pid
+wait $pid
+rc=$?
+is "$rc $(find "$tmp/rtmp" -mindepth 1 | wc -l) $(pgrep -fc 'sleep 987')" "143 0 0" \
+    "SIGTERM while gnuplot hangs: refit dies of it, leaving no folder and no child"
+grep -q '^refit: report: interrupted while gnuplot drew ' "$tmp/err"
+ok $? "and says what it was doing"
+REFIT_GNUPLOT_TIMEOUT=soon "$REFIT" report --db "$db" --html "$tmp/x.html" 2>"$tmp/err"
+is "$? $(cat "$tmp/err")" "2 refit: REFIT_GNUPLOT_TIMEOUT=soon: expected seconds, above 0 and \
+at most 86400" "a timeout that is not seconds is refused"
 "$REFIT" report --db "$db" --html "$tmp/no/such/dir/p.html" >/dev/null 2>"$tmp/err"
 ok "$(test $? -ne 0 && grep -q "^refit: $tmp/no/such/dir/p.html: " "$tmp/err"; echo $?)" \
     "an output in a missing folder is an error naming it"

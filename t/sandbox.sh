@@ -75,6 +75,12 @@ pattern search-find pattern-find.lua 4 string.find "refit search stops the same 
 pattern study-gmatch pattern-study.lua 4 string.gmatch "a backtracking gmatch in a study names its line" \
     run "$bad/pattern-study.lua" --db "$tmp/pattern-study.db"
 
+# A message that quotes the input's control bytes is one line with them escaped: nothing
+# reaches the terminal that it would act on.
+fails control "$bad/control-bytes.lua:4: bad \\x1B[2Jqwen3-8b second line" \
+    "an error's escape sequence and line break are written \\xNN and a space" \
+    plan "$bad/control-bytes.lua" --db "$db"
+
 # Memory: a table bomb, one huge string.
 printf -- '-- a table bomb\nlocal t = {}\nfor i = 1, 1e12 do t[i] = { i } end\n' >"$tmp/bomb.lua"
 fails bomb "$tmp/bomb.lua:3: $memory in use (the limit)" \

@@ -256,7 +256,7 @@ ok "$(test ! -e "$tmp/err.db"; echo $?)" "no failed search creates a database"
 sed 's/gpus = 16, first_gpu = 0, tp = 2, pp = 2, ep = 4/gpus = 2, first_gpu = 0, ep = 2/' \
     "$scen" >"$tmp/train.lua"
 is "$("$REFIT" search "$tmp/train.lua" --gpus 8 --db "$tmp/err.db" 2>&1 >/dev/null)" \
-    "refit: $tmp/train.lua: train: the layout does not fit: GPU 0 (stage 0) needs 248.4 GB of \
+    "refit: $tmp/train.lua:7: train: the layout does not fit: GPU 0 (stage 0) needs 248.4 GB of \
 80.0 (weights 32.1, grads 32.1, optimizer 183.2, staging 1.0; activations not counted); shard \
 further (more tp, ep or pp, or more GPUs), or set allow_overcommit = true for a what-if" \
     "a training side that does not fit is refused"

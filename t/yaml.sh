@@ -117,13 +117,13 @@ bad "a parallel size that is a string" "defaults: DATA/nemo-rl-dsv3.yaml
 policy:
   megatron_cfg:
     tensor_model_parallel_size: \"x\"" \
-    'bad.yaml:4: policy.megatron_cfg.tensor_model_parallel_size: expected a positive integer, got "x"'
+    'bad.yaml:4: policy.megatron_cfg.tensor_model_parallel_size: expected an integer from 1 to 1048576, got "x"'
 bad "a parallel size of 0" "defaults: DATA/nemo-rl-dsv3.yaml
 policy:
   generation:
     vllm_cfg:
       tensor_parallel_size: 0" \
-    'bad.yaml:5: policy.generation.vllm_cfg.tensor_parallel_size: expected a positive integer, got 0'
+    'bad.yaml:5: policy.generation.vllm_cfg.tensor_parallel_size: expected an integer from 1 to 1048576, got 0'
 bad "a missing required key, at the mapping that should hold it" "cluster:
   gpus_per_node: 8
 policy:
@@ -148,7 +148,7 @@ policy:
     'bad.yaml:7: policy.generation.colocated.enabled: expected true or false, got "no"'
 bad "a fault in a parent is reported in the parent" "defaults: parent.yaml" \
     "$(printf 'cluster:\n  num_nodes: 1.5\n' >"$tmp/parent.yaml"; echo \
-    'parent.yaml:2: cluster.num_nodes: expected a positive integer, got 1.5')"
+    'parent.yaml:2: cluster.num_nodes: expected an integer from 1 to 1048576, got 1.5')"
 bad "sizes the layout refuses are reported at the key that set them" \
     "defaults: DATA/nemo-rl-dsv3.yaml
 policy:
@@ -156,7 +156,7 @@ policy:
     pipeline_model_parallel_size: 3
     num_layers_in_first_pipeline_stage: null
     num_layers_in_last_pipeline_stage: null" \
-    "$data/nemo-rl-dsv3.yaml:41: policy.generation.colocated.resources.num_nodes: 256 is not a multiple of tp*cp*pp = 3 (refit's train.gpus)"
+    "$data/nemo-rl-dsv3.yaml:41: policy.generation.colocated.resources.num_nodes: refit's train.gpus: 256 is not a multiple of tp*cp*pp = 3"
 bad "GPUs per node that are not the cluster's" "defaults: DATA/nemo-rl-dsv3.yaml
 cluster:
   gpus_per_node: 4" \
@@ -198,7 +198,7 @@ bad "a second document" "a: 1
 b: 2" "bad.yaml:2: a second YAML document; refit reads one per file"
 bad "a !!str-tagged number is a string" "cluster:
   gpus_per_node: 8
-  num_nodes: !!str 2" 'bad.yaml:3: cluster.num_nodes: expected a positive integer, got "2"'
+  num_nodes: !!str 2" 'bad.yaml:3: cluster.num_nodes: expected an integer from 1 to 1048576, got "2"'
 kind=verl bad "a verl FSDP actor sharded in groups (HSDP)" "defaults: DATA/verl-qwen3-30b.yaml
 actor_rollout_ref:
   actor:
@@ -211,6 +211,46 @@ actor_rollout_ref:
   rollout:
     name: hf" \
     'bad.yaml:4: actor_rollout_ref.rollout.name: expected "sglang" or "vllm", got "hf"'
+
+# Hostile and faulty verl files (t/data/bad/yaml/): each fault named at its file, line and
+# key, the value as the file wrote it, a control byte escaped, the limit said.
+badfile() {
+    printf 'return { cluster = "dgx-h100", sides = { verl = "%s" }, strategy = "reshard" }\n' \
+        "$bad/$2.yaml" >"$tmp/f.lua"
+    fails "$1" f.lua "$3"
+}
+bad=$SRCDIR/t/data/bad/yaml
+base=$bad/../../yaml/verl-qwen3-30b.yaml
+megatron_tp=actor_rollout_ref.actor.megatron.tensor_model_parallel_size
+badfile "a parallel size written 2.0 is shown as 2.0" tp-float \
+    "$bad/tp-float.yaml:6: $megatron_tp: expected an integer from 1 to 1048576, got 2.0"
+badfile "a parallel size past the limit: the limit is said" tp-huge \
+    "$bad/tp-huge.yaml:6: $megatron_tp: expected an integer from 1 to 1048576, got 1000000000"
+badfile "GPUs derived from nodes: refit's field and its value come first" rollout-tp3 \
+    "$base:54: trainer.nnodes: refit's infer.gpus: 16 is not a multiple of tp*pp*dp = 3"
+badfile "a side that does not fit: at the key that sharded it, naming the share's key" \
+    memory-share "$base:40: actor_rollout_ref.rollout.tensor_model_parallel_size: refit's infer: \
+the layout does not fit: GPU 0 (stage 0) needs 18.5 GB of 0.1 (weights 15.3, staging 3.2), KV \
+cache headroom -18.4 GB (the engine's share is infer.gpu_memory_utilization of hbm_gb, set by \
+actor_rollout_ref.rollout.gpu_memory_utilization at $bad/memory-share.yaml:6); shard further \
+(more tp, ep or pp, or more GPUs), or set allow_overcommit = true for a what-if"
+badfile "a control byte in a value is written \\xNN, not echoed" control-escape \
+    "$bad/control-escape.yaml:5: actor_rollout_ref.rollout.name: expected \"sglang\" or \
+\"vllm\", got \"vl\\x1B[31mlm\""
+badfile "a byte that is not UTF-8, at its line and column" not-utf8 \
+    "$bad/not-utf8.yaml:23: column 10: not UTF-8 (byte 0xE9: incomplete UTF-8 octet sequence); \
+YAML files are UTF-8"
+badfile "70 references: at the key refit reads, with the chain's ends" chain-70 \
+    "$bad/chain-70.yaml:6: $megatron_tp: \"\${chain.a1}\": a chain of more than 64 references \
+(chain.a1 -> ... -> chain.a64); write the value"
+badfile "references that loop: at the key refit reads, with the loop" chain-loop \
+    "$bad/chain-loop.yaml:6: $megatron_tp: \"\${chain.a}\": its references come back to chain.a \
+($megatron_tp -> chain.a -> chain.b -> chain.c -> chain.a)"
+printf 'return { cluster = "dgx-h100", sides = { verl = "%s" }, strategy = "reshard" }\n' \
+    "$data/chain-41.yaml" >"$tmp/f.lua"
+"$REFIT" plan "$tmp/f.lua" --db "$tmp/chain.db" >/dev/null 2>"$tmp/err"
+is "$? $(sql "$tmp/chain.db" "SELECT tp FROM side WHERE side = 'train'")" "0 2" \
+    "41 references in a chain are followed to their value"
 
 # The scenario's own faults name the scenario.
 printf 'return {\n    cluster = "dgx-h100",\n    sides = { verl = "%s" },\n    train = 8,\n}\n' \

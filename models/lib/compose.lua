@@ -56,6 +56,10 @@ function compose.describe(v)
         return string.format('"%s"', v)
     elseif type(v) == "table" then
         return next(v) == nil and "{}" or (v[1] ~= nil and "a list" or "a mapping")
+    elseif math.type(v) == "float" and v == v then
+        -- As the file wrote it: `tp: 2.0` is a float to YAML and to the framework, so it
+        -- shows as 2.0, not as the integer it equals.
+        return tostring(v)
     end
     return schema.describe(v)
 end

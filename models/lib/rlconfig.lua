@@ -102,7 +102,8 @@ end
 local KEY = "[%w_%-%.]+"
 
 -- The value at the dotted `path` (nil when missing, NULL when written as null), with
--- OmegaConf's references followed.
+-- OmegaConf's references followed. A chain's faults are reported at the key refit reads
+-- (`seen[1]`), with the chain that led there.
 function Config:get(path, seen)
     local v = walk(self.doc, path)
     if v == "???" then
@@ -128,10 +129,15 @@ function Config:get(path, seen)
             .. "${dotted.key}, ${..relative.key} and ${oc.select:key,default}); write the "
             .. "value", describe(v)))
     end
-    seen = seen or {}
-    if seen[target] or #seen >= 64 then
-        self:raise(path, string.format("%s %s", describe(v), seen[target]
-            and "refers to itself" or "starts a chain of more than 64 references"))
+    seen = seen or { [path] = true, path }
+    if seen[target] then
+        seen[#seen + 1] = target
+        self:raise(seen[1], string.format("%s: its references come back to %s (%s)",
+            describe(walk(self.doc, seen[1])), target, table.concat(seen, " -> ")))
+    elseif #seen > 64 then
+        self:raise(seen[1], string.format("%s: a chain of more than 64 references (%s -> "
+            .. "... -> %s); write the value", describe(walk(self.doc, seen[1])), seen[2],
+            seen[#seen]))
     end
     seen[target], seen[#seen + 1] = true, target
     return self:get(target, seen)
@@ -148,7 +154,8 @@ function Config:positive(path, default)
         return default
     end
     if math.type(v) ~= "integer" or v < 1 or v > schema.MAX_GPUS then
-        self:raise(path, "expected a positive integer, got " .. describe(v))
+        self:raise(path, string.format("expected an integer from 1 to %d, got %s",
+            schema.MAX_GPUS, describe(v)))
     end
     return v
 end
@@ -263,6 +270,7 @@ local function nemo_rl_vllm(cfg, v, infer, origin)
     infer.dtype = cfg:choice(v .. "precision", DTYPES, "bfloat16")
     origin["infer.tp"], origin["infer.pp"] = v .. "tensor_parallel_size",
         v .. "pipeline_parallel_size"
+    origin["infer.gpu_memory_utilization"] = v .. "gpu_memory_utilization"
     origin["infer.ep"], origin["infer.dp"] = v .. "expert_parallel_size",
         v .. "expert_parallel_size"
 end
@@ -284,6 +292,7 @@ local function nemo_rl_sglang(cfg, v, infer, origin)
     infer.dtype = cfg:choice(v .. "dtype", DTYPES, "bfloat16")
     origin["infer.tp"], origin["infer.pp"], origin["infer.ep"] = v .. "tp_size",
         v .. "pp_size", v .. "ep_size"
+    origin["infer.gpu_memory_utilization"] = v .. "mem_fraction_static"
 end
 
 -- The cluster's node count: the file's key, else the scenario's cluster.nodes (`hints`),
@@ -441,7 +450,7 @@ local function verl(cfg, hints)
     }
     for field, key in pairs({ tp = "tensor_model_parallel_size",
         pp = "pipeline_model_parallel_size", dp = "data_parallel_size",
-        ep = "expert_parallel_size" }) do
+        ep = "expert_parallel_size", gpu_memory_utilization = "gpu_memory_utilization" }) do
         origin["infer." .. field] = r .. key
     end
     -- The rollout casts to rollout.dtype; rollout.quantization: fp8 quantises it.
@@ -507,7 +516,8 @@ end
 
 -- Runs fn() and reports a fault it raises at a side field (train.tp, infer.gpus) the YAML
 -- decided at that YAML key instead, so the user is sent to the file they wrote; `source` is
--- the scenario's name, the file such errors name.
+-- the scenario's name, the file such errors name. The field comes first: its value may not
+-- be the key's (infer.gpus = 16 from trainer.nnodes: 2).
 function rlconfig.at_yaml(sides, source, fn, ...)
     local ok, result = pcall(fn, ...)
     if ok then
@@ -518,7 +528,7 @@ function rlconfig.at_yaml(sides, source, fn, ...)
         local field, message = result:sub(#prefix + 1):match("^%d+: ([%w_%.]+): (.*)$")
         local key = field and sides.origin[field]
         if key then
-            sides.config:raise(key, string.format("%s (refit's %s)", message, field))
+            sides.config:raise(key, string.format("refit's %s: %s", field, message))
         end
     end
     error(result, 0)

@@ -350,6 +350,29 @@ local function read_sides(raw, site, base_dir, context)
     return sides
 end
 
+-- Where each side's memory fit (sim/memory.c) is reported, as "file:line: field" prefixes:
+-- at the YAML key that sharded the side (its tp, else its GPUs) where the file decided it,
+-- else at the side's field in the scenario; `share` names the YAML key of the engine's
+-- memory share, where the file set it.
+local function fit_sites(sides, site)
+    local out = {}
+    for _, side in ipairs({ "train", "infer" }) do
+        local key = sides and (sides.origin[side .. ".tp"] or sides.origin[side .. ".gpus"])
+        if key then
+            local w = sides.config:where(key)
+            out[side] = string.format("%s:%d: %s: refit's %s", w.file, w.line, key, side)
+        else
+            out[side] = schema.where(site, side)
+        end
+    end
+    local share = sides and sides.origin["infer.gpu_memory_utilization"]
+    if share then
+        local w = sides.config:where(share)
+        out.share = string.format("%s at %s:%d", share, w.file, w.line)
+    end
+    return out
+end
+
 -- A copy of the scenario table `raw` with its `sides` read into train and infer (and the
 -- model, nodes and profile the file implies) and the field itself removed: what a layout
 -- search varies, since it rewrites infer as a scenario that writes it by hand.
@@ -543,6 +566,7 @@ function scenario.normalise(raw, source, base_dir, context, overrides, line)
             or s.hybrid_bulk),
         framework = profile or nil,
         sides = sides and sides.note or nil,
+        fit_sites = fit_sites(sides, site),
     }
 end
 

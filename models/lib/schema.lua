@@ -47,15 +47,20 @@ function schema.model_count(required, default)
              default = default }
 end
 
--- Raises the one-string error of the contract. error(msg, 0): the message already names
--- the user's file and line, which Lua's own position would only obscure.
-function schema.raise(site, field, message)
+-- "file:line: field": where `field` of the table at `site` was written, as errors name it.
+function schema.where(site, field)
     field = site.names and site.names[field] or field
     local line = site.line or 0
     if site.scan ~= false then
         line = locate.line(site.file, site.line, field)
     end
-    error(string.format("%s:%d: %s: %s", site.file, line, field, message), 0)
+    return string.format("%s:%d: %s", site.file, line, field)
+end
+
+-- Raises the one-string error of the contract. error(msg, 0): the message already names
+-- the user's file and line, which Lua's own position would only obscure.
+function schema.raise(site, field, message)
+    error(schema.where(site, field) .. ": " .. message, 0)
 end
 
 -- Levenshtein distance, to suggest the key a typo was meant to be.

@@ -1,5 +1,6 @@
 /* The fuzz targets of the description loaders: the input's bytes become a scenario file, a
- * Hugging Face config.json or a cluster file (RF_FUZZ_KIND), loaded as `refit` loads them.
+ * Hugging Face config.json, a cluster file, an RL framework's YAML config (a scenario's
+ * `sides`) or a framework profile file (RF_FUZZ_KIND), loaded as `refit` loads them.
  * Built for libFuzzer by t/fuzz/build; t/fuzz/replay.c replays files through it (make check).
  *
  * Each input runs in a fresh Lua state, in a temporary directory that also holds a small
@@ -83,13 +84,39 @@ out:
     return rc;
 }
 
+/* The scenarios that name a YAML input (verl's, then NeMo RL's reading of it) and a profile
+ * input (its default path, then its point-to-point one), written beside the fixtures. */
+static const char *const wrappers[][2] = {
+    {"verl.lua", "return { cluster = 'dgx-h100', sides = { verl = 'input.yaml' }, "
+                 "strategy = 'reshard' }\n"},
+    {"nemo-rl.lua", "return { cluster = 'dgx-h100', sides = { nemo_rl = 'input.yaml' } }\n"},
+    {"profile.lua", "return { model = 'tiny.lua', cluster = { system = 'dgx-h100', nodes = 2 },\n"
+                    "  train = { gpus = 8, tp = 2 }, infer = { gpus = 8, first_gpu = 8, tp = 4 },\n"
+                    "  framework = 'input.lua' }\n"},
+    {"profile-p2p.lua", "return { model = 'tiny.lua', cluster = { system = 'dgx-h100', nodes = 2 "
+                        "},\n  train = { gpus = 8, tp = 2 }, infer = { gpus = 8, first_gpu = 8, "
+                        "tp = 4 },\n  framework = 'input.lua', strategy = 'p2p' }\n"},
+};
+
+/* The YAML files a YAML input may inherit from (`defaults:`), as t/data/yaml has them. */
+static const char *const yaml_fixtures[] = {"verl-qwen3-30b.yaml", "nemo-rl-base.yaml",
+                                            "nemo-rl-dsv3.yaml", "distill-base.yaml"};
+
 static void cleanup(void)
 {
     static const char *names[] = {"tiny.lua", "cluster-custom.lua", "config.json", "input.lua",
-                                  "model.json"};
+                                  "model.json", "input.yaml"};
     char path[PATH_MAX + 64];
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+        unlink(path);
+    }
+    for (size_t i = 0; i < sizeof(wrappers) / sizeof(wrappers[0]); i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, wrappers[i][0]);
+        unlink(path);
+    }
+    for (size_t i = 0; i < sizeof(yaml_fixtures) / sizeof(yaml_fixtures[0]); i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, yaml_fixtures[i]);
         unlink(path);
     }
     rmdir(dir);
@@ -123,8 +150,26 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
             exit(2);
         }
     }
-    snprintf(input, sizeof(input), "%s/%s", dir,
-             strcmp(RF_FUZZ_KIND, "config") == 0 ? "model.json" : "input.lua");
+    for (size_t i = 0; i < sizeof(yaml_fixtures) / sizeof(yaml_fixtures[0]); i++) {
+        snprintf(from, sizeof(from), "%s/yaml/%s", data, yaml_fixtures[i]);
+        if (copy_file(from, yaml_fixtures[i]) < 0) {
+            fprintf(stderr, "refit fuzz: cannot copy %s into %s\n", from, dir);
+            exit(2);
+        }
+    }
+    for (size_t i = 0; i < sizeof(wrappers) / sizeof(wrappers[0]); i++) {
+        char to[PATH_MAX + 64];
+        snprintf(to, sizeof(to), "%s/%s", dir, wrappers[i][0]);
+        FILE *f = fopen(to, "w");
+        if (!f || fputs(wrappers[i][1], f) < 0 || fclose(f) != 0) {
+            fprintf(stderr, "refit fuzz: cannot write %s\n", to);
+            exit(2);
+        }
+    }
+    const char *name = strcmp(RF_FUZZ_KIND, "config") == 0 ? "model.json"
+                       : strcmp(RF_FUZZ_KIND, "yaml") == 0 ? "input.yaml"
+                                                            : "input.lua";
+    snprintf(input, sizeof(input), "%s/%s", dir, name);
     return 0;
 }
 
@@ -143,6 +188,22 @@ static void check_message(const struct rf_error *err)
      * a bug, not a message about the input (which may itself quote that path). */
     if (!lax && strncmp(err->msg, lib, strlen(lib)) == 0)
         finding("error raised inside models/lib", err->msg);
+}
+
+/* Loads the scenario `name` of the fixture directory (under `strategy`, or as written), then
+ * its sides' memory, as `refit plan` does. */
+static int load_wrapper(struct rf_lua *L, const char *name, const char *strategy,
+                        struct rf_error *err)
+{
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    struct rf_scenario_src src = {.path = path, .ref = LUA_NOREF};
+    struct rf_scenario sc;
+    int rc = rf_lua_load_scenario(L, &src, strategy, &sc, err);
+    if (rc == 0)
+        rc = rf_scenario_init_sides(&sc, err);
+    rf_scenario_release(&sc);
+    return rc;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -165,6 +226,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         struct rf_model m;
         rc = rf_lua_load_model(L, input, &m, &err);
         rf_model_release(&m);
+    } else if (strcmp(RF_FUZZ_KIND, "yaml") == 0 || strcmp(RF_FUZZ_KIND, "framework") == 0) {
+        /* Each reading of the input in turn; each failure must be clean. */
+        bool yaml = strcmp(RF_FUZZ_KIND, "yaml") == 0;
+        rc = load_wrapper(L, yaml ? "verl.lua" : "profile.lua", NULL, &err);
+        if (rc < 0)
+            check_message(&err);
+        memset(&err, 0, sizeof(err));
+        rc = load_wrapper(L, yaml ? "nemo-rl.lua" : "profile-p2p.lua", NULL, &err);
     } else if (strcmp(RF_FUZZ_KIND, "cluster") == 0) {
         struct rf_cluster c;
         rc = rf_lua_load_cluster(L, input, &c, &err);
