@@ -325,7 +325,7 @@ TMPDIR=$tmp/rtmp REFIT_GNUPLOT=$tmp/hanging-gnuplot "$REFIT" report --db "$db" -
     --html "$tmp/pages/p.html" >"$tmp/out" 2>"$tmp/err" &
 pid=$!
 tries=0
-while [ ! -e "$tmp/rtmp"/refit-report.*/p0.gp ] && [ $tries -lt 300 ]; do
+while [ -z "$(find "$tmp/rtmp" -name p0.gp)" ] && [ $tries -lt 300 ]; do
     sleep 0.1
     tries=$((tries + 1))
 done
