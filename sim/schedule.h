@@ -41,4 +41,9 @@ struct rf_schedule_opts {
  * any hop > 0 is a pipelined round: the executor steps it in chunks (exec/replay.c). */
 int rf_schedule(struct rf_plan *plan, const struct rf_schedule_opts *opts, struct rf_error *err);
 
+/* What rf_schedule holds per delivery beside the plan's own runs at its peak: the pieces it
+ * builds (a transfer run each, at most one per delivery) and its per-run indexes (sim/
+ * refit_run.c counts it in a run's memory estimate). */
+int64_t rf_schedule_delivery_bytes(void);
+
 #endif

@@ -133,8 +133,12 @@ is "$(sql "$tmp/a.db" "SELECT count(*) || ' ' || count(DISTINCT r.transfers || '
 is "$?" 1 "the quick start's reshard plan is refused under 0.05 GB"
 "$REFIT" plan "$SRCDIR/scripts/dsv3-h100.lua" --db "$tmp/z.db" --max-memory 0 >/dev/null
 ok $? "and planned with --max-memory 0 (no limit)"
-"$REFIT" plan "$SRCDIR/scripts/dsv3-h100.lua" --db "$tmp/z.db" --max-memory 52M >/dev/null
-ok $? "52M: just above its 51.96 MB estimate"
+"$REFIT" plan "$SRCDIR/scripts/dsv3-h100.lua" --db "$tmp/z.db" --max-memory 125M >/dev/null
+ok $? "125M: just above its 124.5 MB estimate (the plan's runs and the schedule's pieces)"
+"$REFIT" plan "$SRCDIR/scripts/dsv3-h100.lua" --db "$tmp/z.db" --max-memory 124M 2>"$tmp/err" \
+    >/dev/null
+is "$? $(grep -o 'needs an estimated [0-9.]* GB' "$tmp/err")" "1 needs an estimated 0.125 GB" \
+    "124M: just below it, refused with the estimate"
 "$REFIT" sim "$SRCDIR/scripts/dsv3-h100.lua" --db "$tmp/z.db" --max-memory 8x 2>"$tmp/err"
 is "$?" 2 "a size that is not one is a usage error"
 is "$(cat "$tmp/err")" "refit: --max-memory 8x: expected a size in GB (or with M, G or T), 0 for \
