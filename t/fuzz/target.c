@@ -104,8 +104,8 @@ static const char *const yaml_fixtures[] = {"verl-qwen3-30b.yaml", "nemo-rl-base
 
 static void cleanup(void)
 {
-    static const char *names[] = {"tiny.lua", "cluster-custom.lua", "config.json", "input.lua",
-                                  "model.json", "input.yaml"};
+    static const char *names[] = {"tiny.lua",  "cluster-custom.lua", "config.json",
+                                  "input.lua", "model.json",         "input.yaml"};
     char path[PATH_MAX + 64];
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
@@ -180,7 +180,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     }
     const char *name = strcmp(RF_FUZZ_KIND, "config") == 0 ? "model.json"
                        : strcmp(RF_FUZZ_KIND, "yaml") == 0 ? "input.yaml"
-                                                            : "input.lua";
+                                                           : "input.lua";
     snprintf(input, sizeof(input), "%s/%s", dir, name);
     return 0;
 }
