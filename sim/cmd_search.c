@@ -20,7 +20,7 @@
 static const char usage_search[] =
     "usage: refit search SCENARIO [--gpus N,...] [--dtype bf16,fp8] [--pp N,...] [--top K]\n"
     "                    [--strategy S] [--spanning] [--db FILE] [--label TEXT] [--json]\n"
-    "                    [--store full|summary]\n"
+    "                    [--store full|summary] [--max-memory SIZE]\n"
     "\n"
     "Lists the inference layouts of SCENARIO that fit in the GPUs' memory (TP x DP x PP x EP\n"
     "as vLLM accepts them, experts whole per EP rank, engines aligned to the NVLink domains),\n"
@@ -38,6 +38,10 @@ static const char usage_search[] =
     "  --label TEXT    label of the stored runs (default search)\n"
     "  --json          one JSON object instead of the table\n"
     "  --store summary store the top rows without their plans (refit sim --help)\n"
+    "  --max-memory SIZE  leave out, with the estimate, layouts whose plan is estimated to\n"
+    "                  need more memory (GB, or with M, G or T; 0: no limit; default three\n"
+    "                  quarters of this machine's memory); layouts are estimated as many at\n"
+    "                  once as it holds\n"
     "Progress (k/N and an ETA) goes to stderr when it is a terminal. REFIT_THREADS sets the\n"
     "layouts estimated at once (default 2).\n";
 
@@ -169,7 +173,7 @@ static bool by_step(const struct rf_search_result *r)
     return false;
 }
 
-static void print_table(const struct rf_search_result *r, const char *db)
+static void print_table(const struct rf_search_result *r, const char *db, double max_memory_gb)
 {
     char train[128], line[256];
     rf_side_describe(&r->train, train, sizeof(train));
@@ -188,13 +192,15 @@ static void print_table(const struct rf_search_result *r, const char *db)
     if (step)
         printf(" %10s", "step s");
     printf("  %s\n", "bottleneck");
-    bool any_estimate = false, any_spans = false;
+    bool any_estimate = false, any_spans = false, any_left_out = false;
     for (size_t i = 0; i < r->n_rows; i++) {
         const struct rf_search_row *row = &r->rows[i];
         char layout[64], figure[32], stepf[32] = "";
         rf_search_layout_text(row, layout, sizeof(layout));
         if (row->simulated)
             snprintf(figure, sizeof(figure), "%.3f", step ? row->run.wire_s : row->run.predicted_s);
+        else if (row->too_large)
+            snprintf(figure, sizeof(figure), "-");
         else
             snprintf(figure, sizeof(figure), "~%.3f", row->estimate_s);
         if (step) {
@@ -205,13 +211,22 @@ static void print_table(const struct rf_search_result *r, const char *db)
                 snprintf(est, sizeof(est), "~%.3f", row->estimate_step_s);
             snprintf(stepf, sizeof(stepf), " %10s", est);
         }
-        any_estimate |= !row->simulated;
+        any_estimate |= !row->simulated && !row->too_large;
         any_spans |= row->spans;
-        printf("%4zu  %-20s %-5s %6lld %8lld %11.1f %7.1f %10s %9.3f%s  %s%s\n", i + 1, layout,
+        char bound[24] = "-", note[96] = "-";
+        if (!row->too_large)
+            snprintf(bound, sizeof(bound), "%.3f",
+                     row->simulated ? row->run.lower_bound_s : row->bound_s);
+        if (row->simulated)
+            snprintf(note, sizeof(note), "%s", row->run.bottleneck);
+        else if (row->too_large)
+            snprintf(note, sizeof(note), "left out: its plan needs an estimated %.3g GB",
+                     (double)row->need_bytes / 1e9);
+        printf("%4zu  %-20s %-5s %6lld %8lld %11.1f %7.1f %10s %9s%s  %s%s\n", i + 1, layout,
                rf_dtype_name(row->dtype), (long long)row->gpus, (long long)row->replicas,
-               gb(row->mem.worst.weights), gb(row->mem.headroom_bytes), figure,
-               row->simulated ? row->run.lower_bound_s : row->bound_s, stepf,
-               row->simulated ? row->run.bottleneck : "-", row->spans ? "  (spans domains)" : "");
+               gb(row->mem.worst.weights), gb(row->mem.headroom_bytes), figure, bound, stepf, note,
+               row->spans ? "  (spans domains)" : "");
+        any_left_out |= row->too_large;
     }
     printf("\n");
     if (any_estimate)
@@ -225,6 +240,10 @@ static void print_table(const struct rf_search_result *r, const char *db)
                r->framework);
     if (any_spans)
         printf("spans domains: packed engines that cross NVLink domain boundaries\n");
+    if (any_left_out)
+        printf("left out: layouts whose plan is estimated above --max-memory (%.3g GB), neither "
+               "estimated nor simulated\n",
+               max_memory_gb);
     printf("weights GB, KV GB: per GPU, the worst of the inference side; KV: what the engine's "
            "share leaves for the KV cache\n");
     if (r->simulated > 0)
@@ -244,17 +263,21 @@ static json_t *row_json(const struct rf_search_row *row, size_t rank, bool step)
     char layout[64];
     rf_search_layout_text(row, layout, sizeof(layout));
     json_t *o = json_pack(
-        "{sI ss sI sI sI sI sI sI sI ss sb sI sI sI sI sf sf so sb}", "rank", (json_int_t)rank,
-        "layout", layout, "gpus", (json_int_t)row->gpus, "tp", (json_int_t)row->tp, "dp",
-        (json_int_t)row->dp, "pp", (json_int_t)row->pp, "ep", (json_int_t)row->ep, "engines",
-        (json_int_t)row->replicas, "engine_gpus", (json_int_t)(row->tp * row->dp * row->pp),
-        "dtype", rf_dtype_name(row->dtype), "spans", row->spans, "nodes", (json_int_t)row->nodes,
+        "{sI ss sI sI sI sI sI sI sI ss sb sI sI sI sI so sb}", "rank", (json_int_t)rank, "layout",
+        layout, "gpus", (json_int_t)row->gpus, "tp", (json_int_t)row->tp, "dp", (json_int_t)row->dp,
+        "pp", (json_int_t)row->pp, "ep", (json_int_t)row->ep, "engines", (json_int_t)row->replicas,
+        "engine_gpus", (json_int_t)(row->tp * row->dp * row->pp), "dtype",
+        rf_dtype_name(row->dtype), "spans", row->spans, "nodes", (json_int_t)row->nodes,
         "weights_bytes", (json_int_t)row->mem.worst.weights, "infer_bytes",
         (json_int_t)row->mem.worst.total, "kv_headroom_bytes", (json_int_t)row->mem.headroom_bytes,
-        "bound_s", row->bound_s, "estimate_s", row->estimate_s, "estimated_as",
-        rf_json_text(row->how), "simulated", row->simulated);
+        "estimated_as", rf_json_text(row->how), "simulated", row->simulated);
     if (!o)
         return NULL;
+    /* A layout left out for memory has neither figure, only its plan's estimate. */
+    json_object_set_new(o, "bound_s", num_or_null(!row->too_large, row->bound_s));
+    json_object_set_new(o, "estimate_s", num_or_null(!row->too_large, row->estimate_s));
+    json_object_set_new(o, "plan_memory_bytes", json_integer((json_int_t)row->need_bytes));
+    json_object_set_new(o, "left_out", json_boolean(row->too_large));
     const struct rf_study_result *run = &row->run;
     json_object_set_new(o, "run_id",
                         row->simulated ? json_integer((json_int_t)run->run_id) : json_null());
@@ -334,13 +357,20 @@ static int nothing(const struct rf_search_result *r, const char *path, bool span
 
 int cmd_search(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"gpus", required_argument, NULL, 'g'},     {"dtype", required_argument, NULL, 't'},
-        {"pp", required_argument, NULL, 'P'},       {"top", required_argument, NULL, 'k'},
-        {"strategy", required_argument, NULL, 's'}, {"spanning", no_argument, NULL, 'p'},
-        {"db", required_argument, NULL, 'd'},       {"label", required_argument, NULL, 'l'},
-        {"json", no_argument, NULL, 'j'},           {"store", required_argument, NULL, 'S'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"gpus", required_argument, NULL, 'g'},
+                                         {"dtype", required_argument, NULL, 't'},
+                                         {"pp", required_argument, NULL, 'P'},
+                                         {"top", required_argument, NULL, 'k'},
+                                         {"strategy", required_argument, NULL, 's'},
+                                         {"spanning", no_argument, NULL, 'p'},
+                                         {"db", required_argument, NULL, 'd'},
+                                         {"label", required_argument, NULL, 'l'},
+                                         {"json", no_argument, NULL, 'j'},
+                                         {"store", required_argument, NULL, 'S'},
+                                         {"max-memory", required_argument, NULL, 'M'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    int64_t max_memory = -1;
     struct rf_search_request req = {.top = RF_SEARCH_TOP_DEFAULT};
     const char *db = "refit.db";
     bool json = false, summary = false;
@@ -375,6 +405,10 @@ int cmd_search(int argc, char **argv)
         case 'd': db = optarg; break;
         case 'l': req.label = optarg; break;
         case 'j': json = true; break;
+        case 'M':
+            if (cmd_max_memory("search", optarg, &max_memory) != 0)
+                return 2;
+            break;
         case 'h': fputs(usage_search, stdout); return 0;
         default: return 2;
         }
@@ -393,6 +427,8 @@ int cmd_search(int argc, char **argv)
     int rc = cmd_open(&env, db, CMD_OPEN_SIM);
     if (rc != 0)
         goto out;
+    if (max_memory >= 0)
+        env.sim.max_memory = max_memory;
     rc = 1;
     /* The study context's runs are the top rows; its own line per run stays off (the
      * search prints one), its phases show while each runs. */
@@ -427,7 +463,7 @@ int cmd_search(int argc, char **argv)
             goto out;
         }
     } else {
-        print_table(&res, db);
+        print_table(&res, db, (double)env.sim.max_memory / 1e9);
     }
     rc = 0;
 out:

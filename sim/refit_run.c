@@ -25,28 +25,6 @@ static void phase(const struct rf_sim_options *sim, const char *name)
         sim->progress(sim->progress_ctx, 0, 0, name);
 }
 
-/* The run's memory estimated before any work, refused above sim->max_memory: its largest
- * arrays, the plan's boxes and transfer runs and, when it simulates, a round's messages
- * before they merge, for each plan in flight (auto's workers each hold one). The arrays
- * that grow with the plan, counted from its size (rf_plan_estimate, exact in boxes and
- * deliveries), not the process's peak: Kimi K3 2048 -> 4096 auto, 3.1 GB estimated and 1.9
- * GB measured (messages merge early, rounds spread them); the quick start's reshard
- * simulated, 0.13 GB and 0.16 GB (the Lua state, the topology and the flows besides). What
- * it is for is a refusal in a second where the plan would take the machine down:
- * DeepSeek-V3 from FSDP on 2048 GPUs to 1024, 818 M deliveries, 105 GB. Auto with more
- * workers than the limit holds runs with fewer (*workers; its result does not depend on
- * them) before it is refused: with one a run needs what a plain strategy's does. */
-/* One plan in flight's estimated bytes: its boxes and transfer runs, and then the larger of
- * what comes beside them in turn: the schedule's pieces while it splits the runs into rounds
- * (the plan's runs are freed after; Qwen3-8B onto 8,192 GPUs with 1 MB staging peaked at
- * 0.36 GB against 0.26 GB counted without them), or the messages of its simulation. */
-static double plan_bytes(const struct rf_plan_size *size, double per_delivery)
-{
-    double beside = (double)rf_schedule_delivery_bytes();
-    return (double)rf_plan_size_bytes(size) +
-           (double)size->deliveries * (per_delivery > beside ? per_delivery : beside);
-}
-
 /* The most workers, from `most` down to one, whose plans in flight fit limit (0: none). */
 static int fitting_workers(int most, double one, double limit)
 {
@@ -55,6 +33,19 @@ static int fitting_workers(int most, double one, double limit)
     return most;
 }
 
+/* The run's memory estimated before any work, refused above sim->max_memory: its largest
+ * arrays, the plan's boxes and transfer runs, and the larger of the schedule's pieces or,
+ * when it simulates, a round's messages before they merge, for each plan in flight (auto's
+ * workers each hold one; rf_plan_in_flight_bytes). The arrays that grow with the plan,
+ * counted from its size (rf_plan_estimate, exact in boxes and deliveries), not the
+ * process's peak: Kimi K3 2048 -> 4096 auto, 3.1 GB estimated and 1.9 GB measured
+ * (messages merge early, rounds spread them); the quick start's reshard simulated, 0.13 GB
+ * and 0.16 GB (the Lua state, the topology and the flows besides); Qwen3-8B onto 32,768
+ * GPUs with 1 MB staging planned, 2.7 GB and 1.43 GB (runs that reach several GPUs). What
+ * it is for is a refusal in a second where the plan would take the machine down:
+ * DeepSeek-V3 from FSDP on 2048 GPUs to 1024, 818 M deliveries, 105 GB. Auto with more
+ * workers than the limit holds runs with fewer (*workers; its result does not depend on
+ * them) before it is refused: with one a run needs what a plain strategy's does. */
 static int check_memory(const struct rf_scenario *sc, bool simulate,
                         const struct rf_sim_options *sim, struct rf_plan_size *size,
                         int64_t *estimate, int *workers_out, int64_t *left_out,
@@ -65,9 +56,9 @@ static int check_memory(const struct rf_scenario *sc, bool simulate,
     if (rc < 0)
         return rc;
     bool is_auto = sc->strategy == RF_STRAT_AUTO; /* auto simulates its candidates */
-    double per_delivery = simulate || is_auto ? (double)rf_simulate_delivery_bytes() : 0;
+    bool simulated = simulate || is_auto;
     double limit = (double)sim->max_memory;
-    double one = plan_bytes(size, per_delivery), b = 0;
+    double one = rf_plan_in_flight_bytes(size, simulated), b = 0;
     int workers = fitting_workers(is_auto ? rf_auto_threads(sim) : 1, one, limit);
     double need = workers * one;
     *left_out = 0;
@@ -77,7 +68,7 @@ static int check_memory(const struct rf_scenario *sc, bool simulate,
         struct rf_plan_size bsize;
         if ((rc = rf_plan_estimate(&sc->model, &sc->train, &sc->infer, true, &bsize, err)) < 0)
             return rc;
-        b = plan_bytes(&bsize, per_delivery);
+        b = rf_plan_in_flight_bytes(&bsize, simulated);
         int bw = fitting_workers(rf_auto_threads(sim), b, limit);
         if (bw * b <= limit) {
             *size = bsize;

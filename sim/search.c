@@ -118,6 +118,7 @@ out:
 struct task {
     struct rf_search_row *row;
     struct rf_scenario sc; /* loaded on the main thread (Lua is single-threaded) */
+    bool skip;             /* its plan does not fit max_memory: not estimated */
     int rc;
     struct rf_error err;
 };
@@ -140,8 +141,8 @@ static void *worker(void *arg)
             return NULL;
         struct task *t = &p->tasks[i];
         struct rf_estimate e;
-        t->rc = rf_estimate(&t->sc, &p->sim, &e, &t->err);
-        if (t->rc == 0) {
+        t->rc = t->skip ? 0 : rf_estimate(&t->sc, &p->sim, &e, &t->err);
+        if (t->rc == 0 && !t->skip) {
             t->row->bound_s = e.bound_s;
             t->row->estimate_s = e.estimate_s;
             t->row->estimate_step_s = e.step_s;
@@ -166,12 +167,41 @@ static int threads_of(const struct rf_sim_options *sim)
     return n > MAX_THREADS ? MAX_THREADS : n;
 }
 
+/* Each task's plan estimated before it is built (the bound mode builds and schedules one,
+ * auto's screen one at a time): a task whose plan needs more than sim->max_memory is skipped
+ * and its row marked; the threads are as many as the largest of the others allows. Returns
+ * the threads, at least one. */
+static int fit_memory(struct task *tasks, size_t n, const struct rf_sim_options *sim,
+                      struct rf_error *err)
+{
+    double limit = (double)sim->max_memory, most = 0;
+    int threads = threads_of(sim);
+    for (size_t i = 0; i < n; i++) {
+        struct rf_scenario *sc = &tasks[i].sc;
+        struct rf_plan_size size;
+        int rc = rf_plan_estimate(&sc->model, &sc->train, &sc->infer,
+                                  sc->strategy == RF_STRAT_BROADCAST, &size, err);
+        if (rc < 0)
+            return rc;
+        double need = rf_plan_in_flight_bytes(&size, true);
+        tasks[i].row->need_bytes = need < 9e18 ? (int64_t)need : INT64_MAX;
+        tasks[i].skip = tasks[i].row->too_large = limit > 0 && need > limit;
+        if (!tasks[i].skip && need > most)
+            most = need;
+    }
+    while (limit > 0 && threads > 1 && threads * most > limit)
+        threads--;
+    return threads;
+}
+
 /* Estimates every task; the first failure in task order is reported, with its layout. */
 static int estimate_all(struct task *tasks, size_t n, const struct rf_sim_options *sim,
                         const struct rf_search_hooks *hooks, struct rf_error *err)
 {
     struct pool p = {.tasks = tasks, .n = n, .sim = *sim, .hooks = hooks};
-    int threads = threads_of(sim), started = 0;
+    int threads = fit_memory(tasks, n, sim, err), started = 0;
+    if (threads < 0)
+        return threads;
     pthread_t th[MAX_THREADS];
     /* Layouts in parallel rather than auto's candidates within one: the same cores, and a
      * plan's serial parts (scheduling) overlap too. */
@@ -324,6 +354,9 @@ int rf_search(struct rf_lua *L, const struct rf_scenario_src *src,
         order[i] = tasks[i].row;
     qsort(order, n_tasks, sizeof(*order), cmp_estimate);
     size_t top = req->top < (int64_t)n_tasks ? (size_t)req->top : n_tasks;
+    /* Layouts left out for memory rank last and are never simulated. */
+    while (top > 0 && order[top - 1]->too_large)
+        top--;
     if (hooks->progress && top > 0)
         hooks->progress(hooks->progress_ctx, 1, 0, top, NULL);
     for (size_t k = 0; k < top; k++) {

@@ -43,6 +43,11 @@ struct rf_search_row {
      * then ranks the rows; NAN without one (or for auto, whose screen has no step). */
     double estimate_step_s;
     char how[RF_AUTO_NAME_SIZE];
+    /* The plan's memory estimated before it is built (rf_plan_in_flight_bytes); a layout
+     * whose plan needs more than sim->max_memory is left out, neither estimated nor
+     * simulated (too_large), and listed last with that figure. */
+    int64_t need_bytes;
+    bool too_large;
     bool simulated;             /* one of the top: predicted in full and stored */
     struct rf_study_result run; /* then: the stored run and its prediction */
 };

@@ -72,6 +72,13 @@ struct rf_sim_options {
  * of a run's memory estimate. */
 int64_t rf_simulate_delivery_bytes(void);
 
+/* One plan in flight's estimated bytes, from its size (rf_plan_estimate): its boxes and
+ * transfer runs, and then the larger of what comes beside them in turn: the schedule's
+ * pieces while it splits the runs into rounds (rf_schedule_delivery_bytes), or, when it is
+ * simulated (`simulated`), its messages. An upper bound of the arrays that grow with the
+ * plan: sim/refit_run.c and the layout search (sim/search.c) hold it against max_memory. */
+double rf_plan_in_flight_bytes(const struct rf_plan_size *size, bool simulated);
+
 #define RF_SIM_TOLERANCE_DEFAULT 1e-3
 /* At and below 1e-11 the flow engine is exact to rounding. */
 #define RF_SIM_TOLERANCE_MIN 1e-12

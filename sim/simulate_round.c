@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "array.h"
+#include "schedule.h"
 #include "simulate_int.h"
 
 static int cmp_msg(const void *a, const void *b)
@@ -526,4 +527,12 @@ int sim_relay_fill(const struct rf_plan *plan, const struct rf_topology *topo, f
 int64_t rf_simulate_delivery_bytes(void)
 {
     return 2 * (int64_t)sizeof(struct msg);
+}
+
+double rf_plan_in_flight_bytes(const struct rf_plan_size *size, bool simulated)
+{
+    double beside = (double)rf_schedule_delivery_bytes();
+    double msgs = simulated ? (double)rf_simulate_delivery_bytes() : 0;
+    return (double)rf_plan_size_bytes(size) +
+           (double)size->deliveries * (msgs > beside ? msgs : beside);
 }

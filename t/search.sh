@@ -283,4 +283,24 @@ is "$(sql "$tmp/study.db" "SELECT count(*) FROM run WHERE label = 'study-search'
     "the study's two runs are stored with its label"
 is "$(grep -c '^estimate: fits true, weights 15285252096, bound ' "$tmp/study")" 1 \
     "refit.estimate gives the figures of one layout"
+# Under --max-memory, a layout whose plan is estimated above it is left out: listed last with
+# its estimate, neither estimated nor simulated; the others are searched as before.
+"$REFIT" search "$scen" --gpus 8 --db "$tmp/mem.db" --json --max-memory 1M >"$tmp/m.json"
+ok $? "refit search --max-memory 1M answers"
+mq() { "$SQLITE3" :memory: "SELECT $1 FROM json_each(readfile('$tmp/m.json'), '$.layouts')"; }
+is "$(mq "group_concat(json_extract(value, '$.layout') || ':' ||
+          json_extract(value, '$.rank'), ' ')
+          FILTER (WHERE json_extract(value, '$.left_out'))")" \
+    "tp4 dp1 pp1 ep1:17 tp8 dp1 pp1 ep1:18" "the two layouts whose plans need more, ranked last"
+is "$(mq "count(*) FILTER (WHERE json_extract(value, '$.left_out') !=
+          (json_extract(value, '$.plan_memory_bytes') > 1000000))")" 0 \
+    "left out exactly where the plan's estimate is above the limit"
+is "$(mq "count(*) FILTER (WHERE json_extract(value, '$.left_out') AND
+          (json_extract(value, '$.simulated') OR json_extract(value, '$.estimate_s') IS NOT NULL))")" \
+    0 "and neither estimated nor simulated"
+is "$(json "$tmp/m.json" '$.simulated') $(sql "$tmp/mem.db" "SELECT count(*) FROM run")" "5 5" \
+    "the top five of the others are simulated and stored"
+"$REFIT" search "$scen" --gpus 8 --db "$tmp/mem.db" --top 0 --max-memory 1M >"$tmp/m.txt"
+is "$(grep -c 'left out: its plan needs an estimated 0.001[0-9]* GB$' "$tmp/m.txt")" 2 \
+    "the table says so on each row"
 done_testing
