@@ -33,6 +33,16 @@ is() { # is GOT WANT DESCRIPTION
 # json FILE PATH: one value of a JSON document, read with SQLite's JSON functions.
 json() { "$SQLITE3" :memory: "SELECT json_extract(readfile('$1'), '$2')"; }
 sql() { "$SQLITE3" "$1" "$2"; }
+# wait_until COMMAND...: runs COMMAND every 0.1 s until it succeeds, for at most 60 s (a
+# background job's file appearing); its status is the last run's.
+wait_until() {
+    _tries=0
+    until "$@"; do
+        [ $_tries -ge 600 ] && return 1
+        sleep 0.1
+        _tries=$((_tries + 1))
+    done
+}
 done_testing() { echo "1..$n"; exit "$failed"; }
 # replay_checked DB RUN RANKS WHAT: refit-exec replays run RUN of DB on RANKS MPI ranks with
 # --check (two tests: the replay succeeds, every inference byte landed), or skips both

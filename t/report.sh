@@ -324,11 +324,9 @@ is "$(cat "$tmp/pages/p.html")" old "and the page is as it was"
 TMPDIR=$tmp/rtmp REFIT_GNUPLOT=$tmp/hanging-gnuplot "$REFIT" report --db "$db" --run 1 \
     --html "$tmp/pages/p.html" >"$tmp/out" 2>"$tmp/err" &
 pid=$!
-tries=0
-while [ -z "$(find "$tmp/rtmp" -name p0.gp)" ] && [ $tries -lt 300 ]; do
-    sleep 0.1
-    tries=$((tries + 1))
-done
+# shellcheck disable=SC2317 # called through wait_until
+has_plot() { [ -n "$(find "$tmp/rtmp" -name p0.gp)" ]; }
+wait_until has_plot
 sleep 0.2
 kill -TERM $pid
 wait $pid

@@ -75,12 +75,10 @@ ok "$(rmdir "$tmp/shards"; echo $?)" "bad: no shard directory is left behind"
 mkdir "$tmp/cut"
 TMPDIR=$tmp/cut "$REFIT" run "$data/cut.lua" --db "$tmp/cut.db" --jobs 2 >/dev/null 2>&1 &
 pid=$!
-i=0
-while [ -z "$(ls -A "$tmp/cut")" ] && [ $i -lt 600 ]; do
-    sleep 0.1
-    i=$((i + 1))
-done
-ok "$(test -n "$(ls -A "$tmp/cut")"; echo $?)" "cut: the shards' folder is made"
+# shellcheck disable=SC2317 # called through wait_until
+has_shards() { [ -n "$(ls -A "$tmp/cut")" ]; }
+wait_until has_shards
+ok $? "cut: the shards' folder is made"
 kill -TERM "$pid"
 wait "$pid"
 is "$?" 143 "cut: refit dies of the SIGTERM"
