@@ -95,12 +95,14 @@ int cmd_report(int argc, char **argv)
         }
         ropts.gnuplot_timeout_s = v;
     }
-    /* No SA_RESTART: a signal also ends the wait it interrupts. */
+    /* No SA_RESTART: a signal also ends the wait it interrupts. A signal the caller ignores
+     * (nohup, a script's background job) stays ignored. */
     struct sigaction sa = {.sa_handler = on_signal}, old[3];
     static const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
     sigemptyset(&sa.sa_mask);
     for (int i = 0; i < 3; i++)
-        sigaction(sigs[i], &sa, &old[i]);
+        if (sigaction(sigs[i], NULL, &old[i]) == 0 && old[i].sa_handler != SIG_IGN)
+            sigaction(sigs[i], &sa, NULL);
     int made = rf_report_html(db, ids, n_ids, html, &ropts, &err);
     for (int i = 0; i < 3; i++)
         sigaction(sigs[i], &old[i], NULL);
