@@ -329,6 +329,9 @@ json_t *rf_describe(const struct rf_describe_input *in)
                json_object_set_new(o, "cluster_preset", preset_json(&sc->cluster, in->preset)) < 0;
     if (!bad && sc->sides)
         bad = json_object_set_new(o, "sides", rf_json_text(sc->sides)) < 0;
+    /* Only when not the full weights: every other run's document stays as it was. */
+    if (!bad && sc->update)
+        bad = json_object_set_new(o, "update", rf_json_text(sc->update)) < 0;
     /* Only with a profile: a profile-free run's document stays as it was. */
     if (!bad && sc->framework.present)
         bad = json_object_set_new(o, "framework", framework_json(&sc->framework)) < 0;

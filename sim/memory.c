@@ -101,6 +101,12 @@ static void side_memory(const struct rf_model *model, const struct rf_side *s, b
             train_stage(model, s, stage, &g);
         else
             infer_stage(model, s, stage, &g);
+        /* Frozen weights: their bytes as the side holds them, and nothing else. */
+        if (o->frozen) {
+            struct rf_gpu_memory f = {0};
+            (training ? train_stage : infer_stage)(o->frozen, s, stage, &f);
+            g.weights += f.weights;
+        }
         g.staging = o->staging_bytes * (o->streams > 0 ? o->streams : 1);
         g.total = g.weights + g.grads + g.optimizer + g.staging;
         if (m->worst.gpu < 0 || g.total > m->worst.total)

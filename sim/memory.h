@@ -35,6 +35,9 @@ struct rf_memory_opts {
     /* Each GPU's memory; infer_hbm_gb, where > 0, the inference side's (a mixed cluster). */
     double hbm_gb, infer_hbm_gb;
     int64_t staging_bytes, streams;
+    /* Weights held beside the model's, frozen (a LoRA update's base model): their bytes
+     * count, without gradients or optimizer state; NULL: none. */
+    const struct rf_model *frozen;
 };
 
 /* Memory of both sides of model between train and infer (sides initialised). The worst GPU

@@ -602,7 +602,8 @@ static int read_scenario(lua_State *L, int t, struct rf_scenario *sc, struct rf_
     if ((rc = get_str(L, t, "source", &sc->source, "scenario", err)) < 0 ||
         (rc = get_enum(L, t, "strategy", parse_strategy, &sc->strategy, "scenario", err)) < 0)
         goto out;
-    if ((rc = opt_str(L, t, "sides", &sc->sides, err)) < 0)
+    if ((rc = opt_str(L, t, "sides", &sc->sides, err)) < 0 ||
+        (rc = opt_str(L, t, "update", &sc->update, err)) < 0)
         goto out;
     lua_getfield(L, t, "fit_sites");
     if (lua_istable(L, -1)) {
@@ -660,6 +661,11 @@ static int read_scenario(lua_State *L, int t, struct rf_scenario *sc, struct rf_
     }
     lua_getfield(L, t, "model");
     rc = read_model(L, lua_gettop(L), &sc->model, err);
+    lua_pop(L, 1);
+    if (rc < 0)
+        goto out;
+    lua_getfield(L, t, "frozen_model");
+    rc = lua_istable(L, -1) ? read_model(L, lua_gettop(L), &sc->frozen, err) : 0;
     lua_pop(L, 1);
     if (rc < 0)
         goto out;
@@ -768,7 +774,8 @@ int rf_scenario_init_sides(struct rf_scenario *sc, struct rf_error *err)
         .infer_hbm_gb =
             rf_cluster_is_upper(&sc->cluster, sc->infer.first_gpu) ? sc->cluster.upper.hbm_gb : 0,
         .staging_bytes = sc->staging_bytes,
-        .streams = sc->cluster.cal.streams};
+        .streams = sc->cluster.cal.streams,
+        .frozen = sc->frozen.n_tensors ? &sc->frozen : NULL};
     rf_memory_of(&sc->model, &sc->train, &sc->infer, &mo, &sc->mem_train, &sc->mem_infer);
     const struct rf_side_memory *side[2] = {&sc->mem_train, &sc->mem_infer};
     for (int i = 0; i < 2; i++) {
@@ -787,10 +794,12 @@ void rf_scenario_release(struct rf_scenario *sc)
         return;
     free(sc->source);
     free(sc->sides);
+    free(sc->update);
     free(sc->fit_site[0]);
     free(sc->fit_site[1]);
     free(sc->share_site);
     rf_model_release(&sc->model);
+    rf_model_release(&sc->frozen);
     rf_side_release(&sc->train);
     rf_side_release(&sc->infer);
     free(sc->tensor_strategy);

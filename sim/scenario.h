@@ -17,7 +17,13 @@ struct rf_scenario {
     /* Where the sides came from when a framework config gave them ("verl ppo.yaml; set in
      * the scenario: train.placement"), NULL when the scenario wrote them. */
     char *sides;
+    /* What the refit moves when not the full weights ("lora rank 64 on q_proj, v_proj"):
+     * the model's tensors are then the adapters (models/lib/update.lua); NULL: full. */
+    char *update;
     struct rf_model model;
+    /* The weights both sides hold but the refit does not move (a LoRA update's base model:
+     * frozen, so no gradients or optimizer state); empty for a full update. */
+    struct rf_model frozen;
     struct rf_side train, infer;
     enum rf_strategy strategy;
     enum rf_strategy *tensor_strategy; /* per model tensor: broadcast or reshard */

@@ -15,6 +15,7 @@ end
 SCENARIO_STRATEGIES[#SCENARIO_STRATEGIES + 1] = "p2p"
 local rlconfig = require("rlconfig")
 local file = require("file")
+local update = require("update")
 
 local scenario = {}
 
@@ -28,6 +29,8 @@ local SCENARIO = { type = "record", fields = {
     -- The sides read from the RL framework's own config instead of train and infer:
     -- { nemo_rl = "recipe.yaml" } or { verl = "ppo.yaml" } (rlconfig.lua).
     sides = rlconfig.SIDES,
+    -- What the refit moves: the full weights (the default) or LoRA adapters (update.lua).
+    update = update.SPEC,
     -- refit's strategies, and "p2p": a framework profile's point-to-point path.
     strategy = { type = "string", values = SCENARIO_STRATEGIES, default = "reshard" },
     -- function(tensor) -> "reshard" | "broadcast"; consulted by the hybrid strategy only,
@@ -403,7 +406,11 @@ function scenario.normalise(raw, source, base_dir, context, overrides, line)
     end
     local sides = raw.sides ~= nil and read_sides(raw, site, base_dir, context) or nil
     local s = schema.validate(raw, SCENARIO, site, "")
-    local model = context.load_model(s.model, site, "model", base_dir)
+    -- A LoRA update moves the adapters (the plan's model) and leaves the base model, frozen,
+    -- on both sides, where the memory check counts it.
+    local upd = s.update or { kind = "full" }
+    local base = context.load_model(s.model, site, "model", base_dir)
+    local model = update.apply(base, upd, site, "update")
     local dirs = { models = context.models_dir, base = base_dir }
     local mixed = cluster.is_mixed(s.cluster)
     local c
@@ -566,6 +573,8 @@ function scenario.normalise(raw, source, base_dir, context, overrides, line)
             or s.hybrid_bulk),
         framework = profile or nil,
         sides = sides and sides.note or nil,
+        update = update.note(upd),
+        frozen_model = model ~= base and base or nil,
         fit_sites = fit_sites(sides, site),
     }
 end

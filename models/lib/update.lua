@@ -1,0 +1,153 @@
+-- update.lua: what a refit moves, a scenario's `update` field. `full` (the default) moves the
+-- model's weights; `lora` moves only the LoRA adapters of the target linear layers, which
+-- the planner, the simulator, the store and refit-exec then treat as the model's tensors
+-- (each adapter a tensor of its own, sharded as the inference engine shards it).
+--
+--   update = { kind = "lora", rank = 64, targets = { "q_proj", "v_proj" }, merge = true }
+--
+-- Adapters of a weight W [out, in] (PEFT's LoRA, huggingface/peft src/peft/tuners/lora/
+-- layer.py, Linear.update_layer: lora_A is nn.Linear(in, r), lora_B nn.Linear(r, out), so
+-- their weights are A [r, in] and B [out, r]; delta W = B A). vLLM shards them by the base
+-- layer (vllm-project/vllm vllm/lora/layers/):
+-- - a column-parallel W (TP splits out): B is split as W is, A is whole on every rank
+--   (column_parallel_linear.py @ 4f54575c, ColumnParallelLinearWithLoRA.slice_lora_a returns
+--   lora_a unsliced, slice_lora_b takes the rank's rows);
+-- - a row-parallel W (TP splits in): A is split as W is, B is whole (row_parallel_linear.py
+--   @ 7626577c, RowParallelLinearWithLoRA.slice_lora_a takes the rank's input columns).
+-- The training side is taken to hold them sharded the same way (refit has no LoRA layout of
+-- Megatron's to read); adapters travel in the weight's dtype, never quantised (vLLM keeps
+-- LoRA weights in lora_dtype, the model's dtype by default).
+--
+-- targets: module names (the name's last part before `.weight`: q_proj, o_proj, down_proj,
+-- the model's own names) or "all-linear" (PEFT's and verl's default target_modules: every
+-- linear layer but the output layer; here every 2-D column- or row-parallel weight of the
+-- attention, dense MLP and shared experts). Stacked expert weights [E, out, in] are not
+-- covered (vLLM's fused-MoE LoRA has its own layout): a target that the routed experts have
+-- too (all-linear on a MoE model, or down_proj there) is an error, not a partial adapter. `merge` (the engine folds W + B A into its weights after each refit) is recorded
+-- with the run; its cost on the engine is not predicted yet.
+
+local schema = require("schema")
+
+local update = {}
+
+update.SPEC = { type = "record", fields = {
+    kind = { type = "string", values = { "full", "lora" }, default = "full" },
+    rank = { type = "integer", min = 1, max = 65536 },
+    targets = { type = "list", min_items = 1, max_items = 256, items = { type = "string" } },
+    merge = { type = "boolean" },
+} }
+
+-- The module a weight belongs to: "model.layers.0.self_attn.q_proj.weight" -> "q_proj".
+local function module_of(name)
+    return (name:gsub("%.weight$", "")):match("([^.]+)$")
+end
+
+local function linear(t)
+    return #t.shape == 2 and (t.class == "column" or t.class == "row")
+        and (t.role == "attention" or t.role == "dense_ffn" or t.role == "shared_expert")
+end
+
+-- The adapters of weight t at rank r: A [r, in] and B [out, r], classed as vLLM shards them.
+local function adapters(t, r)
+    local base = t.name:gsub("%.weight$", "")
+    local out, inn = t.shape[1], t.shape[2]
+    local column = t.class == "column"
+    local function adapter(suffix, shape, class)
+        return { name = base .. suffix, shape = shape, dtype = t.dtype, role = t.role,
+                 layer = t.layer, class = class, experts = 0, quant = false }
+    end
+    return adapter(".lora_A.weight", { r, inn }, column and "replicated" or "row"),
+        adapter(".lora_B.weight", { out, r }, column and "column" or "replicated")
+end
+
+-- The model a refit of `spec` moves: `model` itself for a full update, else a model of the
+-- same architecture whose tensors are the adapters, named "<model>+lora<r>". Faults are
+-- raised at `field` of `site`.
+function update.apply(model, spec, site, field)
+    if spec.kind == "full" then
+        for _, k in ipairs({ "rank", "targets", "merge" }) do
+            if spec[k] ~= nil then
+                schema.raise(site, field .. "." .. k, "set for kind 'full', which moves the "
+                    .. "whole weights; kind = 'lora' moves adapters of that rank")
+            end
+        end
+        return model
+    end
+    if spec.rank == nil then
+        schema.raise(site, field .. ".rank", "required for kind 'lora' (the adapters' rank r)")
+    end
+    local targets = spec.targets or { "all-linear" }
+    local wanted, all = {}, false
+    for _, name in ipairs(targets) do
+        if name == "all-linear" then
+            all = true
+        else
+            wanted[name] = false
+        end
+    end
+    local tensors, modules, experts = {}, {}, {}
+    for _, t in ipairs(model.tensors) do
+        local m = module_of(t.name)
+        if linear(t) then
+            modules[m] = true
+            if all or wanted[m] ~= nil then
+                wanted[m] = true
+                local a, b = adapters(t, spec.rank)
+                tensors[#tensors + 1] = a
+                tensors[#tensors + 1] = b
+            end
+        elseif t.role == "expert" then
+            experts[m] = true
+        end
+    end
+    local expert_names = {}
+    for m in pairs(experts) do
+        expert_names[#expert_names + 1] = m
+    end
+    table.sort(expert_names)
+    for i, name in ipairs(targets) do
+        -- The field a fault names: the target as written, or `targets` left to its default.
+        local at = spec.targets and string.format("%s.targets.%d", field, i)
+            or field .. ".targets"
+        -- A module the routed experts have too would be adapted only in part: refused.
+        local expert_hit = name == "all-linear" and expert_names[1] or experts[name] and name
+        if expert_hit then
+            schema.raise(site, at, string.format(
+                "'%s' covers the routed experts' %s, stacked expert weights refit's LoRA does "
+                .. "not model (vLLM's fused-MoE LoRA lays them out its own way); name the "
+                .. "attention and dense modules", name, expert_hit))
+        end
+        if name ~= "all-linear" and not wanted[name] then
+            local names = {}
+            for m in pairs(modules) do
+                names[#names + 1] = m
+            end
+            table.sort(names)
+            schema.raise(site, at, string.format(
+                "'%s' names no linear module of %s; its linear modules are %s, or "
+                .. "'all-linear'", name, model.name, table.concat(names, ", ")))
+        end
+    end
+    if #tensors == 0 then
+        schema.raise(site, field .. ".targets", model.name .. " has no linear module to adapt")
+    end
+    local out = {}
+    for k, v in pairs(model) do
+        out[k] = v
+    end
+    out.name = string.format("%s+lora%d", model.name, spec.rank)
+    out.tensors = tensors
+    return out
+end
+
+-- The update as the run's description records it ("lora rank 64 on q_proj, v_proj, merged"),
+-- nil for a full one.
+function update.note(spec)
+    if spec.kind == "full" then
+        return nil
+    end
+    return string.format("lora rank %d on %s%s", spec.rank,
+        table.concat(spec.targets or { "all-linear" }, ", "), spec.merge and ", merged" or "")
+end
+
+return update

@@ -1,0 +1,8 @@
+-- A rank for a full update, which moves the whole weights.
+return {
+    model = "qwen3-8b",
+    cluster = { system = "dgx-h100", nodes = 2 },
+    train = { gpus = 8, tp = 2 },
+    infer = { gpus = 8, first_gpu = 8, tp = 2 },
+    update = { rank = 8 },
+}

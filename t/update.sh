@@ -1,0 +1,70 @@
+#!/bin/sh
+# End to end: a scenario's `update` (models/lib/update.lua). A LoRA update plans, simulates,
+# stores and replays the adapters of the target layers as the model's tensors, sharded as
+# vLLM shards them, while the memory fit counts the frozen base model; its faults name the
+# scenario's line and field.
+. "${SRCDIR:-.}/t/lib.sh"
+data=$SRCDIR/t/data/update
+bad=$SRCDIR/t/data/bad
+db=$tmp/update.db
+
+"$REFIT" sim "$data/qwen3-8b-lora.lua" --db "$db" --json >"$tmp/lora.json"
+ok $? "refit sim: Qwen3-8B, LoRA rank 64 on all-linear"
+"$REFIT" sim "$data/qwen3-8b-full.lua" --db "$db" --json >"$tmp/full.json"
+ok $? "refit sim: the same sides moving the full weights"
+# PEFT's adapters of W [out, in] are A [r, in] and B [out, r]. Qwen3-8B per layer (hidden
+# 4096, q 32 x 128, k and v 8 x 128, MLP 12288): q and o 64 x 8192, k and v 64 x 5120,
+# gate, up and down 64 x 16384: 4,849,664 a layer, x 36 layers.
+is "$(sql "$db" "SELECT model, json_extract(scenario_json, '\$.model.params') FROM run
+                 WHERE id = 1")" "qwen3-8b+lora64|174587904" \
+    "the adapters' parameters: 174,587,904, as the shapes give them"
+is "$(sql "$db" "SELECT json_extract(scenario_json, '\$.update') FROM run WHERE id = 1")" \
+    "lora rank 64 on all-linear" "the run's description records the update"
+is "$(sql "$db" "SELECT json_type(scenario_json, '\$.update') FROM run WHERE id = 2")" "" \
+    "a full update's description is as it was"
+# vLLM: a column-parallel layer's A whole on every rank, B split as W; a row-parallel
+# layer's A split as W, B whole.
+is "$(sql "$db" "SELECT group_concat(substr(name, 26) || ' ' || class, ', ') FROM (SELECT
+                 name, class FROM tensor WHERE run_id = 1 AND name LIKE 'model.layers.0.%'
+                 AND (name LIKE '%q_proj%' OR name LIKE '%o_proj%') ORDER BY name)")" \
+    "o_proj.lora_A.weight row, o_proj.lora_B.weight replicated, q_proj.lora_A.weight replicated, q_proj.lora_B.weight column" \
+    "adapters classed as vLLM shards them"
+# Each GPU holds the frozen base model's shard and its adapters' (TP2: A whole and half of
+# B for column layers, half of A and B whole for row layers: 120,324,096 elements, BF16).
+is "$(sql "$db" "SELECT l.weights_bytes - f.weights_bytes FROM memory l, memory f
+                 WHERE l.run_id = 1 AND f.run_id = 2 AND l.side = 'infer' AND
+                 f.side = 'infer'")" 240648192 \
+    "the memory fit counts the base model beside the adapters"
+is "$(sql "$db" "SELECT l.optimizer_bytes * 20 < f.optimizer_bytes, l.grads_bytes * 20 <
+                 f.grads_bytes FROM memory l, memory f WHERE l.run_id = 1 AND f.run_id = 2
+                 AND l.side = 'train' AND f.side = 'train'")" "1|1" \
+    "the base model is frozen: gradients and Adam state are the adapters' only"
+ok "$(awk -v a="$(json "$tmp/lora.json" '$.predicted_s')" \
+    -v b="$(json "$tmp/full.json" '$.predicted_s')" 'BEGIN { exit !(a * 5 < b) }'; echo $?)" \
+    "the adapters' refit is far shorter than the full weights'"
+
+# The adapters replay like any tensors: every byte verified on 6 ranks.
+"$REFIT" plan "$data/tiny-lora.lua" --db "$tmp/tiny.db" >/dev/null
+ok $? "refit plan: tiny Llama's adapters from TP2 onto TP4"
+is "$(sql "$tmp/tiny.db" "SELECT count(*), count(DISTINCT class) FROM tensor")" "24|3" \
+    "24 adapters (3 modules x 4 layers x A and B) of 3 classes (replicated, column, row)"
+replay_checked "$tmp/tiny.db" 1 6 "the LoRA plan"
+
+# Faults, at the scenario's line and field.
+fails() { # fails FILE WANT WHAT
+    "$REFIT" plan "$bad/$1" --db "$tmp/bad.db" >"$tmp/out" 2>"$tmp/err"
+    is "$? $(cat "$tmp/out" "$tmp/err")" "1 refit: $bad/$1:$2" "$3"
+}
+fails update-rank.lua "7: update.rank: required for kind 'lora' (the adapters' rank r)" \
+    "a LoRA update needs its rank"
+fails update-full-rank.lua "7: update.rank: set for kind 'full', which moves the whole \
+weights; kind = 'lora' moves adapters of that rank" "a full update takes no rank"
+fails update-target.lua "10: update.targets.2: 'q_prj' names no linear module of qwen3-8b; \
+its linear modules are down_proj, gate_proj, k_proj, o_proj, q_proj, up_proj, v_proj, or \
+'all-linear'" "a target that names no module, with the model's"
+fails update-experts.lua "7: update.targets.1: 'all-linear' covers the routed experts' \
+down_proj, stacked expert weights refit's LoRA does not model (vLLM's fused-MoE LoRA lays \
+them out its own way); name the attention and dense modules" \
+    "all-linear on a MoE model is refused, not adapted in part"
+ok "$(test ! -e "$tmp/bad.db"; echo $?)" "and nothing is stored"
+done_testing
