@@ -5,7 +5,6 @@
 # scenario's line and field.
 . "${SRCDIR:-.}/t/lib.sh"
 data=$SRCDIR/t/data/update
-bad=$SRCDIR/t/data/bad
 db=$tmp/update.db
 
 "$REFIT" sim "$data/qwen3-8b-lora.lua" --db "$db" --json >"$tmp/lora.json"
@@ -50,21 +49,7 @@ is "$(sql "$tmp/tiny.db" "SELECT count(*), count(DISTINCT class) FROM tensor")" 
     "24 adapters (3 modules x 4 layers x A and B) of 3 classes (replicated, column, row)"
 replay_checked "$tmp/tiny.db" 1 6 "the LoRA plan"
 
-# Faults, at the scenario's line and field.
-fails() { # fails FILE WANT WHAT
-    "$REFIT" plan "$bad/$1" --db "$tmp/bad.db" >"$tmp/out" 2>"$tmp/err"
-    is "$? $(cat "$tmp/out" "$tmp/err")" "1 refit: $bad/$1:$2" "$3"
-}
-fails update-rank.lua "7: update.rank: required for kind 'lora' (the adapters' rank r)" \
-    "a LoRA update needs its rank"
-fails update-full-rank.lua "7: update.rank: set for kind 'full', which moves the whole \
-weights; kind = 'lora' moves adapters of that rank" "a full update takes no rank"
-fails update-target.lua "10: update.targets.2: 'q_prj' names no linear module of qwen3-8b; \
-its linear modules are down_proj, gate_proj, k_proj, o_proj, q_proj, up_proj, v_proj, or \
-'all-linear'" "a target that names no module, with the model's"
-fails update-experts.lua "7: update.targets.1: 'all-linear' covers the routed experts' \
-down_proj, stacked expert weights refit's LoRA does not model (vLLM's fused-MoE LoRA lays \
-them out its own way); name the attention and dense modules" \
-    "all-linear on a MoE model is refused, not adapted in part"
-ok "$(test ! -e "$tmp/bad.db"; echo $?)" "and nothing is stored"
+# Faults, at the scenario's line and field (each message: t/lua/errors.lua): nothing stored.
+"$REFIT" plan "$SRCDIR/t/data/bad/update-target.lua" --db "$tmp/bad.db" >/dev/null 2>&1
+is "$? $(test -e "$tmp/bad.db"; echo $?)" "1 1" "a faulty update is refused, nothing stored"
 done_testing

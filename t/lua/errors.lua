@@ -29,6 +29,16 @@ end
 -- Scenario files with one fault each: file, line, field, message.
 local SCENARIOS = {
     { "unknown-key.lua", 7, "train.tpp", "unknown key 'tpp' (did you mean 'tp'?)" },
+    -- A LoRA update (models/lib/update.lua).
+    { "update-rank.lua", 7, "update.rank", "required for kind 'lora' (the adapters' rank r)" },
+    { "update-full-rank.lua", 7, "update.rank", "set for kind 'full', which moves the whole "
+        .. "weights; kind = 'lora' moves adapters of that rank" },
+    { "update-target.lua", 10, "update.targets.2", "'q_prj' names no linear module of "
+        .. "qwen3-8b; its linear modules are down_proj, gate_proj, k_proj, o_proj, q_proj, "
+        .. "up_proj, v_proj, or 'all-linear'" },
+    { "update-experts.lua", 7, "update.targets.1", "'all-linear' covers the routed experts' "
+        .. "down_proj, stacked expert weights refit's LoRA does not model (vLLM's fused-MoE "
+        .. "LoRA lays them out its own way); name the attention and dense modules" },
     { "wrong-type.lua", 6, "train.tp", "expected an integer from 1 to 1048576, got '2'" },
     { "missing-field.lua", 6, "infer.gpus", "missing" },
     { "out-of-range.lua", 8, "train.tp", "expected an integer from 1 to 1048576, got -2" },
