@@ -269,10 +269,8 @@ int rf_sandbox_pcall(struct rf_sandbox *sb, int nargs, int nresults, int msgh, c
     } else {
         rf_error_set(err, RF_ELUA, "%s", msg);
     }
-    /* One line, whatever Lua said (a missing module lists every path it tried). */
-    for (char *c = err ? err->msg : NULL; c && *c; c++)
-        if (*c == '\n' || *c == '\t')
-            *c = ' ';
+    /* One line, whatever Lua said (a missing module lists every path it tried):
+     * rf_error_set writes line breaks as spaces. */
     lua_settop(L, (handler ? handler : fn) - 1);
     return err && err->code == RF_ENOREFIT ? RF_ENOREFIT : RF_ELUA;
 }
