@@ -369,6 +369,9 @@ static double broadcast_bound(const struct search *s)
 {
     const struct rf_auto_input *in = s->in;
     double bytes = 0, best = INFINITY;
+    /* A delta update travels point to point only (plan_tensors.c): no broadcast. */
+    if (rf_model_has_delta(in->model))
+        return INFINITY;
     for (size_t i = 0; i < in->model->n_tensors; i++) {
         const struct rf_tensor *x = &in->model->tensors[i];
         enum rf_dtype dt = x->quant ? in->infer->dtype : x->dtype;

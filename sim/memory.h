@@ -9,7 +9,8 @@
 struct rf_gpu_memory {
     int64_t gpu;       /* the GPU (plan numbering) */
     int64_t stage;     /* its pipeline stage */
-    int64_t weights;   /* its shards: BF16 parameters (training), wire dtype with FP8 scales
+    int64_t weights;   /* its shards: BF16 parameters (training, with a delta update's last
+                        * sent copy in the wire dtype), wire dtype with FP8 scales
                         * (inference) */
     int64_t grads;     /* training: BF16 gradients, one per parameter */
     int64_t optimizer; /* training: FP32 master weights and two Adam moments (12 bytes a

@@ -32,6 +32,7 @@ bool rf_tensor_fp8_scale(const struct rf_tensor *w, struct rf_tensor *scale)
     scale->dtype = RF_DT_FP32;
     scale->quant = false;
     scale->scale_of = -1;
+    scale->delta = (struct rf_delta){0}; /* a block's scale changes with any of its elements */
     for (int d = w->ndim - 2; d < w->ndim; d++)
         scale->shape[d] = (w->shape[d] + RF_FP8_BLOCK - 1) / RF_FP8_BLOCK;
     return true;
@@ -209,6 +210,14 @@ static int check_tensor(const struct rf_model *m, const struct rf_tensor *t, str
                             (long long)t->experts);
     if (t->cls == RF_CLASS_ROW && t->ndim < 2)
         return rf_error_set(err, RF_EINVAL, "%s: a row-parallel tensor needs 2 dims", name);
+    /* rf_delta_changed multiplies a box's elements by the density in parts per million. */
+    if ((unsigned)t->delta.enc >= RF_DELTA_COUNT ||
+        (t->delta.enc != RF_DELTA_NONE &&
+         (t->delta.ppm < 1 || t->delta.ppm > RF_DELTA_PPM || n > INT64_MAX / RF_DELTA_PPM)))
+        return rf_error_set(err, RF_EINVAL,
+                            "%s.delta: encoding %d at %d parts per million, expected an encoding "
+                            "and 1 to 10^6 of a tensor below 2^43 elements",
+                            name, (int)t->delta.enc, (int)t->delta.ppm);
     if (t->scale_of >= 0 && (size_t)t->scale_of >= m->n_tensors)
         return rf_error_set(err, RF_EINVAL, "%s.scale_of: %d is not a tensor of the model", name,
                             t->scale_of);
@@ -247,6 +256,14 @@ int rf_model_check(const struct rf_model *m, struct rf_error *err)
                             : o.active < 0 ? "active parameters"
                                            : "bytes");
     return 0;
+}
+
+bool rf_model_has_delta(const struct rf_model *m)
+{
+    for (size_t i = 0; i < m->n_tensors; i++)
+        if (m->tensors[i].delta.enc != RF_DELTA_NONE)
+            return true;
+    return false;
 }
 
 void rf_model_release(struct rf_model *m)

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "delta.h"
 #include "error.h"
 
 #define RF_MAX_DIMS 4
@@ -49,6 +50,9 @@ struct rf_tensor {
     int64_t experts; /* E for a stacked [E, out, in] expert tensor, else 0 */
     bool quant;      /* becomes FP8 (with block scales) when the inference side is FP8 */
     int scale_of;    /* for a derived FP8 scale tensor: index of its weight, else -1 */
+    /* A delta update's encoding and density (models/lib/update.lua); zeroed: the whole
+     * tensor moves. */
+    struct rf_delta delta;
 };
 
 struct rf_model {
@@ -103,6 +107,8 @@ int64_t rf_model_params(const struct rf_model *m);
 int64_t rf_model_active_params(const struct rf_model *m);
 /* Bytes of the model in its native dtypes (BF16 weights, FP32 where the model keeps it). */
 int64_t rf_model_bytes(const struct rf_model *m);
+/* Whether any tensor of m travels as a delta (its boxes encoded, sim/delta.h). */
+bool rf_model_has_delta(const struct rf_model *m);
 void rf_model_release(struct rf_model *m);
 
 #endif

@@ -221,10 +221,15 @@ int planner_plan_cells(struct planner *p, int32_t ti, size_t elem_size, uint8_t 
             int32_t ci = p->cell_of[flat];
             struct rf_box piece;
             if (rf_box_intersect(b, &p->src.box[ci], t->ndim, &piece)) {
-                int64_t bytes = 0;
-                if ((rc = planner_add_bytes(p, ti, &bytes, rf_box_numel(&piece, t->ndim),
-                                            (int64_t)elem_size, "a box's bytes")) < 0 ||
-                    (rc = push_box(p, ti, &piece)) < 0)
+                int64_t bytes = 0, numel = rf_box_numel(&piece, t->ndim);
+                /* A delta box carries its encoded changes (sim/delta.h); rf_model_check keeps
+                 * its formula within int64. */
+                if (phase == RF_PHASE_DELIVER && t->delta.enc != RF_DELTA_NONE)
+                    bytes = rf_delta_bytes(&t->delta, numel, elem_size);
+                else if ((rc = planner_add_bytes(p, ti, &bytes, numel, (int64_t)elem_size,
+                                                 "a box's bytes")) < 0)
+                    return rc;
+                if ((rc = push_box(p, ti, &piece)) < 0)
                     return rc;
                 int32_t box = (int32_t)(p->plan->n_boxes - 1);
                 const int32_t *h = p->src.holders + p->src.hstart[ci];

@@ -11,6 +11,13 @@ static bool holds(const int32_t *h, size_t n, int32_t gpu)
 }
 
 /* Sorted unique domains of a cell's holders, into out (capacity n). */
+/* A need less what its holder already has, never below zero (a delta's held ceiling may
+ * pass its shard's floor). */
+static int64_t sub_held(int64_t need, int64_t held)
+{
+    return need > held ? need - held : 0;
+}
+
 static size_t domains_of(const int32_t *h, size_t n, int64_t domain_gpus, int64_t *out)
 {
     size_t k = 0;
@@ -159,8 +166,12 @@ int rf_plan_need(const struct rf_plan *plan, const struct rf_side *train,
             const int32_t *dh = p.dst.holders + p.dst.hstart[di];
             size_t ndh = p.dst.hstart[di + 1] - p.dst.hstart[di];
             int64_t bytes = 0;
-            if ((rc = planner_add_bytes(&p, (int32_t)ti, &bytes, rf_box_numel(b, t->ndim), elem,
-                                        "a shard's bytes")) < 0)
+            /* A delta shard's bytes are the floor of its boxes' encodings, whatever the
+             * boxes (rf_delta_floor_bytes), so the bound stays below the plan. */
+            if (t->delta.enc != RF_DELTA_NONE)
+                bytes = rf_delta_floor_bytes(&t->delta, rf_box_numel(b, t->ndim), (size_t)elem);
+            else if ((rc = planner_add_bytes(&p, (int32_t)ti, &bytes, rf_box_numel(b, t->ndim),
+                                             elem, "a shard's bytes")) < 0)
                 break;
             if ((rc = RF_GROW(dd, cap_dd, ndh, err)) < 0)
                 break;
@@ -187,7 +198,14 @@ int rf_plan_need(const struct rf_plan *plan, const struct rf_side *train,
                 if (!rf_box_intersect(b, &p.src.box[si], t->ndim, &piece))
                     continue;
                 /* A part of the shard just counted: no larger than bytes. */
-                int64_t inter = rf_box_numel(&piece, t->ndim) * elem;
+                int64_t inter = rf_box_numel(&piece, t->ndim) * elem, held = inter;
+                /* A delta piece: what must leave counts its floor, what is held its ceiling
+                 * (floor + 1), so that both terms stay below the plan's bytes. */
+                if (t->delta.enc != RF_DELTA_NONE) {
+                    inter = rf_delta_floor_bytes(&t->delta, rf_box_numel(&piece, t->ndim),
+                                                 (size_t)elem);
+                    held = inter + 1;
+                }
                 const int32_t *sh = p.src.holders + p.src.hstart[si];
                 size_t nsh = p.src.hstart[si + 1] - p.src.hstart[si];
                 if ((rc = RF_GROW(sd, cap_sd, nsh, err)) < 0)
@@ -195,12 +213,12 @@ int rf_plan_need(const struct rf_plan *plan, const struct rf_side *train,
                 size_t ns = domains_of(sh, nsh, domain_gpus, sd);
                 for (size_t i = 0; i < ndh; i++)
                     if ((size_t)dh[i] < n_gpus && holds(sh, nsh, dh[i]))
-                        need->gpu_in[dh[i]] -= inter;
+                        need->gpu_in[dh[i]] = sub_held(need->gpu_in[dh[i]], held);
                 for (size_t i = 0, j = 0; i < nd; i++) {
                     while (j < ns && sd[j] < dd[i])
                         j++;
                     if (j < ns && sd[j] == dd[i] && (size_t)dd[i] < n_domains)
-                        need->domain_in[dd[i]] -= inter;
+                        need->domain_in[dd[i]] = sub_held(need->domain_in[dd[i]], held);
                 }
                 if (!sources)
                     continue;

@@ -46,6 +46,11 @@ int planner_tensors(struct planner *p, const struct rf_model *model, const struc
         if (s == RF_STRAT_HIERARCHICAL && !p->topo)
             return rf_error_set(p->err, RF_EINVAL,
                                 "hierarchical needs a cluster (its NVLink domains)");
+        if (s == RF_STRAT_BROADCAST && src->delta.enc != RF_DELTA_NONE)
+            return rf_error_set(p->err, RF_EINVAL,
+                                "%s: a delta update travels point to point (reshard or "
+                                "hierarchical); a broadcast moves whole tensors",
+                                src->name);
         plan->tensor_strategy[i] = s;
         plan->wire_dtype[i] = src->quant && fp8 ? infer->dtype : src->dtype;
         struct rf_tensor *sc = &plan->tensors[k];

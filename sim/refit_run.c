@@ -123,9 +123,11 @@ static int plan_scenario(struct rf_lua *L, const struct rf_scenario_src *src, co
                             sc->source, sc->framework.name, rf_strategy_name(sc->strategy),
                             sc->framework.source);
     if (sc->strategy == RF_STRAT_AUTO) {
-        /* The scenario's hybrid split is one of auto's candidates. */
+        /* The scenario's hybrid split is one of auto's candidates, unless the update is a
+         * delta, which never broadcasts (plan_tensors.c). */
         struct rf_scenario hy = {0};
-        if ((rc = rf_lua_load_scenario(L, src, "hybrid", &hy, err)) < 0)
+        if (!rf_model_has_delta(&sc->model) &&
+            (rc = rf_lua_load_scenario(L, src, "hybrid", &hy, err)) < 0)
             return rc;
         /* PXN only matters where messages can change rails: several NICs per node. The
          * flipped copy shares the scenario cluster's strings (it owns nothing). */

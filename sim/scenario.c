@@ -273,6 +273,23 @@ static int read_tensor(lua_State *L, int t, struct rf_tensor *x, struct rf_error
     x->quant = lua_toboolean(L, -1);
     lua_pop(L, 1);
     x->scale_of = -1;
+    /* A delta update's encoding and density (models/lib/update.lua), checked there. */
+    lua_getfield(L, t, "delta");
+    if (lua_istable(L, -1)) {
+        lua_getfield(L, -1, "encoding");
+        lua_getfield(L, -2, "ppm");
+        const char *enc = lua_tostring(L, -2);
+        int64_t ppm = lua_isinteger(L, -1) ? (int64_t)lua_tointeger(L, -1) : 0;
+        lua_pop(L, 2);
+        if (!enc || rf_delta_enc_parse(enc, &x->delta.enc) < 0 || ppm < 1 ||
+            ppm > RF_DELTA_PPM) {
+            lua_pop(L, 1);
+            return rf_error_set(err, RF_EINVAL, "%s.delta: expected an encoding and 1 to 10^6 "
+                                "parts per million", ctx);
+        }
+        x->delta.ppm = (int32_t)ppm;
+    }
+    lua_pop(L, 1);
     bool expert = x->cls == RF_CLASS_EXPERT_COLUMN || x->cls == RF_CLASS_EXPERT_ROW;
     if (expert && (x->ndim != 3 || x->experts != x->shape[0]))
         return rf_error_set(err, RF_EINVAL, "%s: expert tensors are [E, out, in] with experts = E",

@@ -173,6 +173,11 @@ static int row_tensor(sqlite3_stmt *q, void *ctx, size_t i)
         return -1;
     if (t->cls == RF_CLASS_EXPERT_COLUMN || t->cls == RF_CLASS_EXPERT_ROW)
         t->experts = t->shape[0];
+    const char *enc = (const char *)sqlite3_column_text(q, 10);
+    if (enc && (rf_delta_enc_parse(enc, &t->delta.enc) < 0 ||
+                sqlite3_column_type(q, 11) != SQLITE_INTEGER))
+        return -1;
+    t->delta.ppm = enc ? sqlite3_column_int(q, 11) : 0;
     return 0;
 }
 
@@ -328,7 +333,7 @@ int rf_store_load_run(struct rf_store *st, int64_t id, struct rf_stored_run *run
     p->cap_collectives = p->n_collectives;
     if ((rc = load_rows(st,
                         "SELECT id, name, role, layer, class, shape, dtype, wire_dtype, strategy,"
-                        " scale_of FROM tensor WHERE run_id = ? ORDER BY id",
+                        " scale_of, delta_encoding, delta_ppm FROM tensor WHERE run_id = ? ORDER BY id",
                         id, p, row_tensor, &p->n_tensors, "tensor", err)) < 0 ||
         (rc = load_rows(st,
                         "SELECT id, tensor_id, off0, off1, off2, off3, len0, len1, len2, len3"

@@ -540,6 +540,15 @@ static const char migration_v13[] =
     "FROM measurement m JOIN measured_phase mp ON mp.measurement_id = m.id\n"
     "WHERE m.status = 'ok';\n";
 
+/* Version 14: a delta update's tensors (models/lib/update.lua): their boxes travel as the
+ * encoding says (sim/delta.h), at delta_ppm changed elements per million; NULL for a tensor
+ * that moves whole. wire_bytes is then the boxes' encoded bytes. */
+static const char migration_v14[] =
+    "ALTER TABLE tensor ADD COLUMN delta_encoding TEXT\n"
+    "  CHECK (delta_encoding IN ('bitmap', 'coo', 'auto'));\n"
+    "ALTER TABLE tensor ADD COLUMN delta_ppm INTEGER\n"
+    "  CHECK (delta_ppm BETWEEN 1 AND 1000000);\n";
+
 /* What a migration computes in C after its SQL, in its transaction (NULL: nothing). */
 int (*const rf_store_migration_fill[RF_STORE_SCHEMA_VERSION])(struct rf_store *,
                                                               struct rf_error *) = {
@@ -550,4 +559,4 @@ int (*const rf_store_migration_fill[RF_STORE_SCHEMA_VERSION])(struct rf_store *,
 const char *const rf_store_migrations[RF_STORE_SCHEMA_VERSION] = {
     schema_v1,     migration_v2,  migration_v3, migration_v4, migration_v5,
     migration_v6,  migration_v7,  migration_v8, migration_v9, migration_v10,
-    migration_v11, migration_v12, migration_v13};
+    migration_v11, migration_v12, migration_v13, migration_v14};

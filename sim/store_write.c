@@ -30,7 +30,7 @@ static const char *const insert_sql[S_COUNT] = {
     " chunk_bytes, relay_ring, relay_fanout, relay_depth, net_channels_per_peer, stored,"
     " study_id)"
     " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    "INSERT INTO tensor VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    "INSERT INTO tensor VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO collective (run_id, id, kind, tensor_id, root_gpu, first_gpu, gpu_count,"
     " gpu_stride, bytes, round) VALUES (?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO role_summary VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -206,6 +206,20 @@ static int insert_plan_rows(struct rf_store *st, sqlite3_stmt **s, int64_t run,
                             const struct rf_plan *plan, struct rf_error *err)
 {
     int rc;
+    /* A delta tensor's wire bytes are its boxes' encodings (sim/delta.h), counted once per
+     * box as a whole tensor's are. */
+    int64_t *encoded = NULL;
+    for (size_t k = 0; k < plan->n_tensors && !encoded; k++)
+        if (plan->tensors[k].delta.enc != RF_DELTA_NONE &&
+            !(encoded = calloc(plan->n_tensors, sizeof(*encoded))))
+            return rf_error_set(err, RF_ENOMEM, "out of memory");
+    for (size_t i = 0; encoded && i < plan->n_boxes; i++) {
+        const struct rf_plan_box *b = &plan->boxes[i];
+        const struct rf_tensor *t = &plan->tensors[b->tensor];
+        if (t->delta.enc != RF_DELTA_NONE)
+            encoded[b->tensor] += rf_delta_bytes(&t->delta, rf_box_numel(&b->box, t->ndim),
+                                                 rf_dtype_size(plan->wire_dtype[b->tensor]));
+    }
     for (size_t k = 0; k < plan->n_tensors; k++) {
         const struct rf_tensor *t = &plan->tensors[k];
         char shape[96];
@@ -221,15 +235,28 @@ static int insert_plan_rows(struct rf_store *st, sqlite3_stmt **s, int64_t run,
         sqlite3_bind_int64(q, 8, rf_tensor_numel(t));
         rf_store_bind_text(q, 9, rf_dtype_name(t->dtype));
         rf_store_bind_text(q, 10, rf_dtype_name(plan->wire_dtype[k]));
-        sqlite3_bind_int64(q, 11, rf_tensor_numel(t) * (int64_t)rf_dtype_size(plan->wire_dtype[k]));
+        sqlite3_bind_int64(q, 11,
+                           t->delta.enc != RF_DELTA_NONE
+                               ? encoded[k]
+                               : rf_tensor_numel(t) * (int64_t)rf_dtype_size(plan->wire_dtype[k]));
         rf_store_bind_text(q, 12, rf_strategy_name(plan->tensor_strategy[k]));
         if (t->scale_of >= 0)
             sqlite3_bind_int(q, 13, t->scale_of);
         else
             sqlite3_bind_null(q, 13);
-        if ((rc = rf_store_step(st, q, err, "tensor")) < 0)
+        if (t->delta.enc != RF_DELTA_NONE) {
+            rf_store_bind_text(q, 14, rf_delta_enc_name(t->delta.enc));
+            sqlite3_bind_int(q, 15, t->delta.ppm);
+        } else {
+            sqlite3_bind_null(q, 14);
+            sqlite3_bind_null(q, 15);
+        }
+        if ((rc = rf_store_step(st, q, err, "tensor")) < 0) {
+            free(encoded);
             return rc;
+        }
     }
+    free(encoded);
     struct plan_rows pr = {.plan = plan, .run = run};
     if ((rc = rf_store_insert_rows(st,
                                    "INSERT OR ROLLBACK INTO box SELECT c0, c1, c2, c3, c4, c5,"

@@ -397,6 +397,28 @@ end
 -- (refit.lua), `context.models_dir` holds the cluster presets (<models_dir>/clusters).
 -- `overrides` (optional) replaces fields from the command line: { strategy = "hybrid" };
 -- `line` (optional) is the line of `source` that built the table.
+-- A delta update is refit's own point-to-point plan: its boxes carry the encoded changes
+-- (sim/delta.h). A broadcast moves whole tensors, and no framework profile's path sends
+-- deltas, so both are refused; the values travel in the wire's dtype.
+local function check_delta(upd, s, infer, profile, site)
+    if profile then
+        schema.raise(site, "update.kind", string.format("delta under profile %s: the "
+            .. "framework's refit moves whole tensors; a delta is refit's own plan (leave "
+            .. "`framework` out)", profile.name))
+    end
+    if s.strategy == "broadcast" or s.strategy == "hybrid" then
+        schema.raise(site, "strategy", string.format("%s with a delta update: a broadcast "
+            .. "moves whole tensors, a delta only the changed elements of each box; use "
+            .. "reshard, hierarchical or auto", s.strategy))
+    end
+    local wire = infer.dtype == "fp8" and "fp8" or "bf16"
+    if upd.values and upd.values ~= wire then
+        schema.raise(site, "update.values", string.format("'%s', but the values travel in "
+            .. "the wire's dtype, %s here (infer.dtype %s); a narrower residual is lossy, "
+            .. "which refit does not model", upd.values, wire, infer.dtype))
+    end
+end
+
 function scenario.normalise(raw, source, base_dir, context, overrides, line)
     -- A table built by a study has no file to rescan for a field's line: its errors point at
     -- the study line that handed it over.
@@ -551,6 +573,9 @@ function scenario.normalise(raw, source, base_dir, context, overrides, line)
     local path = profile_path(profile)
     if path and not (type(raw_cal) == "table" and raw_cal.streams) then
         c.calibration.streams = path.buffers
+    end
+    if upd.kind == "delta" then
+        check_delta(upd, s, infer, profile, site)
     end
     local staging, bucket = staging_bytes(s.staging_mb, c, profile, site)
     check_staging(staging, s.staging_mb, c, site, bucket)

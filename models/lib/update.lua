@@ -25,17 +25,97 @@
 -- covered (vLLM's fused-MoE LoRA has its own layout): a target that the routed experts have
 -- too (all-linear on a MoE model, or down_proj there) is an error, not a partial adapter. `merge` (the engine folds W + B A into its weights after each refit) is recorded
 -- with the run; its cost on the engine is not predicted yet.
+--
+--   update = { kind = "delta", density = 0.05, encoding = "auto" }
+--   update = { kind = "delta", density = { expert = 0.01, default = 0.05 } }
+--
+-- A delta moves only the elements that changed since the last refit, with their positions
+-- (sim/delta.h has the encodings' exact sizes): `density` is the changed share of each box,
+-- one number or one per role (the model's roles: embedding, attention, dense_ffn, expert,
+-- shared_expert, router, norm, lm_head) with `default` for the rest, in steps of one part
+-- per million (RL changes few elements per step: arXiv 2505.11711 finds most BF16 weights
+-- unchanged after an update). `encoding` is "bitmap" (a bit per element and the changed
+-- values), "coo" (a 4-byte index and a value per changed element) or "auto" (the smaller
+-- of the two for each box, the default). `values` is the changed values' dtype, which is the
+-- wire's (infer.dtype for quantised weights, else the weight's); it is checked, not chosen,
+-- since a narrower value than the engine holds is a lossy residual, which refit does not
+-- model. FP8 block scales travel whole: every 128 x 128 block changes at these densities.
 
 local schema = require("schema")
 
 local update = {}
 
 update.SPEC = { type = "record", fields = {
-    kind = { type = "string", values = { "full", "lora" }, default = "full" },
+    kind = { type = "string", values = { "full", "lora", "delta" }, default = "full" },
     rank = { type = "integer", min = 1, max = 65536 },
     targets = { type = "list", min_items = 1, max_items = 256, items = { type = "string" } },
     merge = { type = "boolean" },
+    density = { type = { "number", "table" } },
+    encoding = { type = "string", values = { "auto", "bitmap", "coo" } },
+    values = { type = "string", values = { "bf16", "fp8" } },
 } }
+
+-- The fields each kind takes.
+local KIND_FIELDS = {
+    full = {},
+    lora = { rank = true, targets = true, merge = true },
+    delta = { density = true, encoding = true, values = true },
+}
+
+local ROLES = { "embedding", "attention", "dense_ffn", "expert", "shared_expert", "router",
+    "norm", "lm_head" }
+
+-- A density as parts per million: a number in (0, 1], a whole number of millionths.
+local function ppm_of(v, site, at)
+    local ppm = type(v) == "number" and v == v and v * 1e6 or nil
+    local n = ppm and math.tointeger(math.floor(ppm + 0.5))
+    if not n or v <= 0 or v > 1 or n < 1 or math.abs(ppm - n) > 1e-6 * math.max(1, ppm) then
+        schema.raise(site, at, string.format("expected a number from 0.000001 to 1 in steps of "
+            .. "0.000001 (the changed share of each box), got %s", schema.describe(v)))
+    end
+    return n
+end
+
+-- The density of each role in parts per million, from one number or a table of roles.
+local function densities(spec, site, field)
+    local d = spec.density
+    local at = field .. ".density"
+    if d == nil then
+        schema.raise(site, at, "required for kind 'delta' (the changed share of each box, "
+            .. "0.000001 to 1)")
+    end
+    local out = {}
+    if type(d) == "number" then
+        local n = ppm_of(d, site, at)
+        for _, r in ipairs(ROLES) do
+            out[r] = n
+        end
+        return out
+    end
+    local known = { default = true }
+    for _, r in ipairs(ROLES) do
+        known[r] = true
+    end
+    for k in pairs(d) do
+        if type(k) ~= "string" or not known[k] then
+            local names = { "default" }
+            for _, r in ipairs(ROLES) do
+                names[#names + 1] = r
+            end
+            schema.raise(site, at .. "." .. tostring(k), "not a role; the keys are "
+                .. table.concat(names, ", "))
+        end
+    end
+    for _, r in ipairs(ROLES) do
+        local v = d[r] ~= nil and d[r] or d.default
+        if v == nil then
+            schema.raise(site, at, string.format("no density for role '%s': give it, or "
+                .. "`default`", r))
+        end
+        out[r] = ppm_of(v, site, at .. "." .. (d[r] ~= nil and r or "default"))
+    end
+    return out
+end
 
 -- The module a weight belongs to: "model.layers.0.self_attn.q_proj.weight" -> "q_proj".
 local function module_of(name)
@@ -64,14 +144,32 @@ end
 -- same architecture whose tensors are the adapters, named "<model>+lora<r>". Faults are
 -- raised at `field` of `site`.
 function update.apply(model, spec, site, field)
-    if spec.kind == "full" then
-        for _, k in ipairs({ "rank", "targets", "merge" }) do
-            if spec[k] ~= nil then
-                schema.raise(site, field .. "." .. k, "set for kind 'full', which moves the "
-                    .. "whole weights; kind = 'lora' moves adapters of that rank")
-            end
+    for _, k in ipairs({ "rank", "targets", "merge", "density", "encoding", "values" }) do
+        if spec[k] ~= nil and not KIND_FIELDS[spec.kind][k] then
+            local owner = KIND_FIELDS.lora[k] and "lora" or "delta"
+            schema.raise(site, field .. "." .. k, string.format("set for kind '%s'; it is a "
+                .. "field of kind '%s'", spec.kind, owner))
         end
+    end
+    if spec.kind == "full" then
         return model
+    end
+    if spec.kind == "delta" then
+        local ppm = densities(spec, site, field)
+        local out = {}
+        for k, v in pairs(model) do
+            out[k] = v
+        end
+        out.tensors = {}
+        for i, t in ipairs(model.tensors) do
+            local x = {}
+            for k, v in pairs(t) do
+                x[k] = v
+            end
+            x.delta = { encoding = spec.encoding or "auto", ppm = ppm[t.role] }
+            out.tensors[i] = x
+        end
+        return out
     end
     if spec.rank == nil then
         schema.raise(site, field .. ".rank", "required for kind 'lora' (the adapters' rank r)")
@@ -145,6 +243,24 @@ end
 function update.note(spec)
     if spec.kind == "full" then
         return nil
+    end
+    if spec.kind == "delta" then
+        local d = spec.density
+        local parts = {}
+        if type(d) == "number" then
+            parts[1] = string.format("%.6g", d)
+        else
+            for _, r in ipairs(ROLES) do
+                if d[r] ~= nil then
+                    parts[#parts + 1] = string.format("%s %.6g", r, d[r])
+                end
+            end
+            if d.default ~= nil then
+                parts[#parts + 1] = string.format("default %.6g", d.default)
+            end
+        end
+        return string.format("delta at density %s, %s encoding", table.concat(parts, ", "),
+            spec.encoding or "auto")
     end
     return string.format("lora rank %d on %s%s", spec.rank,
         table.concat(spec.targets or { "all-linear" }, ", "), spec.merge and ", merged" or "")
