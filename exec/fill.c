@@ -74,7 +74,10 @@ static int fill_kind(struct rf_replay *r, int which, bool poison, bool sources_o
         if (!b->ptr || (which == RF_BUF_WIRE && (!b->owned || (sources_only && pt->gather_elem))))
             continue;
         struct rf_pattern_buf pb = {(int32_t)i, pt->ndim, pt->shape, &b->box, (size_t)b->elem};
-        if ((rc = rf_fill_buffer(r->be, b->ptr, &pb, poison, err)) < 0)
+        /* A delta's receivers hold the last sent weights, the pattern, before the refit: the
+         * k changed elements of each box are what the check catches unwritten. */
+        bool last_sent = which == RF_BUF_INFER && pt->delta.enc != RF_DELTA_NONE;
+        if ((rc = rf_fill_buffer(r->be, b->ptr, &pb, poison && !last_sent, err)) < 0)
             return rc;
     }
     return 0;
@@ -85,8 +88,9 @@ int rf_replay_fill(struct rf_replay *r, struct rf_error *err)
     int rc;
     /* Sources: training shards, and the scale tensors a root broadcasts without gathering
      * (it computes them; the computation is not emulated, its result is the pattern). */
-    if ((rc = fill_kind(r, RF_BUF_TRAIN, false, false, err)) == 0)
-        rc = fill_kind(r, RF_BUF_WIRE, false, true, err);
+    if ((rc = fill_kind(r, RF_BUF_TRAIN, false, false, err)) == 0 &&
+        (rc = fill_kind(r, RF_BUF_WIRE, false, true, err)) == 0)
+        rc = replay_delta_fill(r, err);
     return rc;
 }
 
@@ -113,7 +117,9 @@ int rf_replay_check(struct rf_replay *r, struct rf_check *out, struct rf_error *
         if (!b->ptr)
             continue;
         struct rf_pattern_buf pb = {(int32_t)i, pt->ndim, pt->shape, &b->box, (size_t)b->elem};
-        if ((rc = rf_check_buffer(r->be, b->ptr, &pb, &errors, &first, err)) < 0)
+        if ((rc = pt->delta.enc != RF_DELTA_NONE
+                      ? replay_delta_check(r, (int32_t)i, &errors, &first, err)
+                      : rf_check_buffer(r->be, b->ptr, &pb, &errors, &first, err)) < 0)
             return rc;
         out->errors += errors;
         if (first >= 0 && out->first_tensor < 0) {

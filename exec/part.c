@@ -95,6 +95,7 @@ static int derive_tensors(struct rf_part *p, const struct rf_stored_run *run, st
         pt->layer = t->layer;
         pt->strategy = plan->tensor_strategy[i];
         pt->wire_elem = (int32_t)rf_dtype_size(plan->wire_dtype[i]);
+        pt->delta = t->delta;
         pt->name_at = (int32_t)names;
         strcpy(p->names + names, t->name);
         names += strlen(t->name) + 1;
@@ -104,6 +105,20 @@ static int derive_tensors(struct rf_part *p, const struct rf_stored_run *run, st
         const struct rf_plan_box *b = &plan->boxes[t->box];
         struct rf_part_tensor *pt = &p->tensors[b->tensor];
         int64_t n = box_numel(b, pt->ndim);
+        /* A delta box travels as its encoding (sim/delta.h), in the wire's elements. */
+        if (pt->delta.enc != RF_DELTA_NONE && t->phase == RF_PHASE_DELIVER) {
+            int64_t want = n > 0 ? rf_delta_bytes(&pt->delta, n, (size_t)pt->wire_elem) : -1;
+            if (t->bytes != want)
+                return rf_error_set(err, RF_EINVAL,
+                                    "transfer %zu: %lld bytes, but box %d of %s encodes as %s in "
+                                    "%lld",
+                                    k, (long long)t->bytes, t->box,
+                                    rf_part_tensor_name(p, b->tensor),
+                                    rf_delta_enc_name(rf_delta_pick(&pt->delta, n,
+                                                                    (size_t)pt->wire_elem)),
+                                    (long long)want);
+            continue;
+        }
         if (n <= 0 || t->bytes % n != 0)
             return rf_error_set(err, RF_EINVAL, "transfer %zu: %lld bytes for %lld elements", k,
                                 (long long)t->bytes, (long long)n);

@@ -19,6 +19,7 @@ struct rf_part_tensor {
     int32_t train_elem;  /* ... in training shards: what the sender packs */
     int32_t gather_elem; /* ... in the root's gather buffer; 0 when nothing is gathered */
     int32_t name_at;     /* offset of its name in rf_part.names */
+    struct rf_delta delta; /* a delta update's encoding (sim/delta.h); zeroed: whole boxes */
     int64_t shape[RF_MAX_DIMS];
 };
 

@@ -10,6 +10,11 @@ static int run_locals(struct rf_replay *r, const struct msg *m, struct rf_error 
     int rc;
     for (size_t j = m->first; j < m->first + m->n; j++) {
         const struct item *it = &r->items[j];
+        if (replay_delta_item(r, it)) {
+            if ((rc = replay_delta_local(r, it, err)) < 0)
+                return rc;
+            continue;
+        }
         const struct rf_part_tensor *pt = &p->tensors[it->tensor];
         const struct rbuf *s = &r->buf[it->src_buf][it->tensor];
         const struct rbuf *d = &r->buf[it->dst_buf][it->tensor];

@@ -67,6 +67,15 @@ struct rf_replay {
     size_t n_send_peers, n_recv_peers;
     int32_t rings;
     bool corrupted;
+    /* A delta update (exec/delta.c; NULL when the plan has none): per plan box, the
+     * encoding this rank sends or received (device memory) and its bytes; per tensor, the
+     * last sent copy beside its training shard; the device scratch the host codec reads
+     * and writes a box through. */
+    void **enc;
+    int64_t *enc_bytes;
+    struct rbuf *prev;
+    void *scratch;
+    int64_t scratch_bytes;
 };
 
 static inline int64_t align_up(int64_t x, int64_t a)
@@ -99,6 +108,22 @@ static inline int32_t piece_at(const struct msg *m, int32_t s)
 /* Copies `region` between two views of this GPU's memory, on the backend. */
 int replay_copy_region(struct rf_replay *r, void *dst, const struct rf_view *dv, const void *src,
                        const struct rf_view *sv, const struct rf_box *region, int ndim, size_t elem,
+                       struct rf_error *err);
+/* A delta update's replay (exec/delta.c). Whether an item moves a delta box; the buffers
+ * sized (after the messages) and allocated, and freed; the fill of the last sent copies and
+ * the new weights; one item's byte range [a, b) (relative to the item) packed from its
+ * encoding into stage or unpacked into it, encoding a source's box at its first byte and
+ * scattering a received one at its last; a same-GPU delivery encoded and scattered; the
+ * check of a delta tensor's inference shard against the new weights. */
+bool replay_delta_item(const struct rf_replay *r, const struct item *it);
+int replay_delta_plan(struct rf_replay *r, struct rf_error *err);
+int replay_delta_alloc(struct rf_replay *r, struct rf_error *err);
+void replay_delta_free(struct rf_replay *r);
+int replay_delta_fill(struct rf_replay *r, struct rf_error *err);
+int replay_delta_pack(struct rf_replay *r, const struct item *it, int64_t a, int64_t b,
+                      uint8_t *stage, bool unpack, struct rf_error *err);
+int replay_delta_local(struct rf_replay *r, const struct item *it, struct rf_error *err);
+int replay_delta_check(struct rf_replay *r, int32_t tensor, int64_t *errors, int64_t *first_bad,
                        struct rf_error *err);
 /* Testing only: flips one byte of device memory. */
 int replay_flip_byte(struct rf_replay *r, uint8_t *dev, struct rf_error *err);

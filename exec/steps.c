@@ -28,6 +28,12 @@ static int pack_piece(struct rf_replay *r, const struct msg *m, int32_t s, uint8
         int64_t b = it->at + it->bytes < hi ? it->at + it->bytes : hi;
         if (a >= b)
             continue;
+        if (replay_delta_item(r, it)) {
+            if ((rc = replay_delta_pack(r, it, a - it->at, b - it->at, stage + (a - lo), unpack,
+                                        err)) < 0)
+                return rc;
+            continue;
+        }
         const struct rf_part_tensor *pt = &p->tensors[it->tensor];
         const struct rbuf *buf = &r->buf[unpack ? it->dst_buf : it->src_buf][it->tensor];
         struct rf_box q[RF_RANGE_BOXES];

@@ -599,7 +599,7 @@ function scenario.normalise(raw, source, base_dir, context, overrides, line)
         framework = profile or nil,
         sides = sides and sides.note or nil,
         update = update.note(upd),
-        frozen_model = model ~= base and base or nil,
+        frozen_model = upd.kind == "lora" and base or nil,
         fit_sites = fit_sites(sides, site),
     }
 end

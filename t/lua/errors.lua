@@ -31,8 +31,21 @@ local SCENARIOS = {
     { "unknown-key.lua", 7, "train.tpp", "unknown key 'tpp' (did you mean 'tp'?)" },
     -- A LoRA update (models/lib/update.lua).
     { "update-rank.lua", 7, "update.rank", "required for kind 'lora' (the adapters' rank r)" },
-    { "update-full-rank.lua", 7, "update.rank", "set for kind 'full', which moves the whole "
-        .. "weights; kind = 'lora' moves adapters of that rank" },
+    { "update-full-rank.lua", 7, "update.rank", "set for kind 'full'; it is a field of kind "
+        .. "'lora'" },
+    -- A delta update.
+    { "update-delta-rank.lua", 7, "update.rank", "set for kind 'delta'; it is a field of kind "
+        .. "'lora'" },
+    { "update-delta-broadcast.lua", 7, "strategy", "broadcast with a delta update: a broadcast "
+        .. "moves whole tensors, a delta only the changed elements of each box; use reshard, "
+        .. "hierarchical or auto" },
+    { "update-delta-density.lua", 8, "update.density", "expected a number from 0.000001 to 1 in "
+        .. "steps of 0.000001 (the changed share of each box), got 1e-07" },
+    { "update-delta-role.lua", 7, "update.density.experts", "not a role; the keys are default, "
+        .. "embedding, attention, dense_ffn, expert, shared_expert, router, norm, lm_head" },
+    { "update-delta-values.lua", 7, "update.values", "'fp8', but the values travel in the "
+        .. "wire's dtype, bf16 here (infer.dtype bf16); a narrower residual is lossy, which "
+        .. "refit does not model" },
     { "update-target.lua", 10, "update.targets.2", "'q_prj' names no linear module of "
         .. "qwen3-8b; its linear modules are down_proj, gate_proj, k_proj, o_proj, q_proj, "
         .. "up_proj, v_proj, or 'all-linear'" },

@@ -1,0 +1,9 @@
+-- A delta update broadcast: a broadcast moves whole tensors.
+return {
+    model = "qwen3-8b",
+    cluster = { system = "dgx-h100", nodes = 2 },
+    train = { gpus = 8, tp = 2 },
+    infer = { gpus = 8, first_gpu = 8, tp = 2 },
+    strategy = "broadcast",
+    update = { kind = "delta", density = 0.05 },
+}
