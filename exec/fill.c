@@ -89,8 +89,9 @@ int rf_replay_fill(struct rf_replay *r, struct rf_error *err)
     /* Sources: training shards, and the scale tensors a root broadcasts without gathering
      * (it computes them; the computation is not emulated, its result is the pattern). */
     if ((rc = fill_kind(r, RF_BUF_TRAIN, false, false, err)) == 0 &&
-        (rc = fill_kind(r, RF_BUF_WIRE, false, true, err)) == 0)
-        rc = replay_delta_fill(r, err);
+        (rc = fill_kind(r, RF_BUF_WIRE, false, true, err)) == 0 &&
+        (rc = replay_delta_fill(r, err)) == 0)
+        rc = replay_merge_fill(r, err);
     return rc;
 }
 
@@ -129,5 +130,5 @@ int rf_replay_check(struct rf_replay *r, struct rf_check *out, struct rf_error *
         out->elements += b->numel;
         out->bytes += b->numel * b->elem;
     }
-    return 0;
+    return replay_merge_check(r, out, err);
 }

@@ -96,6 +96,8 @@ static int derive_tensors(struct rf_part *p, const struct rf_stored_run *run, st
         pt->strategy = plan->tensor_strategy[i];
         pt->wire_elem = (int32_t)rf_dtype_size(plan->wire_dtype[i]);
         pt->delta = t->delta;
+        pt->lora = t->lora;
+        pt->lora_merge = t->lora_merge;
         pt->name_at = (int32_t)names;
         strcpy(p->names + names, t->name);
         names += strlen(t->name) + 1;

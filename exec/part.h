@@ -20,6 +20,8 @@ struct rf_part_tensor {
     int32_t gather_elem; /* ... in the root's gather buffer; 0 when nothing is gathered */
     int32_t name_at;     /* offset of its name in rf_part.names */
     struct rf_delta delta; /* a delta update's encoding (sim/delta.h); zeroed: whole boxes */
+    uint8_t lora;          /* a LoRA adapter's part (RF_LORA_A, then its B), or RF_LORA_NONE */
+    bool lora_merge;       /* the engine merges the pair into its weight (exec/merge.c) */
     int64_t shape[RF_MAX_DIMS];
 };
 

@@ -435,7 +435,8 @@ int rf_replay_new(struct rf_replay **out, const struct rf_part *part, int rank,
     if (r->chunk < 8)
         r->chunk = 8;
     if ((rc = plan_buffers(r, err)) < 0 || (rc = build_messages(r, err)) < 0 ||
-        (rc = build_rounds(r, err)) < 0 || (rc = replay_delta_plan(r, err)) < 0) {
+        (rc = build_rounds(r, err)) < 0 || (rc = replay_delta_plan(r, err)) < 0 ||
+        (rc = replay_merge_plan(r, err)) < 0) {
         rf_replay_free(r);
         return rc;
     }
@@ -463,9 +464,10 @@ int rf_replay_alloc(struct rf_replay *r, struct rf_error *err)
     if (r->recv_stage_bytes &&
         (rc = r->be->alloc(r->be, (void **)&r->recv_stage, (size_t)r->recv_stage_bytes, err)) < 0)
         return rc;
-    if ((rc = replay_delta_alloc(r, err)) < 0)
+    if ((rc = replay_delta_alloc(r, err)) < 0 || (rc = replay_merge_alloc(r, err)) < 0)
         return rc;
-    return r->be->timers(r->be, p->n_rounds + 1, err);
+    /* A mark per round's end, and one after a LoRA merge. */
+    return r->be->timers(r->be, p->n_rounds + 2, err);
 }
 
 void rf_replay_free(struct rf_replay *r)
@@ -479,6 +481,7 @@ void rf_replay_free(struct rf_replay *r)
         free(r->buf[k]);
     }
     replay_delta_free(r);
+    replay_merge_free(r);
     if (r->send_stage)
         r->be->free(r->be, r->send_stage);
     if (r->recv_stage)

@@ -152,11 +152,21 @@ int rf_replay_run(struct rf_replay *r, double *round_seconds, double *total,
                     return rc;
             }
     }
+    /* A merged LoRA update's engine folds what landed into its weights, in the refit's
+     * time (after an injected fault, so a spoiled adapter spoils the weight too). */
+    snprintf(be->ctl->where, sizeof(be->ctl->where), "the LoRA merge after round %d",
+             p->n_rounds - 1);
+    bool merges = r->merged != NULL;
+    if (merges && ((rc = replay_merge(r, err)) < 0 || (rc = be->mark(be, p->n_rounds + 1, err)) < 0 ||
+                   (rc = be->sync(be, err)) < 0))
+        return rc;
+    be->ctl->where[0] = '\0';
     for (int32_t rd = 0; rd < p->n_rounds; rd++)
         if ((rc = be->elapsed(be, rd, rd + 1, &round_seconds[rd], err)) < 0)
             return rf_error_set(err, rc, "the time of round %d: %s", rd, err->msg);
     *total = 0;
-    if (p->n_rounds > 0 && (rc = be->elapsed(be, 0, p->n_rounds, total, err)) < 0)
+    if (p->n_rounds > 0 &&
+        (rc = be->elapsed(be, 0, merges ? p->n_rounds + 1 : p->n_rounds, total, err)) < 0)
         return rf_error_set(err, rc, "the time of the iteration: %s", err->msg);
     return 0;
 }

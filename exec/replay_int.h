@@ -76,6 +76,10 @@ struct rf_replay {
     struct rbuf *prev;
     void *scratch;
     int64_t scratch_bytes;
+    /* A merged LoRA update (exec/merge.c): per tensor, on the A of a pair this GPU merges,
+     * its shard of the weight W (the base, the pattern) and of W + B A (what the merge
+     * writes; a buffer apart, so every iteration merges the same). */
+    struct rbuf *base, *merged;
 };
 
 static inline int64_t align_up(int64_t x, int64_t a)
@@ -125,6 +129,15 @@ int replay_delta_pack(struct rf_replay *r, const struct item *it, int64_t a, int
 int replay_delta_local(struct rf_replay *r, const struct item *it, struct rf_error *err);
 int replay_delta_check(struct rf_replay *r, int32_t tensor, int64_t *errors, int64_t *first_bad,
                        struct rf_error *err);
+/* A merged LoRA update's replay (exec/merge.c): the weight shards sized (after the
+ * buffers) and allocated, and freed; the base filled with the pattern; the merge after the
+ * rounds; the check of every merged shard against W + B A from the pattern. */
+int replay_merge_plan(struct rf_replay *r, struct rf_error *err);
+int replay_merge_alloc(struct rf_replay *r, struct rf_error *err);
+void replay_merge_free(struct rf_replay *r);
+int replay_merge_fill(struct rf_replay *r, struct rf_error *err);
+int replay_merge(struct rf_replay *r, struct rf_error *err);
+int replay_merge_check(struct rf_replay *r, struct rf_check *out, struct rf_error *err);
 /* Testing only: flips one byte of device memory. */
 int replay_flip_byte(struct rf_replay *r, uint8_t *dev, struct rf_error *err);
 /* Runs the steps of round `round`: packs, exchanges and unpacks its messages' pieces. */

@@ -61,7 +61,7 @@ static void train_stage(const struct rf_model *model, const struct rf_side *s, i
         int64_t n = first_numel(s, t, t->shape, stage);
         g->weights += n * (int64_t)rf_dtype_size(s->dtype);
         /* A delta's sender diffs against the weights it sent last, a copy it keeps in the
-         * wire's dtype (sim/delta_phases.c): counted with the weights. */
+         * wire's dtype (sim/update_phases.c): counted with the weights. */
         if (t->delta.enc != RF_DELTA_NONE)
             g->weights += n * (int64_t)rf_dtype_size(t->quant && fp8 ? RF_DT_FP8 : t->dtype);
         *(is_expert(t) ? &expert : &dense) += n;

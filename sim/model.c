@@ -33,6 +33,8 @@ bool rf_tensor_fp8_scale(const struct rf_tensor *w, struct rf_tensor *scale)
     scale->quant = false;
     scale->scale_of = -1;
     scale->delta = (struct rf_delta){0}; /* a block's scale changes with any of its elements */
+    scale->lora = RF_LORA_NONE;
+    scale->lora_merge = false;
     for (int d = w->ndim - 2; d < w->ndim; d++)
         scale->shape[d] = (w->shape[d] + RF_FP8_BLOCK - 1) / RF_FP8_BLOCK;
     return true;
@@ -224,6 +226,33 @@ static int check_tensor(const struct rf_model *m, const struct rf_tensor *t, str
     return 0;
 }
 
+/* An adapter pair: A [r, in] (replicated or row) right before its B [out, r] (column or
+ * replicated), the other class of the two replicated, both merged or neither. */
+static int check_lora(const struct rf_model *m, size_t i, struct rf_error *err)
+{
+    const struct rf_tensor *t = &m->tensors[i];
+    if (t->lora == RF_LORA_NONE)
+        return t->lora_merge ? rf_error_set(err, RF_EINVAL, "%s.lora_merge: set on a tensor that "
+                                            "is no LoRA adapter", t->name)
+                             : 0;
+    if (t->lora > RF_LORA_B)
+        return rf_error_set(err, RF_EINVAL, "%s.lora: %d is not an adapter part", t->name,
+                            (int)t->lora);
+    const struct rf_tensor *a = t->lora == RF_LORA_A ? t : i > 0 ? &m->tensors[i - 1] : NULL;
+    const struct rf_tensor *b = t->lora == RF_LORA_A && i + 1 < m->n_tensors ? &m->tensors[i + 1]
+                                : t->lora == RF_LORA_B                      ? t
+                                                                            : NULL;
+    bool ok = a && b && a->lora == RF_LORA_A && b->lora == RF_LORA_B && a->ndim == 2 &&
+              b->ndim == 2 && a->shape[0] == b->shape[1] && a->lora_merge == b->lora_merge &&
+              ((a->cls == RF_CLASS_REPLICATED && b->cls == RF_CLASS_COLUMN) ||
+               (a->cls == RF_CLASS_ROW && b->cls == RF_CLASS_REPLICATED));
+    return ok ? 0
+              : rf_error_set(err, RF_EINVAL,
+                             "%s.lora: an adapter pair is A [r, in] (replicated or row) right "
+                             "before its B [out, r] (column or replicated)",
+                             t->name);
+}
+
 int rf_model_check(const struct rf_model *m, struct rf_error *err)
 {
     const char *model = m->name ? m->name : "model";
@@ -245,6 +274,8 @@ int rf_model_check(const struct rf_model *m, struct rf_error *err)
             return rf_error_set(err, RF_EINVAL, "%s.tensors[%zu].name: missing", model, i + 1);
         if ((rc = check_tensor(m, &m->tensors[i], err)) < 0)
             return rc;
+        if ((rc = check_lora(m, i, err)) < 0)
+            return rc;
     }
     struct totals o;
     totals(m, &o);
@@ -256,6 +287,16 @@ int rf_model_check(const struct rf_model *m, struct rf_error *err)
                             : o.active < 0 ? "active parameters"
                                            : "bytes");
     return 0;
+}
+
+void rf_lora_weight(const struct rf_tensor *a, const struct rf_tensor *b, struct rf_tensor *w)
+{
+    *w = *b;
+    w->name = NULL;
+    w->shape[1] = a->shape[1];
+    w->cls = a->cls == RF_CLASS_REPLICATED ? RF_CLASS_COLUMN : RF_CLASS_ROW;
+    w->lora = RF_LORA_NONE;
+    w->lora_merge = false;
 }
 
 bool rf_model_has_delta(const struct rf_model *m)

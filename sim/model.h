@@ -53,7 +53,18 @@ struct rf_tensor {
     /* A delta update's encoding and density (models/lib/update.lua); zeroed: the whole
      * tensor moves. */
     struct rf_delta delta;
+    /* A LoRA adapter (models/lib/update.lua): RF_LORA_A, the A [r, in] of a weight W, is
+     * followed in the model by its RF_LORA_B, B [out, r]; lora_merge on both when the
+     * engine folds B A into W after the refit. */
+    uint8_t lora;
+    bool lora_merge;
 };
+
+enum { RF_LORA_NONE, RF_LORA_A, RF_LORA_B };
+
+/* The weight W [out, in] adapter pair a (A) and b (B) of a merged LoRA update folds into,
+ * classed as the engine shards it (A replicated: a column W; A row: a row W). */
+void rf_lora_weight(const struct rf_tensor *a, const struct rf_tensor *b, struct rf_tensor *w);
 
 struct rf_model {
     char *name;

@@ -273,6 +273,14 @@ static int read_tensor(lua_State *L, int t, struct rf_tensor *x, struct rf_error
     x->quant = lua_toboolean(L, -1);
     lua_pop(L, 1);
     x->scale_of = -1;
+    /* A LoRA adapter's part and merge (models/lib/update.lua; rf_model_check pairs them). */
+    lua_getfield(L, t, "lora");
+    const char *part = lua_tostring(L, -1);
+    x->lora = !part ? RF_LORA_NONE : strcmp(part, "A") == 0 ? RF_LORA_A : RF_LORA_B;
+    lua_pop(L, 1);
+    lua_getfield(L, t, "lora_merge");
+    x->lora_merge = lua_toboolean(L, -1);
+    lua_pop(L, 1);
     /* A delta update's encoding and density (models/lib/update.lua), checked there. */
     lua_getfield(L, t, "delta");
     if (lua_istable(L, -1)) {

@@ -14,8 +14,9 @@ enum rf_sim_phase {
     RF_SIM_FANOUT,    /* forwarded copies inside an NVLink domain (hierarchical) */
     RF_SIM_BROADCAST, /* broadcast collectives */
     RF_SIM_LOCAL,     /* same-GPU copies */
-    RF_SIM_DIFF,      /* a delta update's senders encode the changes (sim/delta_phases.c) */
+    RF_SIM_DIFF,      /* a delta update's senders encode the changes (sim/update_phases.c) */
     RF_SIM_SCATTER,   /* ... and its receivers scatter them into their weights */
+    RF_SIM_MERGE,     /* a merged LoRA update's engine folds B A into its weights */
     RF_SIM_PHASE_COUNT
 };
 

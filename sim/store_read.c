@@ -178,6 +178,9 @@ static int row_tensor(sqlite3_stmt *q, void *ctx, size_t i)
                 sqlite3_column_type(q, 11) != SQLITE_INTEGER))
         return -1;
     t->delta.ppm = enc ? sqlite3_column_int(q, 11) : 0;
+    const char *part = (const char *)sqlite3_column_text(q, 12);
+    t->lora = !part ? RF_LORA_NONE : strcmp(part, "A") == 0 ? RF_LORA_A : RF_LORA_B;
+    t->lora_merge = sqlite3_column_int(q, 13) != 0;
     return 0;
 }
 
@@ -333,7 +336,8 @@ int rf_store_load_run(struct rf_store *st, int64_t id, struct rf_stored_run *run
     p->cap_collectives = p->n_collectives;
     if ((rc = load_rows(st,
                         "SELECT id, name, role, layer, class, shape, dtype, wire_dtype, strategy,"
-                        " scale_of, delta_encoding, delta_ppm FROM tensor WHERE run_id = ? ORDER BY id",
+                        " scale_of, delta_encoding, delta_ppm, lora, lora_merge FROM tensor"
+                        " WHERE run_id = ? ORDER BY id",
                         id, p, row_tensor, &p->n_tensors, "tensor", err)) < 0 ||
         (rc = load_rows(st,
                         "SELECT id, tensor_id, off0, off1, off2, off3, len0, len1, len2, len3"

@@ -542,12 +542,15 @@ static const char migration_v13[] =
 
 /* Version 14: a delta update's tensors (models/lib/update.lua): their boxes travel as the
  * encoding says (sim/delta.h), at delta_ppm changed elements per million; NULL for a tensor
- * that moves whole. wire_bytes is then the boxes' encoded bytes. */
+ * that moves whole. wire_bytes is then the boxes' encoded bytes. A LoRA update's adapters
+ * say which part they are (A, then its B) and whether the engine merges them into W. */
 static const char migration_v14[] =
     "ALTER TABLE tensor ADD COLUMN delta_encoding TEXT\n"
     "  CHECK (delta_encoding IN ('bitmap', 'coo', 'auto'));\n"
     "ALTER TABLE tensor ADD COLUMN delta_ppm INTEGER\n"
-    "  CHECK (delta_ppm BETWEEN 1 AND 1000000);\n";
+    "  CHECK (delta_ppm BETWEEN 1 AND 1000000);\n"
+    "ALTER TABLE tensor ADD COLUMN lora TEXT CHECK (lora IN ('A', 'B'));\n"
+    "ALTER TABLE tensor ADD COLUMN lora_merge INTEGER CHECK (lora_merge IN (0, 1));\n";
 
 /* What a migration computes in C after its SQL, in its transaction (NULL: nothing). */
 int (*const rf_store_migration_fill[RF_STORE_SCHEMA_VERSION])(struct rf_store *,

@@ -30,7 +30,7 @@ static const char *const insert_sql[S_COUNT] = {
     " chunk_bytes, relay_ring, relay_fanout, relay_depth, net_channels_per_peer, stored,"
     " study_id)"
     " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    "INSERT INTO tensor VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    "INSERT INTO tensor VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO collective (run_id, id, kind, tensor_id, root_gpu, first_gpu, gpu_count,"
     " gpu_stride, bytes, round) VALUES (?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO role_summary VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -250,6 +250,13 @@ static int insert_plan_rows(struct rf_store *st, sqlite3_stmt **s, int64_t run,
         } else {
             sqlite3_bind_null(q, 14);
             sqlite3_bind_null(q, 15);
+        }
+        if (t->lora != RF_LORA_NONE) {
+            rf_store_bind_text(q, 16, t->lora == RF_LORA_A ? "A" : "B");
+            sqlite3_bind_int(q, 17, t->lora_merge);
+        } else {
+            sqlite3_bind_null(q, 16);
+            sqlite3_bind_null(q, 17);
         }
         if ((rc = rf_store_step(st, q, err, "tensor")) < 0) {
             free(encoded);

@@ -162,7 +162,7 @@ static void new_file_gets_schema_14_with_every_table_and_view(void **state)
         "table study: id,path,name,started_at,refit_version\n"
         "table study_table: study_id,ordinal,title,columns_json,rows_json,text\n"
         "table tensor: run_id,id,name,role,layer,class,shape,numel,dtype,wire_dtype,"
-        "wire_bytes,strategy,scale_of,delta_encoding,delta_ppm\n"
+        "wire_bytes,strategy,scale_of,delta_encoding,delta_ppm,lora,lora_merge\n"
         "table transfer: run_id,id,box_id,src_gpu,dst_gpu,dst_count,dst_stride,phase,bytes,"
         "round,after_id,hop,chain\n"
         "view measured_run: run_id,label,model,strategy,train_gpus,train_layout,train_dtype,"

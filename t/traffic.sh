@@ -68,7 +68,8 @@ before=$(sql "$db" "$stored WHERE run_id != $s ORDER BY 1, 2" | md5sum)
 sql "$tmp/old.db" "DROP TABLE gpu_traffic; DROP INDEX tensor_name; DROP VIEW
                    predicted_vs_measured_phase; DROP TABLE measured_phase;
                    ALTER TABLE tensor DROP COLUMN delta_encoding;
-                   ALTER TABLE tensor DROP COLUMN delta_ppm; PRAGMA user_version = 10"
+                   ALTER TABLE tensor DROP COLUMN delta_ppm; ALTER TABLE tensor DROP COLUMN lora;
+                   ALTER TABLE tensor DROP COLUMN lora_merge; PRAGMA user_version = 10"
 "$REFIT" sim "$hand" --db "$tmp/old.db" >/dev/null
 ok $? "a version 10 file takes a new run"
 is "$(sql "$tmp/old.db" "PRAGMA user_version")" 14 "and is migrated to the current version (14)"

@@ -23,8 +23,10 @@
 -- linear layer but the output layer; here every 2-D column- or row-parallel weight of the
 -- attention, dense MLP and shared experts). Stacked expert weights [E, out, in] are not
 -- covered (vLLM's fused-MoE LoRA has its own layout): a target that the routed experts have
--- too (all-linear on a MoE model, or down_proj there) is an error, not a partial adapter. `merge` (the engine folds W + B A into its weights after each refit) is recorded
--- with the run; its cost on the engine is not predicted yet.
+-- too (all-linear on a MoE model, or down_proj there) is an error, not a partial adapter.
+-- `merge`: the engine folds W + B A into its weights after each refit, each GPU its own
+-- shard of W (a column W's rows need B's rows and all of A, a row W's columns A's columns
+-- and all of B: the shards vLLM gives it), a phase after the wire (sim/update_phases.c).
 --
 --   update = { kind = "delta", density = 0.05, encoding = "auto" }
 --   update = { kind = "delta", density = { expert = 0.01, default = 0.05 } }
@@ -128,16 +130,19 @@ local function linear(t)
 end
 
 -- The adapters of weight t at rank r: A [r, in] and B [out, r], classed as vLLM shards them.
-local function adapters(t, r)
+-- A comes first and B right after it (rf_model_check holds the C side to that pairing);
+-- `merge` marks both when the engine folds B A into W after the refit.
+local function adapters(t, r, merge)
     local base = t.name:gsub("%.weight$", "")
     local out, inn = t.shape[1], t.shape[2]
     local column = t.class == "column"
-    local function adapter(suffix, shape, class)
+    local function adapter(suffix, shape, class, part)
         return { name = base .. suffix, shape = shape, dtype = t.dtype, role = t.role,
-                 layer = t.layer, class = class, experts = 0, quant = false }
+                 layer = t.layer, class = class, experts = 0, quant = false, lora = part,
+                 lora_merge = merge }
     end
-    return adapter(".lora_A.weight", { r, inn }, column and "replicated" or "row"),
-        adapter(".lora_B.weight", { out, r }, column and "column" or "replicated")
+    return adapter(".lora_A.weight", { r, inn }, column and "replicated" or "row", "A"),
+        adapter(".lora_B.weight", { out, r }, column and "column" or "replicated", "B")
 end
 
 -- The model a refit of `spec` moves: `model` itself for a full update, else a model of the
@@ -190,7 +195,7 @@ function update.apply(model, spec, site, field)
             modules[m] = true
             if all or wanted[m] ~= nil then
                 wanted[m] = true
-                local a, b = adapters(t, spec.rank)
+                local a, b = adapters(t, spec.rank, spec.merge == true)
                 tensors[#tensors + 1] = a
                 tensors[#tensors + 1] = b
             end
