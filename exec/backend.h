@@ -61,6 +61,9 @@ struct rf_backend {
                 struct rf_error *err);
     /* The broadcast root's BF16 -> FP8 emulation: rf_fp8_of_bf16 of each of n 2-byte
      * elements. */
+    /* ... and the 4-bit one: rf_fp4_narrow of n gathered pairs (4 bytes each). */
+    int (*narrow4)(struct rf_backend *b, uint8_t *dst, const uint8_t *src, int64_t n,
+                   struct rf_error *err);
     int (*narrow)(struct rf_backend *b, uint8_t *dst, const uint8_t *src, int64_t n,
                   struct rf_error *err);
     /* Optional (NULL: the replay goes through host memory, rf_pattern_fill and check): the

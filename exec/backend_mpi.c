@@ -74,6 +74,15 @@ static int m_narrow(struct rf_backend *b, uint8_t *dst, const uint8_t *src, int6
     return 0;
 }
 
+static int m_narrow4(struct rf_backend *b, uint8_t *dst, const uint8_t *src, int64_t n,
+                     struct rf_error *err)
+{
+    (void)b;
+    (void)err;
+    rf_fp4_narrow(dst, src, n);
+    return 0;
+}
+
 /* The host's MemAvailable (what the kernel can give without swapping), from /proc/meminfo. */
 static int m_memory(struct rf_backend *b, int64_t *bytes, char *pool, size_t pool_size,
                     struct rf_error *err)
@@ -269,6 +278,7 @@ int rf_backend_mpi_new(struct rf_backend **out, struct rf_ctl *ctl, struct rf_er
                              .download = m_upload,
                              .copy = m_copy,
                              .narrow = m_narrow,
+                             .narrow4 = m_narrow4,
                              .exchange = m_exchange,
                              .groups = m_groups,
                              .bcast = m_bcast,

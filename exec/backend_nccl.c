@@ -271,6 +271,33 @@ static int g_narrow(struct rf_backend *b, uint8_t *dst, const uint8_t *src, int6
     return 0;
 }
 
+/* rf_fp4_narrow of each gathered pair: a kernel when built with nvcc; else through host
+ * memory (no copy combines two nibbles), after the queued work. */
+static int g_narrow4(struct rf_backend *b, uint8_t *dst, const uint8_t *src, int64_t count,
+                     struct rf_error *err)
+{
+    if (count == 0)
+        return 0;
+#ifdef RF_HAVE_KERNELS
+    if (impl(b)->kernels) {
+        CUDA_TRY((cudaError_t)rf_kernel_narrow_fp4(impl(b)->stream, dst, src, count),
+                 "the 4-bit conversion kernel");
+        return 0;
+    }
+#endif
+    uint8_t *wide = malloc((size_t)count * 4), *narrow = malloc((size_t)count);
+    int rc = wide && narrow ? 0 : rf_error_set(err, RF_ENOMEM, "out of memory");
+    if (rc == 0)
+        rc = b->download(b, wide, src, (size_t)count * 4, err);
+    if (rc == 0) {
+        rf_fp4_narrow(narrow, wide, count);
+        rc = b->upload(b, dst, narrow, (size_t)count, err);
+    }
+    free(wide);
+    free(narrow);
+    return rc;
+}
+
 #ifdef RF_HAVE_KERNELS
 static int g_fill(struct rf_backend *b, void *buf, const struct rf_pattern_buf *pb, bool poison,
                   struct rf_error *err)
@@ -831,6 +858,7 @@ int rf_backend_nccl_new(struct rf_backend **out, struct rf_ctl *ctl, int32_t net
                              .download = g_download,
                              .copy = g_copy,
                              .narrow = g_narrow,
+                             .narrow4 = g_narrow4,
                              .exchange = g_exchange,
                              .groups = g_groups,
                              .bcast = g_bcast,

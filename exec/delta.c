@@ -323,7 +323,7 @@ static int expected(struct rf_replay *r, int32_t tensor, const struct rbuf *b, c
     uint8_t *w = malloc((size_t)(b->numel * b->elem) + 1);
     if (!w)
         return rf_error_set(err, RF_ENOMEM, "out of memory");
-    struct rf_pattern_buf pb = {tensor, pt->ndim, pt->shape, &b->box, (size_t)b->elem};
+    struct rf_pattern_buf pb = {tensor, pt->ndim, pt->shape, &b->box, (size_t)b->elem, false};
     rf_pattern_fill(w, &pb, 0, b->numel, false);
     for (size_t k = 0; k < p->n_boxes; k++)
         if (p->boxes[k].tensor == tensor && (!want || want[k]) &&
@@ -353,7 +353,7 @@ int replay_delta_fill(struct rf_replay *r, struct rf_error *err)
             continue;
         const struct rf_part_tensor *pt = &p->tensors[i];
         struct rf_pattern_buf pb = {(int32_t)i, pt->ndim, pt->shape, &prev->box,
-                                    (size_t)prev->elem};
+                                    (size_t)prev->elem, false};
         uint8_t *w = NULL;
         if ((rc = rf_fill_buffer(r->be, prev->ptr, &pb, false, err)) < 0 ||
             (rc = expected(r, (int32_t)i, t, sent, &w, err)) < 0)

@@ -51,6 +51,21 @@ static __global__ void narrow1(uint8_t *dst, const uint8_t *src, int64_t n)
         dst[i] = rf_fp8_of_bf16((uint16_t)(src[2 * i] | src[2 * i + 1] << 8));
 }
 
+/* A gathered pair of BF16 values (one little-endian word) to a byte of two 4-bit ones. */
+static __global__ void narrow_fp4(uint8_t *dst, const uint32_t *src, int64_t n)
+{
+    for (int64_t i = first_index(); i < n; i += grid_stride()) {
+        uint32_t v = src[i];
+        dst[i] = (uint8_t)(rf_fp4_of_bf16((uint16_t)v) | rf_fp4_of_bf16((uint16_t)(v >> 16)) << 4);
+    }
+}
+
+extern "C" int rf_kernel_narrow_fp4(void *stream, uint8_t *dst, const uint8_t *src, int64_t n)
+{
+    narrow_fp4<<<blocks_for(n), THREADS, 0, (cudaStream_t)stream>>>(dst, (const uint32_t *)src, n);
+    return (int)cudaGetLastError();
+}
+
 extern "C" int rf_kernel_narrow(void *stream, uint8_t *dst, const uint8_t *src, int64_t n)
 {
     cudaStream_t s = (cudaStream_t)stream;

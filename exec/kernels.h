@@ -19,6 +19,10 @@ extern "C" {
  * elements). */
 int rf_kernel_narrow(void *stream, uint8_t *dst, const uint8_t *src, int64_t n);
 
+/* dst[i] = the byte of rf_fp4_of_bf16 of the two 2-byte elements of 4-byte pair i of src,
+ * the lower nibble first, for i < n (src 4-byte aligned). */
+int rf_kernel_narrow_fp4(void *stream, uint8_t *dst, const uint8_t *src, int64_t n);
+
 /* Writes rf_pattern_expect(g, tensor, elem, j, poison) into element j < numel of buf
  * (elem 1, 2, 4 or 8 bytes). */
 int rf_kernel_fill(void *stream, void *buf, const struct rf_pattern_geom *g, int32_t tensor,

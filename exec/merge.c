@@ -112,7 +112,7 @@ int replay_merge_fill(struct rf_replay *r, struct rf_error *err)
             continue;
         struct rf_tensor w;
         weight_of(p, a, &w);
-        struct rf_pattern_buf pb = {base_id(p, a), 2, w.shape, &b->box, (size_t)b->elem};
+        struct rf_pattern_buf pb = {base_id(p, a), 2, w.shape, &b->box, (size_t)b->elem, false};
         if ((rc = rf_fill_buffer(r->be, b->ptr, &pb, false, err)) < 0)
             return rc;
     }
@@ -192,7 +192,7 @@ static int pattern_of(int32_t tensor, const int64_t *shape, const struct rf_box 
     int64_t n = rf_box_numel(box, 2);
     if (!(*out = malloc((size_t)(n * elem) + 1)))
         return rf_error_set(err, RF_ENOMEM, "out of memory");
-    struct rf_pattern_buf pb = {tensor, 2, shape, box, (size_t)elem};
+    struct rf_pattern_buf pb = {tensor, 2, shape, box, (size_t)elem, false};
     rf_pattern_fill(*out, &pb, 0, n, false);
     return 0;
 }

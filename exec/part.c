@@ -96,6 +96,12 @@ static int derive_tensors(struct rf_part *p, const struct rf_stored_run *run, st
         pt->strategy = plan->tensor_strategy[i];
         pt->wire_elem = (int32_t)rf_dtype_size(plan->wire_dtype[i]);
         pt->delta = t->delta;
+        pt->packed = rf_dtype_4bit(plan->wire_dtype[i]);
+        if (pt->packed && t->shape[t->ndim - 1] % 2)
+            return rf_error_set(err, RF_EINVAL, "%s: a 4-bit tensor of odd last dim %lld", t->name,
+                                (long long)t->shape[t->ndim - 1]);
+        if (pt->packed)
+            pt->shape[t->ndim - 1] /= 2;
         pt->lora = t->lora;
         pt->lora_merge = t->lora_merge;
         pt->name_at = (int32_t)names;
@@ -107,6 +113,14 @@ static int derive_tensors(struct rf_part *p, const struct rf_stored_run *run, st
         const struct rf_plan_box *b = &plan->boxes[t->box];
         struct rf_part_tensor *pt = &p->tensors[b->tensor];
         int64_t n = box_numel(b, pt->ndim);
+        if (pt->packed) {
+            /* Its boxes are packed pairs: an even offset and length along the last dim. */
+            const struct rf_box *x = &b->box;
+            if (x->off[pt->ndim - 1] % 2 || x->len[pt->ndim - 1] % 2)
+                return rf_error_set(err, RF_EINVAL, "transfer %zu: box %d of 4-bit %s splits "
+                                    "a packed pair", k, t->box, rf_part_tensor_name(p, b->tensor));
+            n /= 2;
+        }
         /* A delta box travels as its encoding (sim/delta.h), in the wire's elements. */
         if (pt->delta.enc != RF_DELTA_NONE && t->phase == RF_PHASE_DELIVER) {
             int64_t want = n > 0 ? rf_delta_bytes(&pt->delta, n, (size_t)pt->wire_elem) : -1;
@@ -142,8 +156,11 @@ static int derive_tensors(struct rf_part *p, const struct rf_stored_run *run, st
          * before packing, as in NeMo-RL. A broadcast sender gathers its native elements
          * and the root converts. */
         pt->train_elem = pt->gather_elem ? pt->gather_elem : pt->wire_elem;
-        if (pt->gather_elem && pt->gather_elem != pt->wire_elem &&
-            !(pt->gather_elem == 2 && pt->wire_elem == 1))
+        /* A packed tensor's gathered pairs of BF16 (4 bytes) become a byte of two 4-bit
+         * values at the root. */
+        bool fp4 = pt->packed && pt->gather_elem == 4 && pt->wire_elem == 1;
+        if (pt->gather_elem && pt->gather_elem != pt->wire_elem && !fp4 &&
+            !(pt->gather_elem == 2 && pt->wire_elem == 1 && !pt->packed))
             return rf_error_set(err, RF_EINVAL,
                                 "%s: the root would convert %d-byte to %d-byte elements; only "
                                 "BF16 -> FP8 is emulated",
@@ -269,6 +286,13 @@ int rf_part_derive(struct rf_part *p, const struct rf_stored_run *run, struct rf
     if (plan->n_boxes)
         memcpy(p->boxes, plan->boxes, plan->n_boxes * sizeof(*p->boxes));
     p->n_boxes = plan->n_boxes;
+    for (size_t k = 0; k < p->n_boxes; k++) {
+        const struct rf_part_tensor *pt = &p->tensors[p->boxes[k].tensor];
+        if (pt->packed) {
+            p->boxes[k].box.off[pt->ndim - 1] /= 2;
+            p->boxes[k].box.len[pt->ndim - 1] /= 2;
+        }
+    }
 
     for (size_t k = 0; k < plan->n_transfers; k++) {
         const struct rf_transfer *t = &plan->transfers[k];

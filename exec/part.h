@@ -22,6 +22,10 @@ struct rf_part_tensor {
     struct rf_delta delta; /* a delta update's encoding (sim/delta.h); zeroed: whole boxes */
     uint8_t lora;          /* a LoRA adapter's part (RF_LORA_A, then its B), or RF_LORA_NONE */
     bool lora_merge;       /* the engine merges the pair into its weight (exec/merge.c) */
+    /* A 4-bit wire (MXFP4, NVFP4): the executor sees the tensor as its packed pairs along
+     * the last dim, shape[ndim - 1] and every box's last dim halved, so a wire element is a
+     * byte of two 4-bit values and a gathered one two BF16 values (4 bytes). */
+    bool packed;
     int64_t shape[RF_MAX_DIMS];
 };
 

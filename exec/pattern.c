@@ -8,6 +8,7 @@ _Static_assert(RF_PATTERN_DIMS == RF_MAX_DIMS, "pattern_math.h walks tensors of 
 void rf_pattern_geom_of(struct rf_pattern_geom *g, const struct rf_pattern_buf *b)
 {
     rf_pattern_geom_init(g, b->ndim, b->shape, b->box->off, b->box->len);
+    g->packed = b->packed;
 }
 
 static void put(uint8_t *p, uint64_t v, size_t elem)
@@ -55,7 +56,8 @@ static int64_t fill_row(void *vc, int64_t at, int64_t g, int64_t n)
     size_t e = c->b->elem;
     uint8_t *p = c->out + at * (int64_t)e;
     for (int64_t k = 0; k < n; k++, p += e) {
-        uint64_t v = rf_pattern_value(c->b->tensor, g + k, e);
+        uint64_t v = c->b->packed ? rf_pattern_pair(c->b->tensor, g + k, e)
+                                  : rf_pattern_value(c->b->tensor, g + k, e);
         put(p, c->poison ? ~v : v, e);
     }
     return 0;
@@ -81,7 +83,8 @@ static int64_t check_row(void *vc, int64_t at, int64_t g, int64_t n)
     const uint8_t *p = c->in + at * (int64_t)e;
     int64_t bad = 0;
     for (int64_t k = 0; k < n; k++, p += e) {
-        if (get(p, e) == rf_pattern_value(c->b->tensor, g + k, e))
+        if (get(p, e) == (c->b->packed ? rf_pattern_pair(c->b->tensor, g + k, e)
+                                        : rf_pattern_value(c->b->tensor, g + k, e)))
             continue;
         if (bad++ == 0 && *c->first_bad < 0)
             *c->first_bad = c->lo + at + k;
@@ -100,4 +103,11 @@ void rf_fp8_narrow(uint8_t *dst, const uint8_t *src, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
         dst[i] = rf_fp8_of_bf16((uint16_t)get(src + 2 * i, 2));
+}
+
+void rf_fp4_narrow(uint8_t *dst, const uint8_t *src, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        dst[i] = (uint8_t)(rf_fp4_of_bf16((uint16_t)get(src + 4 * i, 2)) |
+                           rf_fp4_of_bf16((uint16_t)get(src + 4 * i + 2, 2)) << 4);
 }

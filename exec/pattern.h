@@ -15,6 +15,7 @@ struct rf_pattern_buf {
     const int64_t *shape;
     const struct rf_box *box;
     size_t elem;
+    bool packed; /* a 4-bit wire's packed pairs (rf_pattern_pair) */
 };
 
 /* The buffer's box as the element walk of pattern_math.h sees it. */
@@ -33,5 +34,8 @@ int64_t rf_pattern_check(const void *in, const struct rf_pattern_buf *b, int64_t
 
 /* The root's conversion of n gathered 2-byte elements into n 1-byte elements. */
 void rf_fp8_narrow(uint8_t *dst, const uint8_t *src, int64_t n);
+/* ... and of n gathered pairs of 2-byte elements (4 bytes each) into n bytes of two 4-bit
+ * values (rf_fp4_of_bf16 of each, the lower nibble first). */
+void rf_fp4_narrow(uint8_t *dst, const uint8_t *src, int64_t n);
 
 #endif

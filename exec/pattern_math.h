@@ -36,6 +36,13 @@ RF_HD uint8_t rf_fp8_of_bf16(uint16_t v)
     return (uint8_t)(v >> 8);
 }
 
+/* The emulated quantisation BF16 -> 4-bit E2M1 (MXFP4, NVFP4): the top nibble (sign and
+ * three exponent bits), a deterministic, byte-shrinking function like the FP8 one. */
+RF_HD uint8_t rf_fp4_of_bf16(uint16_t v)
+{
+    return (uint8_t)(v >> 12);
+}
+
 /* Value of element `index` (row-major in the whole tensor) of tensor `tensor`, in the low
  * `elem` bytes (1, 2, 4 or 8). A 1-byte (FP8) value is the conversion of the 2-byte value,
  * so an FP8 element is right whoever converted it (the training sender or the root). */
@@ -49,10 +56,24 @@ RF_HD uint64_t rf_pattern_value(int32_t tensor, int64_t index, size_t elem)
     return v & ((1ULL << (8 * elem)) - 1);
 }
 
+/* Element q of a packed tensor (a 4-bit wire's pairs along the last dim: the pair of
+ * elements 2q and 2q + 1 of the tensor, row-major, since the last dim is even) in `elem`
+ * bytes: 4, the two BF16 values, the lower first (what a broadcast gathers); 1, their
+ * 4-bit conversions in one byte, the lower nibble first (what travels and lands). */
+RF_HD uint64_t rf_pattern_pair(int32_t tensor, int64_t q, size_t elem)
+{
+    uint64_t lo = rf_pattern_value(tensor, 2 * q, 2), hi = rf_pattern_value(tensor, 2 * q + 1, 2);
+    if (elem == 1)
+        return (uint64_t)rf_fp4_of_bf16((uint16_t)lo) | (uint64_t)rf_fp4_of_bf16((uint16_t)hi) << 4;
+    return lo | hi << 16;
+}
+
 /* Where the elements of a box sit in their tensor: element j of the box (row-major within
- * it) is element rf_pattern_index(g, j) of the tensor (row-major within the tensor). */
+ * it) is element rf_pattern_index(g, j) of the tensor (row-major within the tensor).
+ * `packed`: the tensor is a 4-bit wire's packed pairs (rf_pattern_pair's values). */
 struct rf_pattern_geom {
     int ndim;
+    int packed;
     int64_t len[RF_PATTERN_DIMS];     /* the box's extent per dim */
     int64_t gstride[RF_PATTERN_DIMS]; /* the tensor's row-major strides */
     int64_t base;                     /* the tensor index of the box's first element */
@@ -63,6 +84,7 @@ RF_HD void rf_pattern_geom_init(struct rf_pattern_geom *g, int ndim, const int64
 {
     int64_t stride = 1;
     g->ndim = ndim;
+    g->packed = 0;
     g->base = 0;
     for (int d = ndim - 1; d >= 0; d--) {
         g->len[d] = len[d];
@@ -107,7 +129,8 @@ RF_HD int64_t rf_pattern_index(const struct rf_pattern_geom *g, int64_t j)
 RF_HD uint64_t rf_pattern_expect(const struct rf_pattern_geom *g, int32_t tensor, size_t elem,
                                  int64_t j, bool poison)
 {
-    uint64_t v = rf_pattern_value(tensor, rf_pattern_index(g, j), elem);
+    int64_t at = rf_pattern_index(g, j);
+    uint64_t v = g->packed ? rf_pattern_pair(tensor, at, elem) : rf_pattern_value(tensor, at, elem);
     return poison ? ~v : v;
 }
 

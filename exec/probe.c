@@ -450,13 +450,13 @@ int rf_probe_run(struct rf_backend *be, const struct rf_probe_opts *o, struct rf
         p.shape[d] = p.box.len[d] = 1;
         p.box.off[d] = 0;
     }
-    p.bf16 = (struct rf_pattern_buf){0, 1, p.shape, &p.box, 2};
-    p.fp8 = (struct rf_pattern_buf){0, 1, p.shape, &p.box, 1};
+    p.bf16 = (struct rf_pattern_buf){0, 1, p.shape, &p.box, 2, false};
+    p.fp8 = (struct rf_pattern_buf){0, 1, p.shape, &p.box, 1, false};
     p.head_box = p.msg_box = p.box;
     p.head_box.len[0] = (p.n < SAMPLE ? p.n : SAMPLE) / 2;
     p.msg_box.len[0] = MSG / 2;
-    p.head = (struct rf_pattern_buf){0, 1, p.shape, &p.head_box, 2};
-    p.msg = (struct rf_pattern_buf){0, 1, p.shape, &p.msg_box, 2};
+    p.head = (struct rf_pattern_buf){0, 1, p.shape, &p.head_box, 2, false};
+    p.msg = (struct rf_pattern_buf){0, 1, p.shape, &p.msg_box, 2, false};
     p.samples = calloc((size_t)o->iters * CALLS + 1, sizeof(double));
     p.host = malloc((size_t)SAMPLE);
     if (!p.samples || !p.host) {

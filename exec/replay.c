@@ -64,7 +64,8 @@ static int run_collective(struct rf_replay *r, const struct rf_part_collective *
         const struct rbuf *wire = &r->buf[RF_BUF_WIRE][c->tensor];
         const struct rbuf *gather = &r->buf[RF_BUF_GATHER][c->tensor];
         if (pt->gather_elem && pt->gather_elem != pt->wire_elem &&
-            (rc = r->be->narrow(r->be, wire->ptr, gather->ptr, numel, err)) < 0)
+            (rc = (pt->packed ? r->be->narrow4 : r->be->narrow)(r->be, wire->ptr, gather->ptr,
+                                                                 numel, err)) < 0)
             return rc;
         for (int64_t at = 0; at < c->bytes; at += r->piece)
             if ((rc = r->be->bcast(r->be, c->group, (uint8_t *)wire->ptr + at,

@@ -12,11 +12,13 @@
 -- the simulated time (auto encoding, which takes the smaller of the two per box).
 -- Not here yet: refit that overlaps generation (issue 26's rolling engines) and 4-bit wire
 -- formats. Run: refit run scripts/study-beyond.lua (Kimi K3's points take most of it).
+-- `dtype`: the engines' dtype for the deltas and adapters (a delta's values travel in it):
+-- Kimi K3's 2.8T weights do not fit the engines in BF16, so its deltas are of FP8 values.
 local cases = {
-    { model = "deepseek-v3", cluster = "dgx-h100", file = "dsv3-h100.lua" },
-    { model = "deepseek-v3", cluster = "gb200-nvl72", file = "dsv3-gb200.lua" },
-    { model = "kimi-k3", cluster = "dgx-h100", file = "kimi-k3-h100-ep64.lua" },
-    { model = "kimi-k3", cluster = "gb200-nvl72", file = "kimi-k3-gb200.lua" },
+    { model = "deepseek-v3", cluster = "dgx-h100", file = "dsv3-h100.lua", dtype = "bf16" },
+    { model = "deepseek-v3", cluster = "gb200-nvl72", file = "dsv3-gb200.lua", dtype = "bf16" },
+    { model = "kimi-k3", cluster = "dgx-h100", file = "kimi-k3-h100-ep64.lua", dtype = "fp8" },
+    { model = "kimi-k3", cluster = "gb200-nvl72", file = "kimi-k3-gb200.lua", dtype = "fp8" },
 }
 -- MLA's column- and row-parallel attention projections (q_a_proj and kv_a_proj_with_mqa are
 -- replicated in vLLM, so LoRA does not target them here).
@@ -25,41 +27,45 @@ local ATTENTION = { "q_b_proj", "kv_b_proj", "o_proj" }
 local rows, crossings = {}, {}
 for _, c in ipairs(cases) do
     local base = refit.scenario(c.file)
-    local function run(what, changes)
+    local function run(what, changes, note)
         refit.progress("%s on %s: %s", c.model, c.cluster, what)
         local r = refit.sim(refit.with(base, changes), { label = "study-beyond" })
-        r.case, r.update = c.model .. " " .. c.cluster, what
+        r.case, r.update, r.note = c.model .. " " .. c.cluster, what, note
         return r
     end
-    local bf16 = { infer = { dtype = "bf16" } }
+    local engine = { dtype = c.dtype }
     local full_fp8 = run("full fp8", { infer = { dtype = "fp8" } })
-    local variants = { run("full bf16", bf16), full_fp8 }
+    -- BF16 engines that do not fit are simulated as a what-if (allow_overcommit), and say so.
+    local bf16 = c.dtype == "bf16" and run("full bf16", { infer = { dtype = "bf16" } })
+        or run("full bf16", { infer = { dtype = "bf16" }, allow_overcommit = true },
+            "does not fit: a what-if")
+    local variants = { bf16, full_fp8 }
     for _, d in ipairs({ 0.01, 0.05, 0.3 }) do
         for _, enc in ipairs({ "bitmap", "coo" }) do
-            variants[#variants + 1] = run(string.format("delta %g %s", d, enc),
-                { infer = { dtype = "bf16" },
-                  update = { kind = "delta", density = d, encoding = enc } })
+            variants[#variants + 1] = run(string.format("delta %g %s, %s", d, enc, c.dtype),
+                { infer = engine, update = { kind = "delta", density = d, encoding = enc } })
         end
     end
     for _, rank in ipairs({ 16, 64, 256 }) do
         variants[#variants + 1] = run(string.format("lora r%d", rank),
-            { infer = { dtype = "bf16" },
-              update = { kind = "lora", rank = rank, targets = ATTENTION } })
+            { infer = engine, update = { kind = "lora", rank = rank, targets = ATTENTION } })
     end
     for _, r in ipairs(variants) do
-        r.vs_fp8 = r.predicted_s / full_fp8.predicted_s
-        r.wins = r.predicted_s < full_fp8.predicted_s and "yes" or "no"
+        if r.predicted_s then
+            r.vs_fp8 = r.predicted_s / full_fp8.predicted_s
+            r.wins = r.predicted_s < full_fp8.predicted_s and "yes" or "no"
+        end
         rows[#rows + 1] = r
     end
     -- The density at which a delta (auto encoding) takes as long as full FP8.
     -- Its mechanism: where the delta's wire bytes are still well below FP8's there, the
     -- diff and scatter close the gap; else the encoded bytes themselves do.
-    local lo, hi, at = 0.000001, 1.0, nil
+    local lo, hi, at = 0.0, 1.0, nil
     for _ = 1, 8 do
         local mid = math.floor((lo + hi) / 2 * 1e6 + 0.5) / 1e6
-        local r = run(string.format("delta %g auto", mid), { infer = { dtype = "bf16" },
+        local r = run(string.format("delta %g auto, %s", mid, c.dtype), { infer = engine,
             update = { kind = "delta", density = mid, encoding = "auto" } })
-        if r.predicted_s < full_fp8.predicted_s then lo, at = mid, r else hi = mid end
+        if r.predicted_s and r.predicted_s < full_fp8.predicted_s then lo, at = mid, r else hi = mid end
     end
     local bytes = at and at.payload_bytes / full_fp8.payload_bytes or 0
     crossings[#crossings + 1] = { case = c.model .. " " .. c.cluster, density = lo,
@@ -72,7 +78,7 @@ refit.table(rows, { "case", "update",
     { "predicted_s", header = "predicted s", format = "%.3f" },
     { "lower_bound_s", header = "bound s", format = "%.3f" },
     { "vs_fp8", header = "/ full fp8", format = "%.2f" },
-    { "wins", header = "beats fp8" } },
+    { "wins", header = "beats fp8" }, "note" },
     "Beyond full weights: each update against full FP8 (auto, the scenario's layout)")
 refit.table(crossings, { "case", { "density", header = "crossover density", format = "%.4f" },
     { "fp8_s", header = "full fp8 s", format = "%.3f" },

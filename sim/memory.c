@@ -50,10 +50,10 @@ static int64_t ceil_div(int64_t a, int64_t b)
     return b > 1 ? (a + b - 1) / b : a;
 }
 
-/* fp8: the inference side is FP8, so quantised weights travel (and a delta's last sent copy
- * is kept) in FP8. */
+/* infer: the inference side's dtype, which quantised weights travel in (and a delta's last
+ * sent copy is kept in). */
 static void train_stage(const struct rf_model *model, const struct rf_side *s, int64_t stage,
-                        bool fp8, struct rf_gpu_memory *g)
+                        enum rf_dtype infer, struct rf_gpu_memory *g)
 {
     int64_t dense = 0, expert = 0;
     for (size_t i = 0; i < model->n_tensors; i++) {
@@ -63,7 +63,7 @@ static void train_stage(const struct rf_model *model, const struct rf_side *s, i
         /* A delta's sender diffs against the weights it sent last, a copy it keeps in the
          * wire's dtype (sim/update_phases.c): counted with the weights. */
         if (t->delta.enc != RF_DELTA_NONE)
-            g->weights += n * (int64_t)rf_dtype_size(t->quant && fp8 ? RF_DT_FP8 : t->dtype);
+            g->weights += rf_dtype_bytes(t->quant && rf_dtype_quantised(infer) ? infer : t->dtype, n);
         *(is_expert(t) ? &expert : &dense) += n;
     }
     g->grads = s->offload_params ? 0 : (dense + expert) * GRAD_BYTES;
@@ -76,21 +76,21 @@ static void train_stage(const struct rf_model *model, const struct rf_side *s, i
 }
 
 static void infer_stage(const struct rf_model *model, const struct rf_side *s, int64_t stage,
-                        bool fp8, struct rf_gpu_memory *g)
+                        enum rf_dtype infer, struct rf_gpu_memory *g)
 {
     for (size_t i = 0; i < model->n_tensors; i++) {
         const struct rf_tensor *t = &model->tensors[i];
-        enum rf_dtype wire = t->quant ? s->dtype : t->dtype;
-        g->weights += first_numel(s, t, t->shape, stage) * (int64_t)rf_dtype_size(wire);
+        enum rf_dtype wire = t->quant ? infer : t->dtype;
+        g->weights += rf_dtype_bytes(wire, first_numel(s, t, t->shape, stage));
         struct rf_tensor scale;
-        if (fp8 && rf_tensor_fp8_scale(t, &scale))
-            g->weights +=
-                first_numel(s, &scale, scale.shape, stage) * (int64_t)rf_dtype_size(scale.dtype);
+        if (rf_tensor_scale(t, infer, &scale))
+            g->weights += rf_dtype_bytes(scale.dtype, first_numel(s, &scale, scale.shape, stage));
     }
 }
 
 static void side_memory(const struct rf_model *model, const struct rf_side *s, bool training,
-                        bool fp8, const struct rf_memory_opts *o, struct rf_side_memory *m)
+                        enum rf_dtype infer, const struct rf_memory_opts *o,
+                        struct rf_side_memory *m)
 {
     memset(m, 0, sizeof(*m));
     m->offload_params = training && s->offload_params;
@@ -102,11 +102,11 @@ static void side_memory(const struct rf_model *model, const struct rf_side *s, b
     m->worst.gpu = -1;
     for (int64_t stage = 0; stage < s->pp; stage++) {
         struct rf_gpu_memory g = {.gpu = stage_gpu(s, stage), .stage = stage};
-        (training ? train_stage : infer_stage)(model, s, stage, fp8, &g);
+        (training ? train_stage : infer_stage)(model, s, stage, infer, &g);
         /* Frozen weights: their bytes as the side holds them, and nothing else. */
         if (o->frozen) {
             struct rf_gpu_memory f = {0};
-            (training ? train_stage : infer_stage)(o->frozen, s, stage, fp8, &f);
+            (training ? train_stage : infer_stage)(o->frozen, s, stage, infer, &f);
             g.weights += f.weights;
         }
         g.staging = o->staging_bytes * (o->streams > 0 ? o->streams : 1);
@@ -122,9 +122,8 @@ void rf_memory_of(const struct rf_model *model, const struct rf_side *train,
                   const struct rf_side *infer, const struct rf_memory_opts *opts,
                   struct rf_side_memory *train_mem, struct rf_side_memory *infer_mem)
 {
-    bool fp8 = infer->dtype == RF_DT_FP8;
-    side_memory(model, train, true, fp8, opts, train_mem);
-    side_memory(model, infer, false, fp8, opts, infer_mem);
+    side_memory(model, train, true, infer->dtype, opts, train_mem);
+    side_memory(model, infer, false, infer->dtype, opts, infer_mem);
 }
 
 static double gb(int64_t b)

@@ -8,8 +8,9 @@
 
 #include "checked.h"
 
-static const char *const dtype_names[RF_DT_COUNT] = {"bf16", "fp32", "fp8"};
-static const size_t dtype_sizes[RF_DT_COUNT] = {2, 4, 1};
+static const char *const dtype_names[RF_DT_COUNT] = {"bf16",  "fp32",  "fp8",
+                                                     "mxfp4", "nvfp4", "e8m0"};
+static const int dtype_bits[RF_DT_COUNT] = {16, 32, 8, 4, 4, 8};
 static const char *const role_names[RF_ROLE_COUNT] = {
     "embedding", "attention", "dense_ffn", "expert", "shared_expert", "router", "norm", "lm_head"};
 static const char *const class_names[RF_CLASS_COUNT] = {
@@ -23,26 +24,54 @@ static int lookup(const char *const *names, int n, const char *s)
     return -1;
 }
 
-bool rf_tensor_fp8_scale(const struct rf_tensor *w, struct rf_tensor *scale)
+bool rf_tensor_scale(const struct rf_tensor *w, enum rf_dtype infer, struct rf_tensor *scale)
 {
-    if (!w->quant || w->ndim < 2)
+    if (!w->quant || w->ndim < 2 || !rf_dtype_quantised(infer))
         return false;
     *scale = *w;
     scale->name = NULL;
-    scale->dtype = RF_DT_FP32;
     scale->quant = false;
     scale->scale_of = -1;
     scale->delta = (struct rf_delta){0}; /* a block's scale changes with any of its elements */
     scale->lora = RF_LORA_NONE;
     scale->lora_merge = false;
-    for (int d = w->ndim - 2; d < w->ndim; d++)
-        scale->shape[d] = (w->shape[d] + RF_FP8_BLOCK - 1) / RF_FP8_BLOCK;
+    int last = w->ndim - 1;
+    if (infer == RF_DT_FP8) {
+        scale->dtype = RF_DT_FP32;
+        for (int d = last - 1; d <= last; d++)
+            scale->shape[d] = (w->shape[d] + RF_FP8_BLOCK - 1) / RF_FP8_BLOCK;
+        return true;
+    }
+    int64_t block = infer == RF_DT_MXFP4 ? RF_MXFP4_BLOCK : RF_NVFP4_BLOCK;
+    scale->dtype = infer == RF_DT_MXFP4 ? RF_DT_E8M0 : RF_DT_FP8;
+    scale->shape[last] = (w->shape[last] + block - 1) / block;
     return true;
+}
+
+bool rf_dtype_quantised(enum rf_dtype dt)
+{
+    return dt == RF_DT_FP8 || rf_dtype_4bit(dt);
+}
+
+bool rf_dtype_4bit(enum rf_dtype dt)
+{
+    return dt == RF_DT_MXFP4 || dt == RF_DT_NVFP4;
+}
+
+int rf_dtype_bits(enum rf_dtype dt)
+{
+    return dtype_bits[dt];
+}
+
+int64_t rf_dtype_bytes(enum rf_dtype dt, int64_t n)
+{
+    /* Without n x bits overflowing: rf_model_check keeps n x RF_DTYPE_MAX_SIZE in int64. */
+    return n / 8 * dtype_bits[dt] + (n % 8 * dtype_bits[dt] + 7) / 8;
 }
 
 size_t rf_dtype_size(enum rf_dtype dt)
 {
-    return dtype_sizes[dt];
+    return dtype_bits[dt] < 8 ? 1 : (size_t)dtype_bits[dt] / 8;
 }
 const char *rf_dtype_name(enum rf_dtype dt)
 {
@@ -124,7 +153,7 @@ static void totals(const struct rf_model *m, struct totals *o)
         int64_t n = rf_tensor_numel(t), active = n, bytes = -1;
         bool size =
             n >= 0 && (unsigned)t->dtype < RF_DT_COUNT &&
-            !rf_mul_overflow(n, (int64_t)dtype_sizes[t->dtype], &bytes) &&
+            n <= INT64_MAX / RF_DTYPE_MAX_SIZE && (bytes = rf_dtype_bytes(t->dtype, n)) >= 0 &&
             !(t->experts > 0 && rf_mul_overflow(n / t->experts, m->experts_per_token, &active)) &&
             active >= 0;
         if (!size)

@@ -12,7 +12,17 @@
 
 #define RF_MAX_DIMS 4
 
-enum rf_dtype { RF_DT_BF16, RF_DT_FP32, RF_DT_FP8, RF_DT_COUNT };
+/* Element types. MXFP4 and NVFP4 are 4-bit (E2M1 values, two to a byte, the lower nibble
+ * first) with block scales of their own (rf_tensor_scale); E8M0 is MXFP4's scale byte. */
+enum rf_dtype {
+    RF_DT_BF16,
+    RF_DT_FP32,
+    RF_DT_FP8,
+    RF_DT_MXFP4,
+    RF_DT_NVFP4,
+    RF_DT_E8M0,
+    RF_DT_COUNT
+};
 
 /* What a tensor is for; summaries are given per role. */
 enum rf_role {
@@ -82,13 +92,33 @@ struct rf_model {
  * [128, 128] in config.json). */
 #define RF_FP8_BLOCK 128
 
-/* The FP32 block-scale tensor an FP8 inference side gains for quantised weight w
- * (RF_FP8_BLOCK-square blocks over its last two dims, placed as w; Hugging Face names it
- * `<w>_scale_inv`): fills scale (name NULL, scale_of -1) and returns true, or returns false
- * when w gains none. The planner and memory count scales through it (and the description
- * and the executor see the planned ones: the store holds their shapes). */
-bool rf_tensor_fp8_scale(const struct rf_tensor *w, struct rf_tensor *scale);
+/* The 4-bit formats' blocks along a weight's last dim: MXFP4 (the OCP Microscaling Formats
+ * (MX) Specification v1.0, 2023: 32 E2M1 values share one E8M0 scale; gpt-oss ships its
+ * experts so) and NVFP4 (NVIDIA, "Introducing NVFP4 for Efficient and Accurate Low-Precision
+ * Inference", 2025: 16 E2M1 values share one FP8 E4M3 scale). NVFP4's FP32 per-tensor scale
+ * (4 bytes a weight, under a millionth of its bytes) is not counted. */
+#define RF_MXFP4_BLOCK 32
+#define RF_NVFP4_BLOCK 16
 
+/* The block-scale tensor an inference side of dtype `infer` gains for quantised weight w
+ * (placed as w): FP8, FP32 scales of RF_FP8_BLOCK-square blocks over the last two dims
+ * (Hugging Face's `<w>_scale_inv`); MXFP4, E8M0 scales of RF_MXFP4_BLOCK along the last dim;
+ * NVFP4, FP8 scales of RF_NVFP4_BLOCK along it (both named `<w>_scale`). Fills scale (name
+ * NULL, scale_of -1) and returns true, or returns false when w gains none. The planner and
+ * memory count scales through it (and the description and the executor see the planned
+ * ones: the store holds their shapes). */
+bool rf_tensor_scale(const struct rf_tensor *w, enum rf_dtype infer, struct rf_tensor *scale);
+/* Whether an inference side of this dtype quantises weights (FP8 or a 4-bit format), and
+ * whether the dtype is 4-bit (two elements a byte). */
+bool rf_dtype_quantised(enum rf_dtype dt);
+bool rf_dtype_4bit(enum rf_dtype dt);
+
+/* Bits of one element, and the bytes of n elements (n x bits / 8, rounded up: the planner
+ * keeps 4-bit boxes to an even count). rf_dtype_size is the bytes of one element of a dtype
+ * of whole bytes (1 for a 4-bit one, its packed pair: only the executor's packed view uses
+ * that). */
+int rf_dtype_bits(enum rf_dtype dt);
+int64_t rf_dtype_bytes(enum rf_dtype dt, int64_t n);
 size_t rf_dtype_size(enum rf_dtype dt);
 const char *rf_dtype_name(enum rf_dtype dt);
 int rf_dtype_parse(const char *s, enum rf_dtype *out);

@@ -2,11 +2,14 @@
  * (the root a framework picks), then one broadcast collective over the inference side. */
 #include "plan_int.h"
 
-/* acc += the bytes of tensor ti in dtype dt, checked. */
+/* acc += the bytes of tensor ti in dtype dt, checked (a 4-bit tensor's packed pairs: its
+ * boxes were checked even, so its elements are). */
 static int tensor_bytes(struct planner *p, int32_t ti, enum rf_dtype dt, int64_t *acc)
 {
-    return planner_add_bytes(p, ti, acc, rf_tensor_numel(&p->plan->tensors[ti]),
-                             (int64_t)rf_dtype_size(dt), "the tensor's bytes");
+    int64_t n = rf_tensor_numel(&p->plan->tensors[ti]);
+    if (rf_dtype_4bit(dt))
+        return planner_add_bytes(p, ti, acc, rf_dtype_bytes(dt, n), 1, "the tensor's bytes");
+    return planner_add_bytes(p, ti, acc, n, (int64_t)rf_dtype_size(dt), "the tensor's bytes");
 }
 
 /* The classic path: every shard goes to one root on the training side (the exporting rank),
@@ -52,7 +55,7 @@ int planner_broadcast(struct planner *p, int32_t ti, const struct rf_side *train
         p->dst.hstart[0] = 0;
         p->dst.hstart[1] = 1;
         p->dst.holders[0] = root;
-        if ((rc = planner_plan_cells(p, ti, rf_dtype_size(gdt), RF_PHASE_GATHER, false)) < 0 ||
+        if ((rc = planner_plan_cells(p, ti, gdt, RF_PHASE_GATHER, false)) < 0 ||
             (rc = tensor_bytes(p, ti, gdt, &d.logical_bytes)) < 0)
             return rc;
     }

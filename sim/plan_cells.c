@@ -196,9 +196,37 @@ static int push_box(struct planner *p, int32_t tensor, const struct rf_box *b)
     return 0;
 }
 
+/* The bytes of box `piece` of tensor t in dtype dt: a delta box's encoding (sim/delta.h), a
+ * 4-bit box's packed pairs, which must not split a pair (an even offset and length along the
+ * last dim: the executor packs boxes pair by pair), else its elements' bytes. */
+static int box_bytes(struct planner *p, int32_t ti, const struct rf_box *piece, enum rf_dtype dt,
+                     uint8_t phase, int64_t *bytes)
+{
+    const struct rf_tensor *t = &p->plan->tensors[ti];
+    int64_t numel = rf_box_numel(piece, t->ndim);
+    int last = t->ndim - 1;
+    /* rf_model_check keeps a delta's formula within int64. */
+    if (phase == RF_PHASE_DELIVER && t->delta.enc != RF_DELTA_NONE) {
+        *bytes = rf_delta_bytes(&t->delta, numel, rf_dtype_size(dt));
+        return 0;
+    }
+    if (rf_dtype_4bit(dt)) {
+        if (piece->off[last] % 2 || piece->len[last] % 2)
+            return rf_error_set(p->err, RF_EINVAL,
+                                "%s: a %s box from element %lld of the last dim, %lld long, "
+                                "splits a packed pair; shard the last dim (%lld) into even parts",
+                                t->name, rf_dtype_name(dt), (long long)piece->off[last],
+                                (long long)piece->len[last], (long long)t->shape[last]);
+        *bytes = rf_dtype_bytes(dt, numel);
+        return 0;
+    }
+    *bytes = 0;
+    return planner_add_bytes(p, ti, bytes, numel, (int64_t)rf_dtype_size(dt), "a box's bytes");
+}
+
 /* Delivers every destination cell of tensor ti (already in p->dst) from the source cells in
- * p->src, elem_size bytes per element. */
-int planner_plan_cells(struct planner *p, int32_t ti, size_t elem_size, uint8_t phase,
+ * p->src, in dtype dt. */
+int planner_plan_cells(struct planner *p, int32_t ti, enum rf_dtype dt, uint8_t phase,
                        bool count_logical)
 {
     bool hier = p->plan->tensor_strategy[ti] == RF_STRAT_HIERARCHICAL && phase == RF_PHASE_DELIVER;
@@ -221,15 +249,9 @@ int planner_plan_cells(struct planner *p, int32_t ti, size_t elem_size, uint8_t 
             int32_t ci = p->cell_of[flat];
             struct rf_box piece;
             if (rf_box_intersect(b, &p->src.box[ci], t->ndim, &piece)) {
-                int64_t bytes = 0, numel = rf_box_numel(&piece, t->ndim);
-                /* A delta box carries its encoded changes (sim/delta.h); rf_model_check keeps
-                 * its formula within int64. */
-                if (phase == RF_PHASE_DELIVER && t->delta.enc != RF_DELTA_NONE)
-                    bytes = rf_delta_bytes(&t->delta, numel, elem_size);
-                else if ((rc = planner_add_bytes(p, ti, &bytes, numel, (int64_t)elem_size,
-                                                 "a box's bytes")) < 0)
-                    return rc;
-                if ((rc = push_box(p, ti, &piece)) < 0)
+                int64_t bytes;
+                if ((rc = box_bytes(p, ti, &piece, dt, phase, &bytes)) < 0 ||
+                    (rc = push_box(p, ti, &piece)) < 0)
                     return rc;
                 int32_t box = (int32_t)(p->plan->n_boxes - 1);
                 const int32_t *h = p->src.holders + p->src.hstart[ci];

@@ -29,16 +29,15 @@ int rf_plan_estimate(const struct rf_model *model, const struct rf_side *train,
 {
     struct rf_plan empty = {0};
     struct planner p = {.plan = &empty, .err = err};
-    bool fp8 = infer->dtype == RF_DT_FP8;
     int rc = 0;
     memset(out, 0, sizeof(*out));
     for (size_t i = 0; i < model->n_tensors && rc == 0; i++) {
         const struct rf_tensor *t = &model->tensors[i];
         struct rf_tensor scale;
         rc = count_tensor(&p, t, train, infer, broadcast, out);
-        /* An FP8 side's block scales are planned as tensors of their own, placed as their
-         * weight (sim/plan_tensors.c). */
-        if (rc == 0 && fp8 && rf_tensor_fp8_scale(t, &scale))
+        /* A quantising side's block scales are planned as tensors of their own, placed as
+         * their weight (sim/plan_tensors.c). */
+        if (rc == 0 && rf_tensor_scale(t, infer->dtype, &scale))
             rc = count_tensor(&p, &scale, train, infer, broadcast, out);
     }
     planner_release(&p);

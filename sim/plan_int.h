@@ -108,8 +108,8 @@ int planner_build_grid(struct planner *p, const struct rf_tensor *t);
 int planner_count_cells(struct planner *p, const struct rf_tensor *t, int64_t *boxes,
                         int64_t *deliveries);
 /* Delivers every destination cell of tensor ti (in p->dst) from the source cells in p->src,
- * elem_size bytes per element: one box per intersection, each assigned its sources. */
-int planner_plan_cells(struct planner *p, int32_t ti, size_t elem_size, uint8_t phase,
+ * in dtype dt: one box per intersection, each assigned its sources. */
+int planner_plan_cells(struct planner *p, int32_t ti, enum rf_dtype dt, uint8_t phase,
                        bool count_logical);
 
 /* plan_emit.c: transfer runs, their tallies and the loads they add. */

@@ -141,7 +141,8 @@ int rf_plan_need(const struct rf_plan *plan, const struct rf_side *train,
     }
     for (size_t ti = 0; ti < plan->n_tensors && rc == 0; ti++) {
         const struct rf_tensor *t = &plan->tensors[ti];
-        int64_t elem = (int64_t)rf_dtype_size(plan->wire_dtype[ti]);
+        enum rf_dtype wire = plan->wire_dtype[ti];
+        int64_t elem = (int64_t)rf_dtype_size(wire);
         if ((rc = planner_collect_cells(&p, train, t, &p.src)) < 0 ||
             (rc = planner_collect_cells(&p, infer, t, &p.dst)) < 0 ||
             (rc = planner_build_grid(&p, t)) < 0)
@@ -170,6 +171,8 @@ int rf_plan_need(const struct rf_plan *plan, const struct rf_side *train,
              * boxes (rf_delta_floor_bytes), so the bound stays below the plan. */
             if (t->delta.enc != RF_DELTA_NONE)
                 bytes = rf_delta_floor_bytes(&t->delta, rf_box_numel(b, t->ndim), (size_t)elem);
+            else if (rf_dtype_4bit(wire))
+                bytes = rf_dtype_bytes(wire, rf_box_numel(b, t->ndim));
             else if ((rc = planner_add_bytes(&p, (int32_t)ti, &bytes, rf_box_numel(b, t->ndim),
                                              elem, "a shard's bytes")) < 0)
                 break;
@@ -198,7 +201,7 @@ int rf_plan_need(const struct rf_plan *plan, const struct rf_side *train,
                 if (!rf_box_intersect(b, &p.src.box[si], t->ndim, &piece))
                     continue;
                 /* A part of the shard just counted: no larger than bytes. */
-                int64_t inter = rf_box_numel(&piece, t->ndim) * elem, held = inter;
+                int64_t inter = rf_dtype_bytes(wire, rf_box_numel(&piece, t->ndim)), held = inter;
                 /* A delta piece: what must leave counts its floor, what is held its ceiling
                  * (floor + 1), so that both terms stay below the plan's bytes. */
                 if (t->delta.enc != RF_DELTA_NONE) {

@@ -5,18 +5,20 @@
 
 #include "plan_int.h"
 
-/* Copies the model's tensors into the plan and, for an FP8 inference side, adds one FP32
- * scale tensor per quantised weight (RF_FP8_BLOCK-square blocks over the last two dims, named as
- * Hugging Face names them: `.weight_scale_inv`). */
+/* Copies the model's tensors into the plan and, for a quantising inference side (FP8, MXFP4,
+ * NVFP4), adds one block-scale tensor per quantised weight (rf_tensor_scale). */
 int planner_tensors(struct planner *p, const struct rf_model *model, const struct rf_side *infer,
                     enum rf_strategy strategy, const enum rf_strategy *tensor_strategy)
 {
     struct rf_plan *plan = p->plan;
-    bool fp8 = infer->dtype == RF_DT_FP8 && !p->wire_native;
+    /* The inference side's quantised dtype, which weights travel in unless the receivers
+     * quantise (RF_DT_BF16 then: no quantisation on the wire). */
+    enum rf_dtype quant = rf_dtype_quantised(infer->dtype) && !p->wire_native ? infer->dtype
+                                                                              : RF_DT_BF16;
     size_t n = model->n_tensors;
     struct rf_tensor scale;
     for (size_t i = 0; i < model->n_tensors; i++)
-        if (fp8 && rf_tensor_fp8_scale(&model->tensors[i], &scale))
+        if (rf_tensor_scale(&model->tensors[i], quant, &scale))
             n++;
     plan->tensors = calloc(n, sizeof(*plan->tensors));
     plan->wire_dtype = calloc(n, sizeof(*plan->wire_dtype));
@@ -52,19 +54,32 @@ int planner_tensors(struct planner *p, const struct rf_model *model, const struc
                                 "hierarchical); a broadcast moves whole tensors",
                                 src->name);
         plan->tensor_strategy[i] = s;
-        plan->wire_dtype[i] = src->quant && fp8 ? infer->dtype : src->dtype;
+        plan->wire_dtype[i] = src->quant && quant != RF_DT_BF16 ? quant : src->dtype;
+        /* 4-bit weights travel as packed pairs along the last dim. */
+        if (rf_dtype_4bit(plan->wire_dtype[i]) && src->shape[src->ndim - 1] % 2)
+            return rf_error_set(p->err, RF_EINVAL,
+                                "%s: %s packs two elements a byte along the last dim, which is "
+                                "%lld (odd)",
+                                src->name, rf_dtype_name(plan->wire_dtype[i]),
+                                (long long)src->shape[src->ndim - 1]);
+        if (rf_dtype_4bit(plan->wire_dtype[i]) && src->delta.enc != RF_DELTA_NONE)
+            return rf_error_set(p->err, RF_EINVAL,
+                                "%s: a delta of %s values (half a byte each) is not modelled; "
+                                "its values travel in whole bytes",
+                                src->name, rf_dtype_name(plan->wire_dtype[i]));
         struct rf_tensor *sc = &plan->tensors[k];
-        if (!(fp8 && rf_tensor_fp8_scale(src, sc)))
+        if (!rf_tensor_scale(src, quant, sc))
             continue;
         sc->scale_of = (int)i;
         size_t len = strlen(src->name);
-        const char *suffix = "_scale_inv";
+        /* Hugging Face's names: an FP8 checkpoint's `_scale_inv`, the 4-bit ones' `_scale`. */
+        const char *suffix = quant == RF_DT_FP8 ? "_scale_inv" : "_scale";
         sc->name = malloc(len + strlen(suffix) + 1);
         if (!sc->name)
             return rf_error_set(p->err, RF_ENOMEM, "out of memory");
         memcpy(sc->name, src->name, len);
         strcpy(sc->name + len, suffix);
-        plan->wire_dtype[k] = RF_DT_FP32;
+        plan->wire_dtype[k] = sc->dtype;
         plan->tensor_strategy[k] = s;
         k++;
     }

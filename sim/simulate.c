@@ -56,6 +56,8 @@ static void mark_binding(const struct rf_plan *plan, const struct rf_topology *t
             t->links[rf_topology_link(t, RF_LINK_COPY, g)].capacity < 2 * feed;
         binds[rf_topology_link(t, RF_LINK_QUANT, g)] =
             t->links[rf_topology_link(t, RF_LINK_QUANT, g)].capacity < feed;
+        binds[rf_topology_link(t, RF_LINK_QUANT4, g)] =
+            t->links[rf_topology_link(t, RF_LINK_QUANT4, g)].capacity < feed;
     }
     for (size_t i = 0; i < plan->n_transfers; i++) {
         const struct rf_transfer *x = &plan->transfers[i];

@@ -16,7 +16,7 @@
 struct msg {
     int32_t src, dst;
     uint8_t phase;
-    uint8_t quant;
+    uint8_t quant; /* the sender's quantiser it passes: RF_QUANT_NONE, _FP8 or _4BIT */
     uint16_t hop; /* the transfer's (sim/schedule.h), at most UINT16_MAX: messages merge per hop */
     int32_t runs;
     /* In a pipelined round, the most pieces (chunks) one of its items travels in: the
@@ -34,8 +34,19 @@ struct msg {
 struct chain {
     const struct rf_collective *c;
     int64_t bytes;
-    bool quant;
+    uint8_t quant; /* the root's quantiser, as a message's */
 };
+
+/* Which quantiser a tensor's bytes pass on their sender: none, BF16 -> FP8 or BF16 -> a
+ * 4-bit format (RF_LINK_QUANT, RF_LINK_QUANT4). */
+enum { RF_QUANT_NONE, RF_QUANT_FP8, RF_QUANT_4BIT };
+static inline uint8_t sim_quant_of(const struct rf_plan *plan, int32_t tensor)
+{
+    enum rf_dtype w = plan->wire_dtype[tensor];
+    if (!rf_dtype_quantised(w) || w == plan->tensors[tensor].dtype)
+        return RF_QUANT_NONE;
+    return rf_dtype_4bit(w) ? RF_QUANT_4BIT : RF_QUANT_FP8;
+}
 
 /* What bound mode gathers on one topology. Several topologies of one cluster (PXN on and
  * off) share the rounds' messages and differ only in their routes. */

@@ -96,7 +96,7 @@ static void count_pass(const struct msg *m, size_t n, struct msg *out, size_t *c
 /* A message's key within its (src, dst) pair: phase, hop and quant, in that order. */
 static uint32_t msg_key(const struct msg *x)
 {
-    return (uint32_t)x->phase << 17 | (uint32_t)x->hop << 1 | x->quant;
+    return (uint32_t)x->phase << 18 | (uint32_t)x->hop << 2 | x->quant;
 }
 
 static int cmp_msg_in_pair(const void *a, const void *b)
@@ -171,7 +171,8 @@ static int emit_messages(struct sim *s, int32_t r, const struct msg *m, size_t k
             struct rf_route route;
             rf_topology_route(topo, m[i].src, m[i].dst, &route);
             if (m[i].quant)
-                path[np++] = rf_topology_link(topo, RF_LINK_QUANT, m[i].src);
+                path[np++] = rf_topology_link(
+                    topo, m[i].quant == RF_QUANT_4BIT ? RF_LINK_QUANT4 : RF_LINK_QUANT, m[i].src);
             path[np++] = rf_topology_link(topo, RF_LINK_COPY, m[i].src);
             for (int h = 0; h < route.n; h++)
                 path[np++] = route.link[h];
@@ -326,7 +327,8 @@ static int round_chain(struct sim *s, int32_t r, const struct chain *ch)
         memcpy(s->chain_path, ps->links + ps->start[k], n * sizeof(int32_t));
         /* Appended, the quantiser (the last block of links) keeps the path sorted. */
         if (ch->quant)
-            s->chain_path[n++] = rf_topology_link(topo, RF_LINK_QUANT, col->root);
+            s->chain_path[n++] = rf_topology_link(
+                topo, ch->quant == RF_QUANT_4BIT ? RF_LINK_QUANT4 : RF_LINK_QUANT, col->root);
         double fill = (ring->n_ranks - 2.0) * chunk / ps->share[k];
         if ((rc = add_flow(s, s->chain_path, (int)n, bytes, base + ps->latency_s[k] + fill, 0, 0, r,
                            RF_SIM_BROADCAST)) < 0)
@@ -393,8 +395,7 @@ int sim_round_transfers(struct sim *s, int32_t r)
         uint8_t phase = t->phase == RF_PHASE_GATHER ? RF_SIM_GATHER
                         : t->after >= 0             ? RF_SIM_FANOUT
                                                     : RF_SIM_DELIVER;
-        bool quant = phase == RF_SIM_DELIVER && plan->wire_dtype[tensor] == RF_DT_FP8 &&
-                     plan->tensors[tensor].dtype != RF_DT_FP8;
+        uint8_t quant = phase == RF_SIM_DELIVER ? sim_quant_of(plan, tensor) : RF_QUANT_NONE;
         if ((rc = RF_GROW(s->m, s->cap_m, n + (size_t)t->dst_count, s->err)) < 0)
             return rc;
         struct msg one = {.quant = quant, .runs = 1, .bytes = t->bytes};
@@ -412,7 +413,7 @@ int sim_round_transfers(struct sim *s, int32_t r)
             x.dst = d;
             x.hop = hop < UINT16_MAX ? (uint16_t)hop : UINT16_MAX;
             x.phase = x.src == d ? RF_SIM_LOCAL : phase;
-            x.quant = quant && x.src == t->src; /* members forward FP8 as it came */
+            x.quant = x.src == t->src ? quant : RF_QUANT_NONE; /* members forward it as it came */
             /* A chain member forwards at the fill of the hops before it (s->fill[a] is set
              * only for the topologies messages are emitted on). */
             for (int a = 0; a < RF_SIM_MAX_TOPOLOGIES; a++) {
@@ -444,7 +445,7 @@ int sim_round_chains(struct sim *s, int32_t r)
         if (s->tensor_mask && !s->tensor_mask[col->tensor])
             continue;
         chains[nc++] = (struct chain){
-            .c = col, .bytes = col->bytes, .quant = plan->wire_dtype[col->tensor] == RF_DT_FP8};
+            .c = col, .bytes = col->bytes, .quant = sim_quant_of(plan, col->tensor)};
     }
     if (nc > 0)
         qsort(chains, nc, sizeof(*chains), cmp_chain);
@@ -452,7 +453,8 @@ int sim_round_chains(struct sim *s, int32_t r)
     for (size_t i = 0; i < nc; i++) {
         if (kc > 0 && cmp_chain(&chains[kc - 1], &chains[i]) == 0) {
             chains[kc - 1].bytes += chains[i].bytes;
-            chains[kc - 1].quant |= chains[i].quant;
+            if (chains[i].quant > chains[kc - 1].quant)
+                chains[kc - 1].quant = chains[i].quant;
         } else {
             chains[kc++] = chains[i];
         }

@@ -238,7 +238,7 @@ static int insert_plan_rows(struct rf_store *st, sqlite3_stmt **s, int64_t run,
         sqlite3_bind_int64(q, 11,
                            t->delta.enc != RF_DELTA_NONE
                                ? encoded[k]
-                               : rf_tensor_numel(t) * (int64_t)rf_dtype_size(plan->wire_dtype[k]));
+                               : rf_dtype_bytes(plan->wire_dtype[k], rf_tensor_numel(t)));
         rf_store_bind_text(q, 12, rf_strategy_name(plan->tensor_strategy[k]));
         if (t->scale_of >= 0)
             sqlite3_bind_int(q, 13, t->scale_of);

@@ -67,7 +67,7 @@ const struct rf_cluster_field rf_cluster_fields[] = {
 const size_t rf_cluster_n_fields = sizeof(rf_cluster_fields) / sizeof(rf_cluster_fields[0]);
 
 static const char *const kind_names[RF_LINK_KIND_COUNT] = {
-    "nvl_out", "nvl_in", "nic_out", "nic_in", "leaf_up", "leaf_down", "copy", "quant"};
+    "nvl_out", "nvl_in", "nic_out", "nic_in", "leaf_up", "leaf_down", "copy", "quant", "quant4"};
 
 const char *rf_link_kind_name(enum rf_link_kind kind)
 {
@@ -223,8 +223,8 @@ int rf_topology_init(struct rf_topology *t, const struct rf_cluster *c, struct r
     t->gpus = c->nodes * c->gpus_per_node;
     t->nics = c->nodes * c->nic.per_node;
     t->leaves = groups(c) * c->nic.per_node;
-    int64_t count[RF_LINK_KIND_COUNT] = {t->gpus,   t->gpus,   t->nics, t->nics,
-                                         t->leaves, t->leaves, t->gpus, t->gpus};
+    int64_t count[RF_LINK_KIND_COUNT] = {t->gpus,   t->gpus,   t->nics, t->nics, t->leaves,
+                                         t->leaves, t->gpus,   t->gpus, t->gpus};
     size_t n = 0;
     for (int k = 0; k < RF_LINK_KIND_COUNT; k++) {
         t->base[k] = n;
@@ -290,6 +290,13 @@ int rf_topology_init(struct rf_topology *t, const struct rf_cluster *c, struct r
                 l->a = (int32_t)i;
                 l->capacity =
                     (rf_cluster_is_upper(c, i) ? u->quant_gbps : c->cal.quant_gbps) * 1e9 / 2;
+                break;
+            case RF_LINK_QUANT4:
+                /* ... and a 4-bit one writes a quarter of what it reads (its block scales, a
+                 * byte per 16 or 32 elements, travel as tensors of their own). */
+                l->a = (int32_t)i;
+                l->capacity =
+                    (rf_cluster_is_upper(c, i) ? u->quant_gbps : c->cal.quant_gbps) * 1e9 / 4;
                 break;
             }
         }

@@ -106,6 +106,7 @@ enum rf_link_kind {
     RF_LINK_LEAF_DOWN, /* spine -> rail leaf switch (aggregate) */
     RF_LINK_COPY,      /* GPU copy engine: pack/unpack through HBM */
     RF_LINK_QUANT,     /* GPU BF16 -> FP8 quantisation */
+    RF_LINK_QUANT4,    /* GPU BF16 -> MXFP4 / NVFP4 quantisation (the last block of links) */
     RF_LINK_KIND_COUNT
 };
 

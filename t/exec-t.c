@@ -254,7 +254,7 @@ static void pattern_checks_every_element(void **state)
     size_t sizes[] = {1, 2, 4};
     for (size_t k = 0; k < 3; k++) {
         size_t e = sizes[k];
-        struct rf_pattern_buf pb = {7, 3, shape, &box, e};
+        struct rf_pattern_buf pb = {7, 3, shape, &box, e, false};
         uint8_t *buf = malloc((size_t)n * e);
         rf_pattern_fill(buf, &pb, 0, n, false);
         first = -1;
@@ -273,18 +273,45 @@ static void pattern_checks_every_element(void **state)
     }
     /* Another tensor's pattern differs; an FP8 element is the conversion of the BF16 one,
      * whether taken from the pattern or converted by a root. */
-    struct rf_pattern_buf p2 = {3, 3, shape, &box, 2}, p8 = {3, 3, shape, &box, 1};
+    struct rf_pattern_buf p2 = {3, 3, shape, &box, 2, false}, p8 = {3, 3, shape, &box, 1, false};
     uint16_t *wide = malloc((size_t)n * 2);
     uint8_t *narrow = malloc((size_t)n);
     rf_pattern_fill(wide, &p2, 0, n, false);
     rf_fp8_narrow(narrow, (const uint8_t *)wide, n);
     first = -1;
     assert_int_equal(rf_pattern_check(narrow, &p8, 0, n, &first), 0);
-    struct rf_pattern_buf other = {4, 3, shape, &box, 2};
+    struct rf_pattern_buf other = {4, 3, shape, &box, 2, false};
     assert_true(rf_pattern_check(wide, &other, 0, n, &first) > n * 9 / 10);
     for (int64_t i = 0; i < 1000; i++)
         assert_int_equal(rf_pattern_value(9, i, 1),
                          rf_fp8_of_bf16((uint16_t)rf_pattern_value(9, i, 2)));
+    free(wide);
+    free(narrow);
+}
+
+/* A 4-bit wire's packed pairs: the root's conversion of gathered BF16 pairs is the pattern
+ * of the packed bytes, each byte two elements of the logical tensor, the lower nibble first;
+ * and a byte whose one nibble is wrong is caught. */
+static void packed_pairs_convert_to_their_pattern(void **state)
+{
+    (void)state;
+    /* The packed view of a [4, 10] tensor: [4, 5] pairs; a box of rows 1-2, pairs 1-3. */
+    int64_t shape[RF_MAX_DIMS] = {4, 5, 1, 1};
+    struct rf_box box = {{1, 1, 0, 0}, {2, 3, 1, 1}};
+    int64_t n = rf_box_numel(&box, 2), first = -1;
+    struct rf_pattern_buf pairs = {5, 2, shape, &box, 4, true}, fp4 = {5, 2, shape, &box, 1, true};
+    uint32_t *wide = malloc((size_t)n * 4);
+    uint8_t *narrow = malloc((size_t)n);
+    rf_pattern_fill(wide, &pairs, 0, n, false);
+    /* Pair (row 1, pair 1) is elements 1 * 10 + 2 and + 3 of the logical tensor. */
+    assert_int_equal(wide[0], rf_pattern_value(5, 12, 2) | rf_pattern_value(5, 13, 2) << 16);
+    rf_fp4_narrow(narrow, (const uint8_t *)wide, n);
+    assert_int_equal(narrow[0], rf_fp4_of_bf16((uint16_t)rf_pattern_value(5, 12, 2)) |
+                                    rf_fp4_of_bf16((uint16_t)rf_pattern_value(5, 13, 2)) << 4);
+    assert_int_equal(rf_pattern_check(narrow, &fp4, 0, n, &first), 0);
+    narrow[4] ^= 0x10;
+    assert_int_equal(rf_pattern_check(narrow, &fp4, 0, n, &first), 1);
+    assert_int_equal(first, 4);
     free(wide);
     free(narrow);
 }
@@ -919,7 +946,7 @@ static void device_fill_and_check_compute_the_host_pattern(void **state)
         size_t e = sizes[iter % 4];
         bool poison = iter % 3 == 0;
         int64_t n = rf_box_numel(&box, ndim), first = -1, efirst;
-        struct rf_pattern_buf pb = {(int32_t)rnd(0, 1000), ndim, shape, &box, e};
+        struct rf_pattern_buf pb = {(int32_t)rnd(0, 1000), ndim, shape, &box, e, false};
         struct rf_pattern_geom g;
         uint8_t *host = malloc((size_t)n * e), *dev = malloc((size_t)n * e);
         int64_t *order = malloc((size_t)n * sizeof(int64_t));
@@ -1090,7 +1117,7 @@ static void a_device_fill_and_check_replace_the_host_path(void **state)
     /* One buffer, both ways: the device path and the host path agree on a spoiled byte. */
     struct rf_box box = {{0, 3, 0, 0}, {5, 4, 1, 1}};
     int64_t shape[RF_MAX_DIMS] = {9, 7, 1, 1}, errors[2], first[2];
-    struct rf_pattern_buf pb = {2, 2, shape, &box, 2};
+    struct rf_pattern_buf pb = {2, 2, shape, &box, 2, false};
     uint8_t buf[40];
     struct rf_backend host_be = be;
     host_be.fill = NULL;
@@ -1322,6 +1349,7 @@ int main(void)
         cmocka_unit_test(boxes_survive_pack_and_unpack_in_pieces),
         cmocka_unit_test(broadcast_pieces_fill_a_shard),
         cmocka_unit_test(pattern_checks_every_element),
+        cmocka_unit_test(packed_pairs_convert_to_their_pattern),
         cmocka_unit_test(fault_injection_is_parsed),
         cmocka_unit_test(impossible_faults_are_refused),
         cmocka_unit_test(memory_is_known_before_it_is_allocated),

@@ -53,7 +53,11 @@ layout.INFER = { type = "record", required = true, fields = {
     ep = size(1),
     -- Engines: derived from gpus; given only as a cross-check.
     replicas = size(),
-    dtype = { type = "string", values = { "bf16", "fp8" }, default = "bf16" },
+    -- The engine's weights: BF16, FP8 (128 x 128 block scales, DeepSeek-V3's checkpoints), or
+    -- 4-bit E2M1 two to a byte with block scales along the last dim: MXFP4 (32 values to an
+    -- E8M0 scale, the OCP Microscaling Formats (MX) Specification v1.0; gpt-oss's experts)
+    -- and NVFP4 (16 to an FP8 E4M3 scale, NVIDIA's Blackwell format). sim/model.h counts them.
+    dtype = { type = "string", values = { "bf16", "fp8", "mxfp4", "nvfp4" }, default = "bf16" },
     -- vLLM's gpu_memory_utilization: the engine's share of each GPU (weights, then the KV
     -- cache); SGLang's mem_fraction_static plays the same part.
     gpu_memory_utilization = { type = "number", above = 0, max = 1, default = 0.9 },

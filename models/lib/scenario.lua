@@ -411,6 +411,11 @@ local function check_delta(upd, s, infer, profile, site)
             .. "moves whole tensors, a delta only the changed elements of each box; use "
             .. "reshard, hierarchical or auto", s.strategy))
     end
+    if infer.dtype == "mxfp4" or infer.dtype == "nvfp4" then
+        schema.raise(site, "infer.dtype", string.format("%s with a delta update: its values "
+            .. "are half a byte each, which refit's encodings do not model (bf16 or fp8)",
+            infer.dtype))
+    end
     local wire = infer.dtype == "fp8" and "fp8" or "bf16"
     if upd.values and upd.values ~= wire then
         schema.raise(site, "update.values", string.format("'%s', but the values travel in "
@@ -560,6 +565,13 @@ function scenario.normalise(raw, source, base_dir, context, overrides, line)
         end
         profile.p2p_run = true
         s.strategy = profile.p2p.plan
+    end
+    -- The profiles' conversions are FP8's (their quantize field): a 4-bit engine is refit's
+    -- own plan.
+    if profile and (infer.dtype == "mxfp4" or infer.dtype == "nvfp4") then
+        schema.raise(site, "infer.dtype", string.format("%s under profile %s: the profiles "
+            .. "model the frameworks' FP8 conversions only; leave `framework` out for refit's "
+            .. "own plan", infer.dtype, profile.name))
     end
     if raw.refit ~= nil and not profile then
         schema.raise(site, "refit", string.format("'%s' needs a framework profile: refit's own "

@@ -33,6 +33,11 @@ local SCENARIOS = {
     { "update-rank.lua", 7, "update.rank", "required for kind 'lora' (the adapters' rank r)" },
     { "update-full-rank.lua", 7, "update.rank", "set for kind 'full'; it is a field of kind "
         .. "'lora'" },
+    -- 4-bit engines.
+    { "fp4-delta.lua", 6, "infer.dtype", "mxfp4 with a delta update: its values are half a "
+        .. "byte each, which refit's encodings do not model (bf16 or fp8)" },
+    { "fp4-profile.lua", 6, "infer.dtype", "nvfp4 under profile nemo-rl: the profiles model "
+        .. "the frameworks' FP8 conversions only; leave `framework` out for refit's own plan" },
     -- A delta update.
     { "update-delta-rank.lua", 7, "update.rank", "set for kind 'delta'; it is a field of kind "
         .. "'lora'" },
