@@ -105,6 +105,26 @@ static void print_step(FILE *f, const struct rf_framework *fw, const struct rf_s
     }
 }
 
+/* An overlapped refit's line below the strategy's row: what an engine stalls and when the
+ * last one has the new weights, against the whole refit's prediction. */
+static void print_overlap(FILE *f, const struct refit_run *r)
+{
+    const struct rf_overlap *o = &r->sc.overlap;
+    const struct rf_overlap_result *x = &r->overlap;
+    if (o->rolling)
+        fprintf(f,
+                "  overlap: rolling, %lld engines one at a time: each stalls %.3f s (its refit "
+                "alone), the last has the new weights after %.3f s (all at once: %.3f s)\n",
+                (long long)x->engines, x->stall_s, x->staleness_s, r->pred.predicted_s);
+    else
+        fprintf(f,
+                "  overlap: all engines while they generate (%s landing, generation %.6g GB/s a "
+                "port): refit %.3f s, each engine stalls %.3f s to apply %.3f GB, new weights "
+                "everywhere after %.3f s (stopped: %.3f s)\n",
+                o->layer ? "layer" : "model", o->generation_bps / 1e9, x->refit_s, x->stall_s,
+                (double)x->apply_bytes / 1e9, x->staleness_s, r->pred.predicted_s);
+}
+
 /* The step's phases as JSON. */
 static json_t *step_json(const struct rf_framework *fw, const struct rf_step *st)
 {
@@ -134,6 +154,15 @@ static json_t *sim_run_json(const struct refit_run *r)
     json_object_set_new(o, "infer_placement", refit_placement_json(&r->sc.infer));
     if (r->step.n > 0)
         json_object_set_new(o, "step", step_json(&r->sc.framework, &r->step));
+    if (r->sc.overlap.on)
+        json_object_set_new(
+            o, "overlap",
+            json_pack("{ss ss sf sf sf sf sI sI}", "engines", r->sc.overlap.rolling ? "rolling" : "all",
+                      "granularity", r->sc.overlap.layer ? "layer" : "model", "generation_gbps",
+                      r->sc.overlap.generation_bps / 1e9, "refit_s", r->overlap.refit_s, "stall_s",
+                      r->overlap.stall_s, "staleness_s", r->overlap.staleness_s, "apply_bytes",
+                      (json_int_t)r->overlap.apply_bytes, "engines_count",
+                      (json_int_t)r->overlap.engines));
     if (r->plan.strategy != RF_STRAT_AUTO)
         return o;
     json_t *cands = json_array();
@@ -275,6 +304,8 @@ int cmd_sim(int argc, char **argv)
                 memory_text = refit_memory_lines(&r.sc);
             sim_row(tf, r.id, &r.plan, r.used, &r.pred);
             print_step(tf, &r.sc.framework, &r.step);
+            if (r.sc.overlap.on)
+                print_overlap(tf, &r);
             if (r.plan.strategy == RF_STRAT_AUTO)
                 fprintf(tf, "%-6s %-12s %s (%d candidates predicted, %d only bounded)\n", "", "",
                         r.choice.description, r.choice.evaluated, r.choice.pruned);

@@ -3,6 +3,7 @@
 #include "memory.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Megatron with Adam in mixed precision (Megatron-LM docs, "distributed optimizer"): BF16
@@ -75,17 +76,51 @@ static void train_stage(const struct rf_model *model, const struct rf_side *s, i
         g->optimizer = (dense + expert) * ADAM_BYTES;
 }
 
-static void infer_stage(const struct rf_model *model, const struct rf_side *s, int64_t stage,
-                        enum rf_dtype infer, struct rf_gpu_memory *g)
+/* The shard's bytes of each layer go to layer[t->layer + 1] when layer is not NULL. */
+static int64_t infer_weights(const struct rf_model *model, const struct rf_side *s, int64_t stage,
+                             enum rf_dtype infer, int64_t *layer)
 {
+    int64_t total = 0;
     for (size_t i = 0; i < model->n_tensors; i++) {
         const struct rf_tensor *t = &model->tensors[i];
         enum rf_dtype wire = t->quant ? infer : t->dtype;
-        g->weights += rf_dtype_bytes(wire, first_numel(s, t, t->shape, stage));
+        int64_t b = rf_dtype_bytes(wire, first_numel(s, t, t->shape, stage));
         struct rf_tensor scale;
         if (rf_tensor_scale(t, infer, &scale))
-            g->weights += rf_dtype_bytes(scale.dtype, first_numel(s, &scale, scale.shape, stage));
+            b += rf_dtype_bytes(scale.dtype, first_numel(s, &scale, scale.shape, stage));
+        total += b;
+        if (layer && t->layer >= -1 && t->layer <= model->layers)
+            layer[t->layer + 1] += b;
     }
+    return total;
+}
+
+static void infer_stage(const struct rf_model *model, const struct rf_side *s, int64_t stage,
+                        enum rf_dtype infer, struct rf_gpu_memory *g)
+{
+    g->weights += infer_weights(model, s, stage, infer, NULL);
+}
+
+/* An overlapped refit's landing buffer on the stage's first GPU (rf_memory_opts.landing):
+ * its shard again, or its largest layer's (its whole shard if the per-layer sums cannot be
+ * had: an upper bound). */
+static int64_t landing_bytes(const struct rf_model *model, const struct rf_side *s, int64_t stage,
+                             enum rf_dtype infer, int landing)
+{
+    if (landing == RF_LANDING_NONE)
+        return 0;
+    int64_t *layer = landing == RF_LANDING_LAYER
+                         ? calloc((size_t)model->layers + 2, sizeof(int64_t))
+                         : NULL;
+    int64_t total = infer_weights(model, s, stage, infer, layer), most = total;
+    if (layer) {
+        most = 0;
+        for (int l = 0; l < model->layers + 2; l++)
+            if (layer[l] > most)
+                most = layer[l];
+    }
+    free(layer);
+    return most;
 }
 
 static void side_memory(const struct rf_model *model, const struct rf_side *s, bool training,
@@ -103,6 +138,8 @@ static void side_memory(const struct rf_model *model, const struct rf_side *s, b
     for (int64_t stage = 0; stage < s->pp; stage++) {
         struct rf_gpu_memory g = {.gpu = stage_gpu(s, stage), .stage = stage};
         (training ? train_stage : infer_stage)(model, s, stage, infer, &g);
+        if (!training)
+            g.weights += landing_bytes(model, s, stage, infer, o->landing);
         /* Frozen weights: their bytes as the side holds them, and nothing else. */
         if (o->frozen) {
             struct rf_gpu_memory f = {0};

@@ -39,7 +39,13 @@ struct rf_memory_opts {
     /* Weights held beside the model's, frozen (a LoRA update's base model): their bytes
      * count, without gradients or optimizer state; NULL: none. */
     const struct rf_model *frozen;
+    /* An overlapped refit's landing buffer on each inference GPU (sim/overlap.h), counted
+     * with its weights: RF_LANDING_MODEL a second copy of its shard, RF_LANDING_LAYER its
+     * largest layer's; 0: none. */
+    int landing;
 };
+
+enum { RF_LANDING_NONE, RF_LANDING_MODEL, RF_LANDING_LAYER };
 
 /* Memory of both sides of model between train and infer (sides initialised). The worst GPU
  * of a side is found among the first GPUs of its pipeline stages: torch.chunk's first chunk

@@ -224,6 +224,15 @@ int refit_run_compute(struct rf_lua *L, const struct rf_scenario_src *src, const
                                   &r->step, err)) == 0)
             r->pred.predicted_s = r->step.total_s;
     }
+    /* The refit overlapped with generation: the plan simulated again as the engines share
+     * it (sim/overlap.h), beside the whole refit's prediction. */
+    if (rc == 0 && simulate && r->sc.overlap.on) {
+        struct rf_sim_options o = *sim;
+        o.skip_gather = rf_framework_skips_gather(fw);
+        phase(sim, "overlap");
+        rc = rf_overlap_predict(&r->sc.overlap, &r->plan, &r->sc.train, &r->sc.infer, r->used, &o,
+                                r->pred.predicted_s, &r->overlap, err);
+    }
     if (rc == 0) {
         phase(sim, "describe");
         rc = describe_run(L, r, err);
@@ -251,7 +260,8 @@ int refit_run_store(struct lazy_store *ls, const char *label, struct refit_run *
                                  .topo = r->used,
                                  .mem_train = &r->sc.mem_train,
                                  .mem_infer = &r->sc.mem_infer,
-                                 .step = r->step.n > 0 ? &r->step : NULL};
+                                 .step = r->step.n > 0 ? &r->step : NULL,
+                                 .overlap = r->sc.overlap.on ? &r->overlap : NULL};
         rc = rf_store_save_run(&ls->st, &info, &r->plan, &sim, &r->id, err);
     }
     r->seconds = now() - r->t0;

@@ -689,6 +689,20 @@ static int read_scenario(lua_State *L, int t, struct rf_scenario *sc, struct rf_
     lua_pop(L, 1);
     if (rc < 0)
         goto out;
+    /* `overlap` (models/lib/scenario.lua), checked there. */
+    lua_getfield(L, t, "overlap");
+    if (lua_istable(L, -1)) {
+        int o = lua_gettop(L);
+        sc->overlap.on = true;
+        lua_getfield(L, o, "engines");
+        sc->overlap.rolling = lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), "rolling") == 0;
+        lua_getfield(L, o, "granularity");
+        sc->overlap.layer = lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), "layer") == 0;
+        lua_getfield(L, o, "generation_gbps");
+        sc->overlap.generation_bps = lua_tonumber(L, -1) * 1e9;
+        lua_pop(L, 3);
+    }
+    lua_pop(L, 1);
     lua_getfield(L, t, "frozen_model");
     rc = lua_istable(L, -1) ? read_model(L, lua_gettop(L), &sc->frozen, err) : 0;
     lua_pop(L, 1);
@@ -800,7 +814,8 @@ int rf_scenario_init_sides(struct rf_scenario *sc, struct rf_error *err)
             rf_cluster_is_upper(&sc->cluster, sc->infer.first_gpu) ? sc->cluster.upper.hbm_gb : 0,
         .staging_bytes = sc->staging_bytes,
         .streams = sc->cluster.cal.streams,
-        .frozen = sc->frozen.n_tensors ? &sc->frozen : NULL};
+        .frozen = sc->frozen.n_tensors ? &sc->frozen : NULL,
+        .landing = rf_overlap_landing(&sc->overlap)};
     rf_memory_of(&sc->model, &sc->train, &sc->infer, &mo, &sc->mem_train, &sc->mem_infer);
     const struct rf_side_memory *side[2] = {&sc->mem_train, &sc->mem_infer};
     for (int i = 0; i < 2; i++) {

@@ -8,6 +8,7 @@
 #include "layout.h"
 #include "memory.h"
 #include "model.h"
+#include "overlap.h"
 #include "plan.h"
 #include "sandbox.h"
 #include "topology.h"
@@ -24,6 +25,8 @@ struct rf_scenario {
     /* The weights both sides hold but the refit does not move (a LoRA update's base model:
      * frozen, so no gradients or optimizer state); empty for a full update. */
     struct rf_model frozen;
+    /* A refit that overlaps generation (sim/overlap.h); zeroed: the engines stop for it. */
+    struct rf_overlap overlap;
     struct rf_side train, infer;
     enum rf_strategy strategy;
     enum rf_strategy *tensor_strategy; /* per model tensor: broadcast or reshard */

@@ -60,6 +60,10 @@ struct rf_sim_options {
      * puts whole tensors on the root another way, modelled as its export phase). */
     const uint8_t *tensor_mask;
     bool skip_gather;
+    /* Deliveries only to the GPUs dst_mask marks (one engine: sim/overlap.c; NULL: every
+     * GPU). A relay's member outside it is left out, its successor fed as if it held the
+     * box; broadcasts are simulated whole. */
+    const uint8_t *dst_mask;
     /* Progress of long work for a terminal (NULL: none): auto calls it as its candidates
      * are bounded and predicted, one call at a time (see rf_progress_fn). */
     rf_progress_fn progress;

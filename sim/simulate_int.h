@@ -73,6 +73,7 @@ struct sim {
     int n_topos;
     double tolerance;
     const uint8_t *tensor_mask; /* rf_sim_options: the part simulated (NULL: all) */
+    const uint8_t *dst_mask;    /* ... and the destinations (NULL: all) */
     bool skip_gather;
     /* Links that can saturate are simulated; the others (leaf links of a non-blocking
      * fabric, copy engines and quantisers faster than everything feeding them) only carry

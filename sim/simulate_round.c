@@ -421,7 +421,8 @@ int sim_round_transfers(struct sim *s, int32_t r)
                 if (t->chain && i + 1 < t->dst_count && s->fill[a])
                     fill[a] += hop_fill(s->topos[a], x.src, d, t->bytes, s->chunk);
             }
-            add_msg(s, &x, &n);
+            if (!s->dst_mask || s->dst_mask[d])
+                add_msg(s, &x, &n);
         }
         /* A relay in a later round than what it forwards waits for that round; one in
          * the same round is pipelined (its fill). */

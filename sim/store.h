@@ -10,7 +10,7 @@
 #include "plan.h"
 
 #define RF_STORE_APPLICATION_ID 0x52454654 /* "REFT" */
-#define RF_STORE_SCHEMA_VERSION 15
+#define RF_STORE_SCHEMA_VERSION 16
 
 struct sqlite3;
 struct rf_rows;

@@ -12,8 +12,9 @@ enum { S_PRED, S_LINK, S_PROUND, S_PPHASE, S_MEMORY, S_STEP, S_COUNT };
 static const char *const insert_sql[S_COUNT] = {
     "INSERT INTO prediction (run_id, cluster, cluster_source, nodes, gpus_per_node, seconds,"
     " lower_bound_seconds, nvlink_bytes, fabric_bytes, bottleneck, bottleneck_link_id, messages,"
-    " flows, events, sim_seconds, step_seconds, step_composition)"
-    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    " flows, events, sim_seconds, step_seconds, step_composition, overlap_refit_seconds,"
+    " stall_seconds, staleness_seconds)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO link_load VALUES (?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO predicted_round VALUES (?,?,?,?)",
     "INSERT INTO predicted_phase VALUES (?,?,?,?,?)",
@@ -49,7 +50,8 @@ static int insert_step(struct rf_store *st, sqlite3_stmt *q, int64_t run, const 
 
 static int insert_prediction(struct rf_store *st, sqlite3_stmt **s, int64_t run,
                              const struct rf_topology *topo, const struct rf_prediction *p,
-                             const struct rf_step *stp, struct rf_error *err)
+                             const struct rf_step *stp, const struct rf_overlap_result *ov,
+                             struct rf_error *err)
 {
     const struct rf_cluster *c = topo->cluster;
     sqlite3_stmt *q = s[S_PRED];
@@ -85,6 +87,12 @@ static int insert_prediction(struct rf_store *st, sqlite3_stmt **s, int64_t run,
         sqlite3_bind_null(q, 16);
         sqlite3_bind_null(q, 17);
     }
+    for (int k = 0; k < 3; k++)
+        if (ov)
+            sqlite3_bind_double(q, 18 + k, k == 0 ? ov->refit_s : k == 1 ? ov->stall_s
+                                                                           : ov->staleness_s);
+        else
+            sqlite3_bind_null(q, 18 + k);
     if ((rc = rf_store_step(st, q, err, "prediction")) < 0)
         return rc;
     /* Only links that carried bytes or were busy get a row (a missing row means zero): a
@@ -184,7 +192,8 @@ static int write_sim(struct rf_store *st, int64_t run, void *ctx, struct rf_erro
         if (sqlite3_prepare_v2(st->db, insert_sql[i], -1, &s[i], NULL) != SQLITE_OK)
             rc = rf_store_db_error(st, err, "prepare");
     if (rc == 0 && sim->prediction)
-        rc = insert_prediction(st, s, run, sim->topo, sim->prediction, sim->step, err);
+        rc = insert_prediction(st, s, run, sim->topo, sim->prediction, sim->step, sim->overlap,
+                               err);
     if (rc == 0)
         rc = insert_memory(st, s[S_MEMORY], run, sim, err);
     for (int i = 0; i < S_COUNT; i++)

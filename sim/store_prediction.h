@@ -4,6 +4,7 @@
 #define RF_STORE_PREDICTION_H
 
 #include "memory.h"
+#include "overlap.h"
 #include "simulate.h"
 #include "step.h"
 #include "store.h"
@@ -19,6 +20,9 @@ struct rf_run_sim {
      * extends (prediction.step_seconds, step_composition, table predicted_step_phase); NULL
      * for a profile-free run. Needs prediction. */
     const struct rf_step *step;
+    /* An overlapped refit's stall and staleness (prediction.stall_seconds,
+     * staleness_seconds, overlap_refit_seconds); NULL: none (those columns NULL). */
+    const struct rf_overlap_result *overlap;
     /* Each side's memory line (table memory). */
     const struct rf_side_memory *mem_train, *mem_infer;
 };

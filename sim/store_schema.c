@@ -555,6 +555,14 @@ static const char migration_v15[] =
     "ALTER TABLE tensor ADD COLUMN lora TEXT CHECK (lora IN ('A', 'B'));\n"
     "ALTER TABLE tensor ADD COLUMN lora_merge INTEGER CHECK (lora_merge IN (0, 1));\n";
 
+/* Version 16: a refit overlapped with generation (a scenario's `overlap`, sim/overlap.h):
+ * the refit as the engines share it, the longest an engine stalls, and when the last engine
+ * has the new weights; NULL for a run without one (its stall and staleness are `seconds`). */
+static const char migration_v16[] =
+    "ALTER TABLE prediction ADD COLUMN overlap_refit_seconds REAL;\n"
+    "ALTER TABLE prediction ADD COLUMN stall_seconds REAL;\n"
+    "ALTER TABLE prediction ADD COLUMN staleness_seconds REAL;\n";
+
 /* What a migration computes in C after its SQL, in its transaction (NULL: nothing). */
 int (*const rf_store_migration_fill[RF_STORE_SCHEMA_VERSION])(struct rf_store *,
                                                               struct rf_error *) = {
@@ -565,4 +573,4 @@ int (*const rf_store_migration_fill[RF_STORE_SCHEMA_VERSION])(struct rf_store *,
 const char *const rf_store_migrations[RF_STORE_SCHEMA_VERSION] = {
     schema_v1,     migration_v2,  migration_v3, migration_v4, migration_v5,
     migration_v6,  migration_v7,  migration_v8, migration_v9, migration_v10,
-    migration_v11, migration_v12, migration_v13, migration_v14, migration_v15};
+    migration_v11, migration_v12, migration_v13, migration_v14, migration_v15, migration_v16};

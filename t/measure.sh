@@ -127,7 +127,7 @@ is "$(sql "$old" "PRAGMA user_version") $(sql "$old" "SELECT group_concat(id) FR
 is "$? $(cat "$tmp/err")" "1 refit: $old: run 1 has no predicted step (refit sim under a framework \
 profile): its phases have nothing to be compared with" \
     "phases of a run without a step are refused"
-is "$(sql "$old" "PRAGMA user_version")" 15 "(the open migrated the file to version 15)"
+is "$(sql "$old" "PRAGMA user_version")" 16 "(the open migrated the file to version 16)"
 "$REFIT" measure 1 --seconds 0.5 --source "a log" --db "$old" >"$tmp/out" 2>"$tmp/err"
 ok $? "a log measurement of that run (its wire: no profile)"
 sed 's/^/# /' "$tmp/out" "$tmp/err"

@@ -157,7 +157,7 @@ ok "$(grep -q '^  strategy: "reshard" -> "auto"$' "$tmp/diff.txt" &&
 old=$tmp/old.db
 "$SQLITE3" "$old" <"$SRCDIR/t/data/store/v6.sql"
 "$REFIT" show 1 --db "$old" >"$tmp/out" 2>"$tmp/err"
-is "$? $(cat "$tmp/err")" "1 refit: $old: schema version 6 is older than this refit (15): run \
+is "$? $(cat "$tmp/err")" "1 refit: $old: schema version 6 is older than this refit (16): run \
 refit plan/sim on it once to upgrade, or open it writable" "a schema-6 file: show says how to upgrade"
 "$REFIT" sim "$data/plain.lua" --db "$old" >/dev/null
 ok $? "refit sim migrates it (run 2)"

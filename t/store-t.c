@@ -121,9 +121,9 @@ static void fixture_release(struct fixture *f)
     free(f->in.layer_stage);
 }
 
-/* A new file is schema 15 as a user queries it: every table and view, by name and by column in
+/* A new file is schema 16 as a user queries it: every table and view, by name and by column in
  * order. A table, view or column added, renamed or dropped without a migration fails here. */
-static void new_file_gets_schema_15_with_every_table_and_view(void **state)
+static void new_file_gets_schema_16_with_every_table_and_view(void **state)
 {
     (void)state;
     static const char want[] =
@@ -147,7 +147,8 @@ static void new_file_gets_schema_15_with_every_table_and_view(void **state)
         "table predicted_step_phase: run_id,seq,part,phase,seconds,bytes,calls,mechanism\n"
         "table prediction: run_id,cluster,cluster_source,nodes,gpus_per_node,seconds,"
         "lower_bound_seconds,nvlink_bytes,fabric_bytes,bottleneck,bottleneck_link_id,"
-        "messages,flows,events,sim_seconds,step_seconds,step_composition\n"
+        "messages,flows,events,sim_seconds,step_seconds,step_composition,overlap_refit_seconds,"
+        "stall_seconds,staleness_seconds\n"
         "table role_summary: run_id,role,tensors,params,payload_bytes,moved_bytes,"
         "logical_bytes,local_bytes,transfers,collectives\n"
         "table round: run_id,round,transfer_runs,transfers,collectives,bytes\n"
@@ -192,7 +193,7 @@ static void new_file_gets_schema_15_with_every_table_and_view(void **state)
     rf_store_close(&st);
     assert_int_equal(query("PRAGMA application_id"), RF_STORE_APPLICATION_ID);
     assert_int_equal(query("PRAGMA user_version"), RF_STORE_SCHEMA_VERSION);
-    assert_int_equal(RF_STORE_SCHEMA_VERSION, 15);
+    assert_int_equal(RF_STORE_SCHEMA_VERSION, 16);
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     assert_int_equal(sqlite3_prepare_v2(db,
                                         "SELECT type || ' ' || name || ': ' || (SELECT "
@@ -1194,7 +1195,7 @@ static void version_9_indexes_foreign_keys(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(new_file_gets_schema_15_with_every_table_and_view, setup,
+        cmocka_unit_test_setup_teardown(new_file_gets_schema_16_with_every_table_and_view, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(run_is_stored_whole, setup, teardown),
         cmocka_unit_test_setup_teardown(failure_leaves_no_partial_run, setup, teardown),

@@ -42,7 +42,7 @@ is "$(sql "$db" "PRAGMA journal_mode")" delete "its journal mode is still DELETE
 cp "$db" "$tmp/old.db"
 sql "$tmp/old.db" "PRAGMA user_version = 3"
 "$REFIT" calibrate --db "$tmp/old.db" --cluster localhost --out "$tmp/cal.lua" 2>"$tmp/err"
-is "$? $(cat "$tmp/err")" "1 refit: $tmp/old.db: schema version 3 is older than this refit (15): \
+is "$? $(cat "$tmp/err")" "1 refit: $tmp/old.db: schema version 3 is older than this refit (16): \
 run refit plan/sim on it once to upgrade, or open it writable" "an old schema: readers say how to upgrade"
 is "$(sql "$tmp/old.db" "PRAGMA user_version")" 3 "and leave it as it is"
 
@@ -223,7 +223,7 @@ before=$(sql "$tmp/v11.db" "SELECT group_concat(seq || phase || seconds || mecha
                             FROM predicted_step_phase WHERE run_id = 2")
 "$REFIT" sim "$SRCDIR/t/data/colocated/verl.lua" --db "$tmp/v11.db" >/dev/null 2>"$tmp/err"
 ok $? "a schema-11 file with a step takes a colocated run"
-is "$(sql "$tmp/v11.db" "PRAGMA user_version")" 15 "and is migrated to the current version (15)"
+is "$(sql "$tmp/v11.db" "PRAGMA user_version")" 16 "and is migrated to the current version (16)"
 is "$(sql "$tmp/v11.db" "SELECT group_concat(seq || phase || seconds || mechanism, ';')
      FROM predicted_step_phase WHERE run_id = 2")" "$before" "its old step rows are kept as they were"
 is "$(sql "$tmp/v11.db" "SELECT count(*), sum(phase IN ('prepare', 'resume')), count(DISTINCT

@@ -64,15 +64,18 @@ $(sql "$db" "SELECT count(*) FROM gpu_traffic WHERE run_id = $f") " \
 # exactly as the writer does.
 cp "$db" "$tmp/old.db"
 before=$(sql "$db" "$stored WHERE run_id != $s ORDER BY 1, 2" | md5sum)
-# What versions 11, 13, 14 and 15 added goes too (12 only rebuilt a table).
+# What versions 11, 13, 14, 15 and 16 added goes too (12 only rebuilt a table).
 sql "$tmp/old.db" "DROP TABLE gpu_traffic; DROP INDEX tensor_name; DROP VIEW
                    predicted_vs_measured_phase; DROP TABLE measured_phase;
                    ALTER TABLE tensor DROP COLUMN delta_encoding;
                    ALTER TABLE tensor DROP COLUMN delta_ppm; ALTER TABLE tensor DROP COLUMN lora;
-                   ALTER TABLE tensor DROP COLUMN lora_merge; PRAGMA user_version = 10"
+                   ALTER TABLE tensor DROP COLUMN lora_merge;
+                   ALTER TABLE prediction DROP COLUMN overlap_refit_seconds;
+                   ALTER TABLE prediction DROP COLUMN stall_seconds;
+                   ALTER TABLE prediction DROP COLUMN staleness_seconds; PRAGMA user_version = 10"
 "$REFIT" sim "$hand" --db "$tmp/old.db" >/dev/null
 ok $? "a version 10 file takes a new run"
-is "$(sql "$tmp/old.db" "PRAGMA user_version")" 15 "and is migrated to the current version (15)"
+is "$(sql "$tmp/old.db" "PRAGMA user_version")" 16 "and is migrated to the current version (16)"
 is "$(sql "$tmp/old.db" "$stored WHERE run_id != $s AND run_id <= $s ORDER BY 1, 2" | md5sum)" \
     "$before" "its full runs have the rows the writer gave them"
 is "$(sql "$tmp/old.db" "SELECT count(*) FROM sqlite_master WHERE name = 'tensor_name'")" 1 \

@@ -31,6 +31,18 @@ local SCENARIO = { type = "record", fields = {
     sides = rlconfig.SIDES,
     -- What the refit moves: the full weights (the default) or LoRA adapters (update.lua).
     update = update.SPEC,
+    -- Refit that overlaps generation (sim/overlap.h): engines = "all" refits every engine
+    -- at once while they keep generating on the old weights, which land beside them (a
+    -- whole copy, granularity "model", or a layer at a time, "layer") and are applied in a
+    -- stall; "rolling" takes one engine at a time out of generation and refits it in place.
+    -- generation_gbps: generation's own traffic on each inference GPU's NVLink and NIC
+    -- ports while it runs (GB/s each way, 0: none given), which the refit shares.
+    overlap = { type = "record", fields = {
+        with = { type = "string", values = { "generation" }, default = "generation" },
+        engines = { type = "string", values = { "all", "rolling" }, default = "all" },
+        granularity = { type = "string", values = { "model", "layer" }, default = "model" },
+        generation_gbps = { type = "number", min = 0, max = 1e6, default = 0 },
+    } },
     -- refit's strategies, and "p2p": a framework profile's point-to-point path.
     strategy = { type = "string", values = SCENARIO_STRATEGIES, default = "reshard" },
     -- function(tensor) -> "reshard" | "broadcast"; consulted by the hybrid strategy only,
@@ -589,6 +601,35 @@ function scenario.normalise(raw, source, base_dir, context, overrides, line)
     if upd.kind == "delta" then
         check_delta(upd, s, infer, profile, site)
     end
+    if s.overlap then
+        if profile then
+            schema.raise(site, "overlap", string.format("under profile %s: a framework's "
+                .. "refit is its step (export, transfer, load), which refit does not overlap "
+                .. "with generation yet; leave `framework` out", profile.name))
+        end
+        -- The ports generation shares with the refit, as sim/topology.c rates them: the
+        -- inference GPUs' NVLink and NIC (a mixed cluster's upper part has its own).
+        local g = s.overlap.generation_gbps
+        local cal = c.calibration
+        local nvl = mixed and c.upper.nvlink_gbps or c.nvlink.gbps
+        local nic = mixed and c.upper.nic_gbps or c.nic.gbps
+        local ports = { { "NVLink", nvl * cal.nvlink_efficiency } }
+        if c.nic.per_node > 0 then
+            ports[2] = { "NIC", nic * cal.nic_efficiency }
+        end
+        for _, p in ipairs(ports) do
+            if g >= p[2] then
+                schema.raise(site, "overlap.generation_gbps", string.format("%.6g GB/s of "
+                    .. "generation is at or above the inference GPUs' %s port (%.6g GB/s after "
+                    .. "calibration), leaving the refit nothing", g, p[1], p[2]))
+            end
+        end
+        if s.overlap.engines == "rolling" and raw.overlap.granularity ~= nil then
+            schema.raise(site, "overlap.granularity", "set for rolling engines, which are "
+                .. "taken out of generation and refitted in place; the granularity is where "
+                .. "an engine that keeps generating lands the new weights (engines = 'all')")
+        end
+    end
     local staging, bucket = staging_bytes(s.staging_mb, c, profile, site)
     check_staging(staging, s.staging_mb, c, site, bucket)
     return {
@@ -611,6 +652,7 @@ function scenario.normalise(raw, source, base_dir, context, overrides, line)
         framework = profile or nil,
         sides = sides and sides.note or nil,
         update = update.note(upd),
+        overlap = s.overlap,
         frozen_model = upd.kind == "lora" and base or nil,
         fit_sites = fit_sites(sides, site),
     }

@@ -33,6 +33,16 @@ local SCENARIOS = {
     { "update-rank.lua", 7, "update.rank", "required for kind 'lora' (the adapters' rank r)" },
     { "update-full-rank.lua", 7, "update.rank", "set for kind 'full'; it is a field of kind "
         .. "'lora'" },
+    -- A refit that overlaps generation.
+    { "overlap-rolling-layer.lua", 8, "overlap.granularity", "set for rolling engines, which "
+        .. "are taken out of generation and refitted in place; the granularity is where an "
+        .. "engine that keeps generating lands the new weights (engines = 'all')" },
+    { "overlap-profile.lua", 8, "overlap", "under profile nemo-rl: a framework's refit is its "
+        .. "step (export, transfer, load), which refit does not overlap with generation yet; "
+        .. "leave `framework` out" },
+    { "overlap-generation.lua", 7, "overlap.generation_gbps", "60 GB/s of generation is at or "
+        .. "above the inference GPUs' NIC port (48 GB/s after calibration), leaving the refit "
+        .. "nothing" },
     -- 4-bit engines.
     { "fp4-delta.lua", 6, "infer.dtype", "mxfp4 with a delta update: its values are half a "
         .. "byte each, which refit's encodings do not model (bf16 or fp8)" },
