@@ -96,7 +96,9 @@ static const char run_sql[] =
     "  p.run_id IS NOT NULL, p.seconds, p.lower_bound_seconds, p.fabric_bytes,\n"
     "  p.nvlink_bytes, p.bottleneck, p.cluster,\n"
     "  m.id IS NOT NULL, m.id, m.seconds, m.backend, m.world_size,\n"
-    "  p.step_seconds IS NOT NULL, p.step_seconds, p.step_composition\n"
+    "  p.step_seconds IS NOT NULL, p.step_seconds, p.step_composition,\n"
+    "  p.stall_seconds IS NOT NULL, p.overlap_refit_seconds, p.stall_seconds,\n"
+    "  p.staleness_seconds\n"
     "FROM run r LEFT JOIN prediction p ON p.run_id = r.id\n"
     "LEFT JOIN measurement m ON m.id = (SELECT max(id) FROM measurement\n"
     "  WHERE run_id = r.id AND status = 'ok' AND seconds > 0)\n"
@@ -139,6 +141,10 @@ static int add_run(struct report *rp, sqlite3_stmt *s, size_t *cap, struct rf_er
     r->has_step = sqlite3_column_int(s, 27) != 0;
     r->step_seconds = sqlite3_column_double(s, 28);
     r->step_composition = col_dup(s, 29);
+    r->has_overlap = sqlite3_column_int(s, 30) != 0;
+    r->overlap_refit = sqlite3_column_double(s, 31);
+    r->stall = sqlite3_column_double(s, 32);
+    r->staleness = sqlite3_column_double(s, 33);
     if (!r->label || !r->model || !r->strategy || !r->system || !r->train_layout ||
         !r->train_dtype || !r->infer_layout || !r->infer_dtype || !r->bottleneck || !r->cluster ||
         !r->backend || !r->step_composition)
@@ -238,6 +244,11 @@ static void summary_table(FILE *f, const struct run *r)
         row_num(f, "lower bound (s)", "%.4f", r->lower_bound);
         row_text(f, "bottleneck", r->bottleneck);
     }
+    if (r->simulated && r->has_overlap) {
+        row_num(f, "refit overlapped (s)", "%.4f", r->overlap_refit);
+        row_num(f, "engine stall (s)", "%.4f", r->stall);
+        row_num(f, "staleness (s)", "%.4f", r->staleness);
+    }
     if (r->measured) {
         row_num(f, "measured (s)", "%.4f", r->measured_seconds);
         snprintf(buf, sizeof(buf), "#%lld, %s, %lld ranks", (long long)r->measurement_id,
@@ -329,9 +340,11 @@ static void overview_table(FILE *f, const struct report *rp)
 {
     /* The step's column only when some run has a step: a page of profile-free runs is as it
      * was before schema 8. */
-    bool steps = false;
-    for (size_t i = 0; i < rp->n_runs; i++)
+    bool steps = false, overlaps = false;
+    for (size_t i = 0; i < rp->n_runs; i++) {
         steps |= rp->runs[i].has_step;
+        overlaps |= rp->runs[i].has_overlap;
+    }
     /* The figures first, then the scenario: on a narrow screen the table scrolls
      * sideways, and what is read first stays in view. */
     fputs("<table class=\"overview\">\n<tr><th>run</th><th>label</th><th>model</th>"
@@ -339,7 +352,9 @@ static void overview_table(FILE *f, const struct report *rp)
           "<th>bottleneck</th><th>cluster</th><th>GPUs (train / infer)</th>"
           "<th>dtypes (train / infer)</th><th>training layout</th><th>inference layout</th>",
           f);
-    fputs(steps ? "<th>step (s)</th></tr>\n" : "</tr>\n", f);
+    if (steps)
+        fputs("<th>step (s)</th>", f);
+    fputs(overlaps ? "<th>stall (s)</th><th>staleness (s)</th></tr>\n" : "</tr>\n", f);
     for (size_t i = 0; i < rp->n_runs; i++) {
         const struct run *r = &rp->runs[i];
         fprintf(f, "<tr><td><a href=\"#run-%lld\">%lld</a></td><td>", (long long)r->id,
@@ -375,6 +390,11 @@ static void overview_table(FILE *f, const struct report *rp)
             fprintf(f, "</td><td class=\"n\">%.4f", r->step_seconds);
         else if (steps)
             fputs("</td><td>", f);
+        if (overlaps && r->has_overlap)
+            fprintf(f, "</td><td class=\"n\">%.4f</td><td class=\"n\">%.4f", r->stall,
+                    r->staleness);
+        else if (overlaps)
+            fputs("</td><td></td><td>", f);
         fputs("</td></tr>\n", f);
     }
     fputs("</table>\n", f);
@@ -435,6 +455,15 @@ static int write_page(struct report *rp, struct rf_error *err)
     if (simulated > 1) {
         fputs("<section id=\"comparison\">\n<h2>Strategy comparison</h2>\n", f);
         if ((rc = report_plot_comparison(rp, err)) < 0)
+            return rc;
+        fputs("</section>\n", f);
+    }
+    bool overlaps = false;
+    for (size_t i = 0; i < rp->n_runs; i++)
+        overlaps |= rp->runs[i].has_overlap;
+    if (overlaps) {
+        fputs("<section id=\"stall\">\n<h2>Engine stall against refit time</h2>\n", f);
+        if ((rc = report_plot_overlap(rp, err)) < 0)
             return rc;
         fputs("</section>\n", f);
     }

@@ -26,6 +26,10 @@ struct run {
     bool has_step;
     double step_seconds;
     char *step_composition;
+    /* A refit overlapped with generation (schema 16): the refit as the engines shared it,
+     * the longest an engine stalled, and when the last had the new weights. */
+    bool has_overlap;
+    double overlap_refit, stall, staleness;
     /* The fastest simulated run of its scenario (lowest id on a tie): on a page of many
      * runs, the one whose heatmap is drawn and whose plots are unfolded. */
     bool fastest;
@@ -88,6 +92,9 @@ int report_plot_comparison(struct report *rp, struct rf_error *err);
 int report_plot_links(struct report *rp, const struct run *r, struct rf_error *err);
 int report_plot_timeline(struct report *rp, const struct run *r, struct rf_error *err);
 int report_plot_measured(struct report *rp, struct rf_error *err);
+/* Each simulated run's engine stall against its refit time: a refit that stops the engines
+ * on the diagonal, an overlapped one below it (sim/report_overlap.c). */
+int report_plot_overlap(struct report *rp, struct rf_error *err);
 
 /* A section per study with runs on the page: the tables its refit.table printed
  * (sim/report_study.c). */

@@ -35,6 +35,13 @@ is "$(sql "$db" "SELECT a.weights_bytes > r.weights_bytes, a.weights_bytes - r.w
                  r.run_id = 1 AND a.side = 'infer' AND r.side = 'infer'")" "1|1" \
     "the memory fit counts one layer's landing buffer (under a fortieth of the shard)"
 
+# The report shows both beside each run and plots stall against refit time.
+"$REFIT" report --db "$db" --html "$tmp/report.html" >/dev/null 2>&1
+ok $? "refit report on the overlapped runs"
+is "$(grep -c 'id="stall-plot"' "$tmp/report.html") $(grep -o 'engine stall (s)</th><td[^<]*' \
+    "$tmp/report.html" | wc -l | tr -d ' ')" "1 2" \
+    "the page plots stall against refit time and lists each run's stall"
+
 # Runs without an overlap keep those columns empty.
 "$REFIT" sim "$SRCDIR/t/data/update/qwen3-8b-lora.lua" --db "$db" >/dev/null
 is "$(sql "$db" "SELECT stall_seconds IS NULL AND staleness_seconds IS NULL FROM prediction
