@@ -111,6 +111,12 @@ int study_run_one(void *ctx, const struct rf_scenario_src *src, const char *stra
                                  sizeof(out->bottleneck));
         }
         copy_str(out->auto_choice, sizeof(out->auto_choice), r.choice.description);
+        out->overlap_refit_s = out->stall_s = out->staleness_s = NAN;
+        if (r.pred.n_links && r.sc.overlap.on) {
+            out->overlap_refit_s = r.overlap.refit_s;
+            out->stall_s = r.overlap.stall_s;
+            out->staleness_s = r.overlap.staleness_s;
+        }
         c->runs++;
         if (c->log_runs && (rc = RF_GROW(c->log, c->cap_log, c->n_log + 1, err)) == 0)
             c->log[c->n_log++] = r.id;

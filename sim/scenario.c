@@ -9,6 +9,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -958,6 +959,13 @@ static int l_study_call(lua_State *L)
         set_str(L, "bottleneck", res.bottleneck);
         if (res.auto_choice[0])
             set_str(L, "auto_choice", res.auto_choice);
+        /* An overlapped refit: the refit as the engines shared it, the longest stall, and
+         * when the last engine has the new weights (sim/overlap.h). */
+        if (!isnan(res.stall_s)) {
+            set_num(L, "overlap_refit_s", res.overlap_refit_s);
+            set_num(L, "stall_s", res.stall_s);
+            set_num(L, "staleness_s", res.staleness_s);
+        }
     }
     return 1;
 }

@@ -90,6 +90,8 @@ struct rf_study_result {
     int64_t fabric_bytes, nvlink_bytes;
     char bottleneck[96];
     char auto_choice[512];
+    /* A refit that overlaps generation (sim/overlap.h): NAN without one. */
+    double overlap_refit_s, stall_s, staleness_s;
 };
 
 /* Plans (and with simulate, simulates) one scenario of a study and stores it. */
