@@ -79,8 +79,8 @@ int replay_delta_alloc(struct rf_replay *r, struct rf_error *err)
         return 0;
     for (size_t i = 0; i < p->n_tensors; i++)
         if (r->prev[i].numel &&
-            (rc = r->be->alloc(r->be, &r->prev[i].ptr,
-                               (size_t)(r->prev[i].numel * r->prev[i].elem), err)) < 0)
+            (rc = r->be->alloc(r->be, &r->prev[i].ptr, (size_t)(r->prev[i].numel * r->prev[i].elem),
+                               err)) < 0)
             return rc;
     for (size_t b = 0; b < p->n_boxes; b++)
         if (r->enc_bytes[b] &&
@@ -139,20 +139,6 @@ static void flip(uint8_t *v, int32_t elem)
     v[elem - 1] ^= 0x80;
 }
 
-static void put_index(uint8_t *at, uint64_t v, size_t size)
-{
-    for (size_t b = 0; b < size; b++)
-        at[b] = (uint8_t)(v >> (8 * b));
-}
-
-static uint64_t get_index(const uint8_t *at, size_t size)
-{
-    uint64_t v = 0;
-    for (size_t b = 0; b < size; b++)
-        v |= (uint64_t)at[b] << (8 * b);
-    return v;
-}
-
 /* The sender's diff: the box of its new weights against its last sent copy, encoded into
  * out (the transfer's bytes). The diff must find the k changes the plan counted. */
 static int encode(struct rf_replay *r, const struct item *it, uint8_t *out, struct rf_error *err)
@@ -181,7 +167,7 @@ static int encode(struct rf_replay *r, const struct item *it, uint8_t *out, stru
             if (how == RF_DELTA_BITMAP)
                 out[j / 8] |= (uint8_t)(1u << (j % 8));
             else
-                put_index(out + (size_t)found * isz, (uint64_t)j, isz);
+                rf_le_store(out + (size_t)found * isz, (uint64_t)j, isz);
             memcpy(values + (size_t)found * e, now + (size_t)j * e, e);
         }
         found++;
@@ -219,7 +205,7 @@ static int scatter(struct rf_replay *r, const struct item *it, const uint8_t *in
         if (in[i / 8] >> (i % 8) & 1)
             memcpy(w + (size_t)i * e, values + (size_t)v++ * e, e);
     for (; how == RF_DELTA_COO && v < k; v++) {
-        uint64_t j = get_index(in + (size_t)v * isz, isz);
+        uint64_t j = rf_le_load(in + (size_t)v * isz, isz);
         if (j >= (uint64_t)n) {
             rc = rf_error_set(err, RF_EINVAL, "box %d of %s: index %llu outside its %lld elements",
                               it->box, rf_part_tensor_name(r->part, it->tensor),
@@ -352,8 +338,8 @@ int replay_delta_fill(struct rf_replay *r, struct rf_error *err)
         if (!prev->ptr)
             continue;
         const struct rf_part_tensor *pt = &p->tensors[i];
-        struct rf_pattern_buf pb = {(int32_t)i, pt->ndim, pt->shape, &prev->box,
-                                    (size_t)prev->elem, false};
+        struct rf_pattern_buf pb = {(int32_t)i, pt->ndim,           pt->shape,
+                                    &prev->box, (size_t)prev->elem, false};
         uint8_t *w = NULL;
         if ((rc = rf_fill_buffer(r->be, prev->ptr, &pb, false, err)) < 0 ||
             (rc = expected(r, (int32_t)i, t, sent, &w, err)) < 0)

@@ -73,8 +73,8 @@ static int fill_kind(struct rf_replay *r, int which, bool poison, bool sources_o
         const struct rf_part_tensor *pt = &p->tensors[i];
         if (!b->ptr || (which == RF_BUF_WIRE && (!b->owned || (sources_only && pt->gather_elem))))
             continue;
-        struct rf_pattern_buf pb = {(int32_t)i, pt->ndim, pt->shape, &b->box, (size_t)b->elem,
-                                    pt->packed};
+        struct rf_pattern_buf pb = {(int32_t)i, pt->ndim,        pt->shape,
+                                    &b->box,    (size_t)b->elem, pt->packed};
         /* A delta's receivers hold the last sent weights, the pattern, before the refit: the
          * k changed elements of each box are what the check catches unwritten. */
         bool last_sent = which == RF_BUF_INFER && pt->delta.enc != RF_DELTA_NONE;
@@ -118,8 +118,8 @@ int rf_replay_check(struct rf_replay *r, struct rf_check *out, struct rf_error *
         int64_t errors, first;
         if (!b->ptr)
             continue;
-        struct rf_pattern_buf pb = {(int32_t)i, pt->ndim, pt->shape, &b->box, (size_t)b->elem,
-                                    pt->packed};
+        struct rf_pattern_buf pb = {(int32_t)i, pt->ndim,        pt->shape,
+                                    &b->box,    (size_t)b->elem, pt->packed};
         if ((rc = pt->delta.enc != RF_DELTA_NONE
                       ? replay_delta_check(r, (int32_t)i, &errors, &first, err)
                       : rf_check_buffer(r->be, b->ptr, &pb, &errors, &first, err)) < 0)

@@ -31,8 +31,8 @@ static void weight_of(const struct rf_part *p, size_t a, struct rf_tensor *w)
 
 static bool merged_pair(const struct rf_part *p, size_t a)
 {
-    return a + 1 < p->n_tensors && p->tensors[a].lora == RF_LORA_A &&
-           p->tensors[a].lora_merge && p->tensors[a + 1].lora == RF_LORA_B;
+    return a + 1 < p->n_tensors && p->tensors[a].lora == RF_LORA_A && p->tensors[a].lora_merge &&
+           p->tensors[a + 1].lora == RF_LORA_B;
 }
 
 int replay_merge_plan(struct rf_replay *r, struct rf_error *err)
@@ -60,7 +60,8 @@ int replay_merge_plan(struct rf_replay *r, struct rf_error *err)
          * all of B. Shards vLLM's way always hold them; a layout that does not is refused. */
         if (!ab->numel || !bb->numel || ab->box.off[1] > box.off[1] ||
             ab->box.off[1] + ab->box.len[1] < box.off[1] + box.len[1] ||
-            bb->box.off[0] > box.off[0] || bb->box.off[0] + bb->box.len[0] < box.off[0] + box.len[0] ||
+            bb->box.off[0] > box.off[0] ||
+            bb->box.off[0] + bb->box.len[0] < box.off[0] + box.len[0] ||
             ab->box.len[0] != p->tensors[a].shape[0] || bb->box.len[1] != p->tensors[a].shape[0])
             return rf_error_set(err, RF_EINVAL,
                                 "%s: GPU %d merges its shard of the weight, but does not hold "
@@ -119,20 +120,6 @@ int replay_merge_fill(struct rf_replay *r, struct rf_error *err)
     return 0;
 }
 
-static uint64_t load(const uint8_t *at, int32_t elem)
-{
-    uint64_t v = 0;
-    for (int32_t k = 0; k < elem; k++)
-        v |= (uint64_t)at[k] << (8 * k);
-    return v;
-}
-
-static void store(uint8_t *at, uint64_t v, int32_t elem)
-{
-    for (int32_t k = 0; k < elem; k++)
-        at[k] = (uint8_t)(v >> (8 * k));
-}
-
 /* W + B A over W's shard `box` into out, from the base w (box), B's rows (b_box) and A's
  * columns (a_box), all host copies; r is the rank. Sums are modulo 2^(8 x elem). */
 static void fold(uint8_t *out, const uint8_t *w, const struct rf_box *box, const uint8_t *bm,
@@ -142,12 +129,12 @@ static void fold(uint8_t *out, const uint8_t *w, const struct rf_box *box, const
     for (int64_t i = 0; i < box->len[0]; i++)
         for (int64_t j = 0; j < box->len[1]; j++) {
             int64_t at = i * box->len[1] + j;
-            uint64_t acc = load(w + at * elem, elem);
+            uint64_t acc = rf_le_load(w + at * elem, (size_t)elem);
             int64_t bi = box->off[0] + i - b_box->off[0], aj = box->off[1] + j - a_box->off[1];
             for (int64_t k = 0; k < rank; k++)
-                acc += load(bm + (bi * b_box->len[1] + k) * elem, elem) *
-                       load(am + (k * a_box->len[1] + aj) * elem, elem);
-            store(out + at * elem, acc, elem);
+                acc += rf_le_load(bm + (bi * b_box->len[1] + k) * elem, (size_t)elem) *
+                       rf_le_load(am + (k * a_box->len[1] + aj) * elem, (size_t)elem);
+            rf_le_store(out + at * elem, acc, (size_t)elem);
         }
 }
 

@@ -117,22 +117,23 @@ static int derive_tensors(struct rf_part *p, const struct rf_stored_run *run, st
             /* Its boxes are packed pairs: an even offset and length along the last dim. */
             const struct rf_box *x = &b->box;
             if (x->off[pt->ndim - 1] % 2 || x->len[pt->ndim - 1] % 2)
-                return rf_error_set(err, RF_EINVAL, "transfer %zu: box %d of 4-bit %s splits "
-                                    "a packed pair", k, t->box, rf_part_tensor_name(p, b->tensor));
+                return rf_error_set(err, RF_EINVAL,
+                                    "transfer %zu: box %d of 4-bit %s splits "
+                                    "a packed pair",
+                                    k, t->box, rf_part_tensor_name(p, b->tensor));
             n /= 2;
         }
         /* A delta box travels as its encoding (sim/delta.h), in the wire's elements. */
         if (pt->delta.enc != RF_DELTA_NONE && t->phase == RF_PHASE_DELIVER) {
             int64_t want = n > 0 ? rf_delta_bytes(&pt->delta, n, (size_t)pt->wire_elem) : -1;
             if (t->bytes != want)
-                return rf_error_set(err, RF_EINVAL,
-                                    "transfer %zu: %lld bytes, but box %d of %s encodes as %s in "
-                                    "%lld",
-                                    k, (long long)t->bytes, t->box,
-                                    rf_part_tensor_name(p, b->tensor),
-                                    rf_delta_enc_name(rf_delta_pick(&pt->delta, n,
-                                                                    (size_t)pt->wire_elem)),
-                                    (long long)want);
+                return rf_error_set(
+                    err, RF_EINVAL,
+                    "transfer %zu: %lld bytes, but box %d of %s encodes as %s in "
+                    "%lld",
+                    k, (long long)t->bytes, t->box, rf_part_tensor_name(p, b->tensor),
+                    rf_delta_enc_name(rf_delta_pick(&pt->delta, n, (size_t)pt->wire_elem)),
+                    (long long)want);
             continue;
         }
         if (n <= 0 || t->bytes % n != 0)

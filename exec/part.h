@@ -15,10 +15,10 @@ enum rf_buf { RF_BUF_TRAIN, RF_BUF_INFER, RF_BUF_GATHER, RF_BUF_WIRE, RF_BUF_COU
 
 struct rf_part_tensor {
     int32_t ndim, cls, layer, strategy;
-    int32_t wire_elem;   /* bytes per element in inference shards and broadcasts */
-    int32_t train_elem;  /* ... in training shards: what the sender packs */
-    int32_t gather_elem; /* ... in the root's gather buffer; 0 when nothing is gathered */
-    int32_t name_at;     /* offset of its name in rf_part.names */
+    int32_t wire_elem;     /* bytes per element in inference shards and broadcasts */
+    int32_t train_elem;    /* ... in training shards: what the sender packs */
+    int32_t gather_elem;   /* ... in the root's gather buffer; 0 when nothing is gathered */
+    int32_t name_at;       /* offset of its name in rf_part.names */
     struct rf_delta delta; /* a delta update's encoding (sim/delta.h); zeroed: whole boxes */
     uint8_t lora;          /* a LoRA adapter's part (RF_LORA_A, then its B), or RF_LORA_NONE */
     bool lora_merge;       /* the engine merges the pair into its weight (exec/merge.c) */

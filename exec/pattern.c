@@ -11,20 +11,6 @@ void rf_pattern_geom_of(struct rf_pattern_geom *g, const struct rf_pattern_buf *
     g->packed = b->packed;
 }
 
-static void put(uint8_t *p, uint64_t v, size_t elem)
-{
-    for (size_t k = 0; k < elem; k++)
-        p[k] = (uint8_t)(v >> (8 * k));
-}
-
-static uint64_t get(const uint8_t *p, size_t elem)
-{
-    uint64_t v = 0;
-    for (size_t k = 0; k < elem; k++)
-        v |= (uint64_t)p[k] << (8 * k);
-    return v;
-}
-
 /* Calls row(ctx, j, g, n) for each run of the box's row-major elements [lo, hi) that is
  * contiguous in the tensor: j is the first element's index in the box, g in the tensor (the
  * walk of pattern_math.h, which the GPU kernels take per element). */
@@ -58,7 +44,7 @@ static int64_t fill_row(void *vc, int64_t at, int64_t g, int64_t n)
     for (int64_t k = 0; k < n; k++, p += e) {
         uint64_t v = c->b->packed ? rf_pattern_pair(c->b->tensor, g + k, e)
                                   : rf_pattern_value(c->b->tensor, g + k, e);
-        put(p, c->poison ? ~v : v, e);
+        rf_le_store(p, c->poison ? ~v : v, e);
     }
     return 0;
 }
@@ -83,8 +69,8 @@ static int64_t check_row(void *vc, int64_t at, int64_t g, int64_t n)
     const uint8_t *p = c->in + at * (int64_t)e;
     int64_t bad = 0;
     for (int64_t k = 0; k < n; k++, p += e) {
-        if (get(p, e) == (c->b->packed ? rf_pattern_pair(c->b->tensor, g + k, e)
-                                        : rf_pattern_value(c->b->tensor, g + k, e)))
+        if (rf_le_load(p, e) == (c->b->packed ? rf_pattern_pair(c->b->tensor, g + k, e)
+                                              : rf_pattern_value(c->b->tensor, g + k, e)))
             continue;
         if (bad++ == 0 && *c->first_bad < 0)
             *c->first_bad = c->lo + at + k;
@@ -102,12 +88,12 @@ int64_t rf_pattern_check(const void *in, const struct rf_pattern_buf *b, int64_t
 void rf_fp8_narrow(uint8_t *dst, const uint8_t *src, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
-        dst[i] = rf_fp8_of_bf16((uint16_t)get(src + 2 * i, 2));
+        dst[i] = rf_fp8_of_bf16((uint16_t)rf_le_load(src + 2 * i, 2));
 }
 
 void rf_fp4_narrow(uint8_t *dst, const uint8_t *src, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
-        dst[i] = (uint8_t)(rf_fp4_of_bf16((uint16_t)get(src + 4 * i, 2)) |
-                           rf_fp4_of_bf16((uint16_t)get(src + 4 * i + 2, 2)) << 4);
+        dst[i] = (uint8_t)(rf_fp4_of_bf16((uint16_t)rf_le_load(src + 4 * i, 2)) |
+                           rf_fp4_of_bf16((uint16_t)rf_le_load(src + 4 * i + 2, 2)) << 4);
 }

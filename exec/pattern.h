@@ -18,6 +18,22 @@ struct rf_pattern_buf {
     bool packed; /* a 4-bit wire's packed pairs (rf_pattern_pair) */
 };
 
+/* An unsigned integer of n bytes (1 to 8) little-endian at p, and its store: how the
+ * executor's host code reads and writes elements, indices and sums. */
+static inline uint64_t rf_le_load(const uint8_t *p, size_t n)
+{
+    uint64_t v = 0;
+    for (size_t k = 0; k < n; k++)
+        v |= (uint64_t)p[k] << (8 * k);
+    return v;
+}
+
+static inline void rf_le_store(uint8_t *p, uint64_t v, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        p[k] = (uint8_t)(v >> (8 * k));
+}
+
 /* The buffer's box as the element walk of pattern_math.h sees it. */
 void rf_pattern_geom_of(struct rf_pattern_geom *g, const struct rf_pattern_buf *b);
 

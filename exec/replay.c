@@ -65,7 +65,7 @@ static int run_collective(struct rf_replay *r, const struct rf_part_collective *
         const struct rbuf *gather = &r->buf[RF_BUF_GATHER][c->tensor];
         if (pt->gather_elem && pt->gather_elem != pt->wire_elem &&
             (rc = (pt->packed ? r->be->narrow4 : r->be->narrow)(r->be, wire->ptr, gather->ptr,
-                                                                 numel, err)) < 0)
+                                                                numel, err)) < 0)
             return rc;
         for (int64_t at = 0; at < c->bytes; at += r->piece)
             if ((rc = r->be->bcast(r->be, c->group, (uint8_t *)wire->ptr + at,
@@ -158,8 +158,8 @@ int rf_replay_run(struct rf_replay *r, double *round_seconds, double *total,
     snprintf(be->ctl->where, sizeof(be->ctl->where), "the LoRA merge after round %d",
              p->n_rounds - 1);
     bool merges = r->merged != NULL;
-    if (merges && ((rc = replay_merge(r, err)) < 0 || (rc = be->mark(be, p->n_rounds + 1, err)) < 0 ||
-                   (rc = be->sync(be, err)) < 0))
+    if (merges && ((rc = replay_merge(r, err)) < 0 ||
+                   (rc = be->mark(be, p->n_rounds + 1, err)) < 0 || (rc = be->sync(be, err)) < 0))
         return rc;
     be->ctl->where[0] = '\0';
     for (int32_t rd = 0; rd < p->n_rounds; rd++)

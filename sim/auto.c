@@ -374,8 +374,8 @@ static double broadcast_bound(const struct search *s)
         return INFINITY;
     for (size_t i = 0; i < in->model->n_tensors; i++) {
         const struct rf_tensor *x = &in->model->tensors[i];
-        enum rf_dtype dt = x->quant && rf_dtype_quantised(in->infer->dtype) ? in->infer->dtype
-                                                                            : x->dtype;
+        enum rf_dtype dt =
+            x->quant && rf_dtype_quantised(in->infer->dtype) ? in->infer->dtype : x->dtype;
         bytes += (double)rf_dtype_bytes(dt, rf_tensor_numel(x));
     }
     for (int t = 0; t < s->n_topo; t++) {

@@ -155,14 +155,15 @@ static json_t *sim_run_json(const struct refit_run *r)
     if (r->step.n > 0)
         json_object_set_new(o, "step", step_json(&r->sc.framework, &r->step));
     if (r->sc.overlap.on)
-        json_object_set_new(
-            o, "overlap",
-            json_pack("{ss ss sf sf sf sf sI sI}", "engines", r->sc.overlap.rolling ? "rolling" : "all",
-                      "granularity", r->sc.overlap.layer ? "layer" : "model", "generation_gbps",
-                      r->sc.overlap.generation_bps / 1e9, "refit_s", r->overlap.refit_s, "stall_s",
-                      r->overlap.stall_s, "staleness_s", r->overlap.staleness_s, "apply_bytes",
-                      (json_int_t)r->overlap.apply_bytes, "engines_count",
-                      (json_int_t)r->overlap.engines));
+        json_object_set_new(o, "overlap",
+                            json_pack("{ss ss sf sf sf sf sI sI}", "engines",
+                                      r->sc.overlap.rolling ? "rolling" : "all", "granularity",
+                                      r->sc.overlap.layer ? "layer" : "model", "generation_gbps",
+                                      r->sc.overlap.generation_bps / 1e9, "refit_s",
+                                      r->overlap.refit_s, "stall_s", r->overlap.stall_s,
+                                      "staleness_s", r->overlap.staleness_s, "apply_bytes",
+                                      (json_int_t)r->overlap.apply_bytes, "engines_count",
+                                      (json_int_t)r->overlap.engines));
     if (r->plan.strategy != RF_STRAT_AUTO)
         return o;
     json_t *cands = json_array();

@@ -39,12 +39,9 @@ int64_t rf_delta_bytes(const struct rf_delta *d, int64_t n, size_t value)
 {
     int64_t k = rf_delta_changed(d->ppm, n);
     switch (rf_delta_pick(d, n, value)) {
-    case RF_DELTA_BITMAP:
-        return bitmap_bytes(n, k, value);
-    case RF_DELTA_COO:
-        return coo_bytes(n, k, value);
-    default:
-        return n * (int64_t)value;
+    case RF_DELTA_BITMAP: return bitmap_bytes(n, k, value);
+    case RF_DELTA_COO: return coo_bytes(n, k, value);
+    default: return n * (int64_t)value;
     }
 }
 
@@ -56,17 +53,10 @@ int64_t rf_delta_floor_bytes(const struct rf_delta *d, int64_t n, size_t value)
     int64_t bitmap = RF_DELTA_PPM / 8 + (int64_t)d->ppm * (int64_t)value;
     int64_t coo = (int64_t)d->ppm * (int64_t)(4 + value), rate;
     switch (d->enc) {
-    case RF_DELTA_BITMAP:
-        rate = bitmap;
-        break;
-    case RF_DELTA_COO:
-        rate = coo;
-        break;
-    case RF_DELTA_AUTO:
-        rate = bitmap < coo ? bitmap : coo;
-        break;
-    default:
-        return n * (int64_t)value;
+    case RF_DELTA_BITMAP: rate = bitmap; break;
+    case RF_DELTA_COO: rate = coo; break;
+    case RF_DELTA_AUTO: rate = bitmap < coo ? bitmap : coo; break;
+    default: return n * (int64_t)value;
     }
     /* n * rate / 10^6 without overflow: rate < 2^23, so split n. */
     return n / RF_DELTA_PPM * rate + n % RF_DELTA_PPM * rate / RF_DELTA_PPM;

@@ -64,7 +64,8 @@ static void train_stage(const struct rf_model *model, const struct rf_side *s, i
         /* A delta's sender diffs against the weights it sent last, a copy it keeps in the
          * wire's dtype (sim/update_phases.c): counted with the weights. */
         if (t->delta.enc != RF_DELTA_NONE)
-            g->weights += rf_dtype_bytes(t->quant && rf_dtype_quantised(infer) ? infer : t->dtype, n);
+            g->weights +=
+                rf_dtype_bytes(t->quant && rf_dtype_quantised(infer) ? infer : t->dtype, n);
         *(is_expert(t) ? &expert : &dense) += n;
     }
     g->grads = s->offload_params ? 0 : (dense + expert) * GRAD_BYTES;
@@ -109,9 +110,8 @@ static int64_t landing_bytes(const struct rf_model *model, const struct rf_side 
 {
     if (landing == RF_LANDING_NONE)
         return 0;
-    int64_t *layer = landing == RF_LANDING_LAYER
-                         ? calloc((size_t)model->layers + 2, sizeof(int64_t))
-                         : NULL;
+    int64_t *layer =
+        landing == RF_LANDING_LAYER ? calloc((size_t)model->layers + 2, sizeof(int64_t)) : NULL;
     int64_t total = infer_weights(model, s, stage, infer, layer), most = total;
     if (layer) {
         most = 0;

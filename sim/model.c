@@ -152,8 +152,8 @@ static void totals(const struct rf_model *m, struct totals *o)
             continue;
         int64_t n = rf_tensor_numel(t), active = n, bytes = -1;
         bool size =
-            n >= 0 && (unsigned)t->dtype < RF_DT_COUNT &&
-            n <= INT64_MAX / RF_DTYPE_MAX_SIZE && (bytes = rf_dtype_bytes(t->dtype, n)) >= 0 &&
+            n >= 0 && (unsigned)t->dtype < RF_DT_COUNT && n <= INT64_MAX / RF_DTYPE_MAX_SIZE &&
+            (bytes = rf_dtype_bytes(t->dtype, n)) >= 0 &&
             !(t->experts > 0 && rf_mul_overflow(n / t->experts, m->experts_per_token, &active)) &&
             active >= 0;
         if (!size)
@@ -261,16 +261,18 @@ static int check_lora(const struct rf_model *m, size_t i, struct rf_error *err)
 {
     const struct rf_tensor *t = &m->tensors[i];
     if (t->lora == RF_LORA_NONE)
-        return t->lora_merge ? rf_error_set(err, RF_EINVAL, "%s.lora_merge: set on a tensor that "
-                                            "is no LoRA adapter", t->name)
+        return t->lora_merge ? rf_error_set(err, RF_EINVAL,
+                                            "%s.lora_merge: set on a tensor that "
+                                            "is no LoRA adapter",
+                                            t->name)
                              : 0;
     if (t->lora > RF_LORA_B)
         return rf_error_set(err, RF_EINVAL, "%s.lora: %d is not an adapter part", t->name,
                             (int)t->lora);
     const struct rf_tensor *a = t->lora == RF_LORA_A ? t : i > 0 ? &m->tensors[i - 1] : NULL;
     const struct rf_tensor *b = t->lora == RF_LORA_A && i + 1 < m->n_tensors ? &m->tensors[i + 1]
-                                : t->lora == RF_LORA_B                      ? t
-                                                                            : NULL;
+                                : t->lora == RF_LORA_B                       ? t
+                                                                             : NULL;
     bool ok = a && b && a->lora == RF_LORA_A && b->lora == RF_LORA_B && a->ndim == 2 &&
               b->ndim == 2 && a->shape[0] == b->shape[1] && a->lora_merge == b->lora_merge &&
               ((a->cls == RF_CLASS_REPLICATED && b->cls == RF_CLASS_COLUMN) ||

@@ -31,11 +31,11 @@ struct rf_overlap {
 };
 
 struct rf_overlap_result {
-    double refit_s;     /* all: the refit on ports shared with generation; rolling: one
-                         * engine's refit alone */
-    double stall_s;     /* the longest any engine cannot generate */
-    double staleness_s; /* from the end of the training step to new weights on the last
-                         * engine */
+    double refit_s;      /* all: the refit on ports shared with generation; rolling: one
+                          * engine's refit alone */
+    double stall_s;      /* the longest any engine cannot generate */
+    double staleness_s;  /* from the end of the training step to new weights on the last
+                          * engine */
     int64_t apply_bytes; /* all: what the busiest engine GPU copies into its parameters */
     int64_t engines;
 };

@@ -26,8 +26,7 @@ static int plan_reshard(struct planner *p, int32_t ti, const struct rf_side *tra
         return rc;
     if ((rc = planner_collect_cells(p, infer, t, &p->dst)) < 0)
         return rc;
-    return planner_plan_cells(p, ti, p->plan->wire_dtype[ti], RF_PHASE_DELIVER,
-                              true);
+    return planner_plan_cells(p, ti, p->plan->wire_dtype[ti], RF_PHASE_DELIVER, true);
 }
 
 void planner_release(struct planner *p)

@@ -13,8 +13,8 @@ int planner_tensors(struct planner *p, const struct rf_model *model, const struc
     struct rf_plan *plan = p->plan;
     /* The inference side's quantised dtype, which weights travel in unless the receivers
      * quantise (RF_DT_BF16 then: no quantisation on the wire). */
-    enum rf_dtype quant = rf_dtype_quantised(infer->dtype) && !p->wire_native ? infer->dtype
-                                                                              : RF_DT_BF16;
+    enum rf_dtype quant =
+        rf_dtype_quantised(infer->dtype) && !p->wire_native ? infer->dtype : RF_DT_BF16;
     size_t n = model->n_tensors;
     struct rf_tensor scale;
     for (size_t i = 0; i < model->n_tensors; i++)

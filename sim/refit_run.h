@@ -25,8 +25,9 @@ struct refit_run {
     struct rf_cluster alt_cluster; /* PXN flipped for auto; shares sc.cluster's strings */
     struct rf_prediction pred;
     struct rf_auto_choice choice;
-    struct rf_step step;            /* under a framework profile: the step's phases (sim/step.h) */
-    struct rf_overlap_result overlap; /* an overlapped refit's stall and staleness (on: sc.overlap) */
+    struct rf_step step; /* under a framework profile: the step's phases (sim/step.h) */
+    struct rf_overlap_result
+        overlap;                    /* an overlapped refit's stall and staleness (on: sc.overlap) */
     double wire_s;                  /* the simulated wire (pred's seconds before a step) */
     const struct rf_topology *used; /* the topology the prediction was made on */
     char *scenario_json;            /* the run's description (sim/describe.h) */

@@ -31,15 +31,16 @@ int report_plot_overlap(struct report *rp, struct rf_error *err)
         return rc;
     if (!(s = report_open_script(rp, 620, 560, err)))
         return RF_EIO;
-    fprintf(s,
-            "set logscale xy\nset xrange [%.9g:%.9g]\nset yrange [%.9g:%.9g]\nset size square\n"
-            "set xlabel 'refit seconds'\nset ylabel 'engine stall seconds'\nset key top left\n"
-            "plot x with lines dt 2 lc rgb '#888888' title 'stopped: stall = refit', \\\n"
-            "  data index 0 using 1:2 with points pt 7 ps 1.2 lc rgb '#4e79a7' title 'stopped', \\\n"
-            "  data index 1 using 1:2 with points pt 5 ps 1.2 lc rgb '#e15759' title "
-            "'overlapped', \\\n"
-            "  data index 1 using 1:2:3 with labels offset 1,0.5 notitle\n",
-            lo / 1.5, hi * 1.5, lo / 1.5, hi * 1.5);
+    fprintf(
+        s,
+        "set logscale xy\nset xrange [%.9g:%.9g]\nset yrange [%.9g:%.9g]\nset size square\n"
+        "set xlabel 'refit seconds'\nset ylabel 'engine stall seconds'\nset key top left\n"
+        "plot x with lines dt 2 lc rgb '#888888' title 'stopped: stall = refit', \\\n"
+        "  data index 0 using 1:2 with points pt 7 ps 1.2 lc rgb '#4e79a7' title 'stopped', \\\n"
+        "  data index 1 using 1:2 with points pt 5 ps 1.2 lc rgb '#e15759' title "
+        "'overlapped', \\\n"
+        "  data index 1 using 1:2:3 with labels offset 1,0.5 notitle\n",
+        lo / 1.5, hi * 1.5, lo / 1.5, hi * 1.5);
     return report_draw(rp, s, "stall-plot",
                        "How long an engine cannot generate against how long its refit takes: "
                        "a refit that stops the engines on the dashed line, an overlapped one "

@@ -290,11 +290,12 @@ static int read_tensor(lua_State *L, int t, struct rf_tensor *x, struct rf_error
         const char *enc = lua_tostring(L, -2);
         int64_t ppm = lua_isinteger(L, -1) ? (int64_t)lua_tointeger(L, -1) : 0;
         lua_pop(L, 2);
-        if (!enc || rf_delta_enc_parse(enc, &x->delta.enc) < 0 || ppm < 1 ||
-            ppm > RF_DELTA_PPM) {
+        if (!enc || rf_delta_enc_parse(enc, &x->delta.enc) < 0 || ppm < 1 || ppm > RF_DELTA_PPM) {
             lua_pop(L, 1);
-            return rf_error_set(err, RF_EINVAL, "%s.delta: expected an encoding and 1 to 10^6 "
-                                "parts per million", ctx);
+            return rf_error_set(err, RF_EINVAL,
+                                "%s.delta: expected an encoding and 1 to 10^6 "
+                                "parts per million",
+                                ctx);
         }
         x->delta.ppm = (int32_t)ppm;
     }

@@ -14,9 +14,9 @@
 #include <time.h>
 
 #include "array.h"
-#include "update_phases.h"
 #include "flowsim.h"
 #include "simulate_int.h"
+#include "update_phases.h"
 
 static const char *const phase_names[RF_SIM_PHASE_COUNT] = {
     "gather", "deliver", "fanout", "broadcast", "local", "diff", "scatter", "merge"};
@@ -406,7 +406,8 @@ static int model(const struct rf_plan *plan, const struct rf_side *train,
     if (bound)
         rc = sim_bound_finish(&s, bound, estimate);
     else if ((rc = run_flows(&s)) == 0 && (rc = collect(&s)) == 0)
-        rc = rf_update_phases(plan, train, infer, s.topo, opts ? opts->tensor_mask : NULL, out, err);
+        rc =
+            rf_update_phases(plan, train, infer, s.topo, opts ? opts->tensor_mask : NULL, out, err);
 out:
     out->sim_seconds = wall() - t0;
     sim_release(&s);

@@ -17,7 +17,7 @@ struct msg {
     int32_t src, dst;
     uint8_t phase;
     uint8_t quant; /* the sender's quantiser it passes: RF_QUANT_NONE, _FP8 or _4BIT */
-    uint16_t hop; /* the transfer's (sim/schedule.h), at most UINT16_MAX: messages merge per hop */
+    uint16_t hop;  /* the transfer's (sim/schedule.h), at most UINT16_MAX: messages merge per hop */
     int32_t runs;
     /* In a pipelined round, the most pieces (chunks) one of its items travels in: the
      * executor sends each item of such a round as a message of its own, its pieces in

@@ -445,8 +445,8 @@ int sim_round_chains(struct sim *s, int32_t r)
         const struct rf_collective *col = &plan->collectives[s->corder[k]];
         if (s->tensor_mask && !s->tensor_mask[col->tensor])
             continue;
-        chains[nc++] = (struct chain){
-            .c = col, .bytes = col->bytes, .quant = sim_quant_of(plan, col->tensor)};
+        chains[nc++] =
+            (struct chain){.c = col, .bytes = col->bytes, .quant = sim_quant_of(plan, col->tensor)};
     }
     if (nc > 0)
         qsort(chains, nc, sizeof(*chains), cmp_chain);

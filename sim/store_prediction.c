@@ -89,8 +89,10 @@ static int insert_prediction(struct rf_store *st, sqlite3_stmt **s, int64_t run,
     }
     for (int k = 0; k < 3; k++)
         if (ov)
-            sqlite3_bind_double(q, 18 + k, k == 0 ? ov->refit_s : k == 1 ? ov->stall_s
-                                                                           : ov->staleness_s);
+            sqlite3_bind_double(q, 18 + k,
+                                k == 0   ? ov->refit_s
+                                : k == 1 ? ov->stall_s
+                                         : ov->staleness_s);
         else
             sqlite3_bind_null(q, 18 + k);
     if ((rc = rf_store_step(st, q, err, "prediction")) < 0)
@@ -192,8 +194,8 @@ static int write_sim(struct rf_store *st, int64_t run, void *ctx, struct rf_erro
         if (sqlite3_prepare_v2(st->db, insert_sql[i], -1, &s[i], NULL) != SQLITE_OK)
             rc = rf_store_db_error(st, err, "prepare");
     if (rc == 0 && sim->prediction)
-        rc = insert_prediction(st, s, run, sim->topo, sim->prediction, sim->step, sim->overlap,
-                               err);
+        rc =
+            insert_prediction(st, s, run, sim->topo, sim->prediction, sim->step, sim->overlap, err);
     if (rc == 0)
         rc = insert_memory(st, s[S_MEMORY], run, sim, err);
     for (int i = 0; i < S_COUNT; i++)

@@ -543,11 +543,10 @@ static const char migration_v13[] =
 /* Version 14: a delta update's tensors (models/lib/update.lua): their boxes travel as the
  * encoding says (sim/delta.h), at delta_ppm changed elements per million; NULL for a tensor
  * that moves whole. wire_bytes is then the boxes' encoded bytes. */
-static const char migration_v14[] =
-    "ALTER TABLE tensor ADD COLUMN delta_encoding TEXT\n"
-    "  CHECK (delta_encoding IN ('bitmap', 'coo', 'auto'));\n"
-    "ALTER TABLE tensor ADD COLUMN delta_ppm INTEGER\n"
-    "  CHECK (delta_ppm BETWEEN 1 AND 1000000);\n";
+static const char migration_v14[] = "ALTER TABLE tensor ADD COLUMN delta_encoding TEXT\n"
+                                    "  CHECK (delta_encoding IN ('bitmap', 'coo', 'auto'));\n"
+                                    "ALTER TABLE tensor ADD COLUMN delta_ppm INTEGER\n"
+                                    "  CHECK (delta_ppm BETWEEN 1 AND 1000000);\n";
 
 /* Version 15: a LoRA update's adapters say which part they are (A, then its B) and whether
  * the engine merges them into W; NULL for a tensor that is no adapter. */
@@ -571,6 +570,6 @@ int (*const rf_store_migration_fill[RF_STORE_SCHEMA_VERSION])(struct rf_store *,
 
 /* rf_store_migrations[v] takes a file from version v to v + 1; a new file runs them all. */
 const char *const rf_store_migrations[RF_STORE_SCHEMA_VERSION] = {
-    schema_v1,     migration_v2,  migration_v3, migration_v4, migration_v5,
-    migration_v6,  migration_v7,  migration_v8, migration_v9, migration_v10,
-    migration_v11, migration_v12, migration_v13, migration_v14, migration_v15, migration_v16};
+    schema_v1,     migration_v2,  migration_v3,  migration_v4,  migration_v5,  migration_v6,
+    migration_v7,  migration_v8,  migration_v9,  migration_v10, migration_v11, migration_v12,
+    migration_v13, migration_v14, migration_v15, migration_v16};

@@ -223,8 +223,8 @@ int rf_topology_init(struct rf_topology *t, const struct rf_cluster *c, struct r
     t->gpus = c->nodes * c->gpus_per_node;
     t->nics = c->nodes * c->nic.per_node;
     t->leaves = groups(c) * c->nic.per_node;
-    int64_t count[RF_LINK_KIND_COUNT] = {t->gpus,   t->gpus,   t->nics, t->nics, t->leaves,
-                                         t->leaves, t->gpus,   t->gpus, t->gpus};
+    int64_t count[RF_LINK_KIND_COUNT] = {t->gpus,   t->gpus, t->nics, t->nics, t->leaves,
+                                         t->leaves, t->gpus, t->gpus, t->gpus};
     size_t n = 0;
     for (int k = 0; k < RF_LINK_KIND_COUNT; k++) {
         t->base[k] = n;
