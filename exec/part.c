@@ -46,7 +46,7 @@ void rf_part_tensor_view(const struct rf_part_tensor *pt, struct rf_tensor *t)
     t->cls = (enum rf_class)pt->cls;
     t->layer = pt->layer;
     t->scale_of = -1;
-    if (t->cls == RF_CLASS_EXPERT_COLUMN || t->cls == RF_CLASS_EXPERT_ROW)
+    if (rf_class_expert(t->cls))
         t->experts = t->shape[0];
 }
 

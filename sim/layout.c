@@ -361,8 +361,9 @@ static void add(struct rf_placement *pl, int axis, int dim)
 const struct rf_mesh *rf_side_placement(const struct rf_side *s, const struct rf_tensor *t,
                                         struct rf_placement *pl)
 {
-    bool expert = t->cls == RF_CLASS_EXPERT_COLUMN || t->cls == RF_CLASS_EXPERT_ROW;
-    int inner = t->cls == RF_CLASS_EXPERT_COLUMN ? 1 : 2; /* TP dim inside one expert */
+    bool expert = rf_class_expert(t->cls);
+    /* The TP dim inside one expert; -1: none (whole on every TP rank). */
+    int inner = t->cls == RF_CLASS_EXPERT_COLUMN ? 1 : t->cls == RF_CLASS_EXPERT_ROW ? 2 : -1;
     pl->n = 0;
     pl->stage = rf_side_stage_of(s, t->layer);
 
@@ -373,7 +374,8 @@ const struct rf_mesh *rf_side_placement(const struct rf_side *s, const struct rf
             /* FSDP2 shards the local (post-EP) expert block again on dim 0. */
             if (s->fsdp)
                 add(pl, MG_EDP, 0);
-            add(pl, MG_ETP, inner);
+            if (inner > 0)
+                add(pl, MG_ETP, inner);
             return &s->expert;
         }
         switch (t->cls) {
@@ -394,7 +396,7 @@ const struct rf_mesh *rf_side_placement(const struct rf_side *s, const struct rf
             /* vLLM expert parallelism spans the engine's DP x TP ranks, whole experts. */
             add(pl, VL_DP, 0);
             add(pl, VL_TP, 0);
-        } else {
+        } else if (inner > 0) {
             add(pl, VL_TP, inner);
         }
         return &s->expert;

@@ -20,7 +20,7 @@ enum { GRAD_BYTES = 2, ADAM_BYTES = 12 };
 
 static bool is_expert(const struct rf_tensor *t)
 {
-    return t->cls == RF_CLASS_EXPERT_COLUMN || t->cls == RF_CLASS_EXPERT_ROW;
+    return rf_class_expert(t->cls);
 }
 
 /* Elements GPU (coordinate 0 on every axis but PP = stage) holds of tensor shape `shape`

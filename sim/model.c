@@ -14,7 +14,7 @@ static const int dtype_bits[RF_DT_COUNT] = {16, 32, 8, 4, 4, 8};
 static const char *const role_names[RF_ROLE_COUNT] = {
     "embedding", "attention", "dense_ffn", "expert", "shared_expert", "router", "norm", "lm_head"};
 static const char *const class_names[RF_CLASS_COUNT] = {
-    "column", "row", "vocab", "replicated", "expert_column", "expert_row"};
+    "column", "row", "vocab", "replicated", "expert_column", "expert_row", "expert_replicated"};
 
 static int lookup(const char *const *names, int n, const char *s)
 {
@@ -84,6 +84,12 @@ const char *rf_role_name(enum rf_role role)
 const char *rf_class_name(enum rf_class cls)
 {
     return class_names[cls];
+}
+
+bool rf_class_expert(enum rf_class cls)
+{
+    return cls == RF_CLASS_EXPERT_COLUMN || cls == RF_CLASS_EXPERT_ROW ||
+           cls == RF_CLASS_EXPERT_REPLICATED;
 }
 
 int rf_dtype_parse(const char *s, enum rf_dtype *out)
@@ -231,7 +237,7 @@ static int check_tensor(const struct rf_model *m, const struct rf_tensor *t, str
     if (t->layer < -1 || t->layer > m->layers)
         return rf_error_set(err, RF_EINVAL, "%s.layer: %d outside -1..%d", name, t->layer,
                             m->layers);
-    bool expert = t->cls == RF_CLASS_EXPERT_COLUMN || t->cls == RF_CLASS_EXPERT_ROW;
+    bool expert = rf_class_expert(t->cls);
     if (expert && (t->ndim != 3 || t->experts != t->shape[0]))
         return rf_error_set(err, RF_EINVAL,
                             "%s.experts: %lld, expected an [E, out, in] tensor with experts = E",
@@ -256,7 +262,8 @@ static int check_tensor(const struct rf_model *m, const struct rf_tensor *t, str
 }
 
 /* An adapter pair: A [r, in] (replicated or row) right before its B [out, r] (column or
- * replicated), the other class of the two replicated, both merged or neither. */
+ * replicated), the other class of the two replicated, both merged or neither; of stacked
+ * experts, A [E, r, in] and B [E, out, r] in the expert classes. */
 static int check_lora(const struct rf_model *m, size_t i, struct rf_error *err)
 {
     const struct rf_tensor *t = &m->tensors[i];
@@ -273,14 +280,21 @@ static int check_lora(const struct rf_model *m, size_t i, struct rf_error *err)
     const struct rf_tensor *b = t->lora == RF_LORA_A && i + 1 < m->n_tensors ? &m->tensors[i + 1]
                                 : t->lora == RF_LORA_B                       ? t
                                                                              : NULL;
-    bool ok = a && b && a->lora == RF_LORA_A && b->lora == RF_LORA_B && a->ndim == 2 &&
-              b->ndim == 2 && a->shape[0] == b->shape[1] && a->lora_merge == b->lora_merge &&
-              ((a->cls == RF_CLASS_REPLICATED && b->cls == RF_CLASS_COLUMN) ||
-               (a->cls == RF_CLASS_ROW && b->cls == RF_CLASS_REPLICATED));
+    int n = a ? a->ndim : 0;
+    bool ok = a && b && a->lora == RF_LORA_A && b->lora == RF_LORA_B && (n == 2 || n == 3) &&
+              b->ndim == n && a->shape[n - 2] == b->shape[n - 1] &&
+              a->lora_merge == b->lora_merge && (n == 2 || a->shape[0] == b->shape[0]) &&
+              ((n == 2 && ((a->cls == RF_CLASS_REPLICATED && b->cls == RF_CLASS_COLUMN) ||
+                           (a->cls == RF_CLASS_ROW && b->cls == RF_CLASS_REPLICATED))) ||
+               (n == 3 &&
+                ((a->cls == RF_CLASS_EXPERT_REPLICATED && b->cls == RF_CLASS_EXPERT_COLUMN) ||
+                 (a->cls == RF_CLASS_EXPERT_ROW && b->cls == RF_CLASS_EXPERT_REPLICATED))));
     return ok ? 0
               : rf_error_set(err, RF_EINVAL,
                              "%s.lora: an adapter pair is A [r, in] (replicated or row) right "
-                             "before its B [out, r] (column or replicated)",
+                             "before its B [out, r] (column or replicated), or stacked: A [E, "
+                             "r, in] (expert_replicated or expert_row), B [E, out, r] "
+                             "(expert_column or expert_replicated)",
                              t->name);
 }
 
@@ -324,8 +338,12 @@ void rf_lora_weight(const struct rf_tensor *a, const struct rf_tensor *b, struct
 {
     *w = *b;
     w->name = NULL;
-    w->shape[1] = a->shape[1];
-    w->cls = a->cls == RF_CLASS_REPLICATED ? RF_CLASS_COLUMN : RF_CLASS_ROW;
+    w->shape[w->ndim - 1] = a->shape[a->ndim - 1];
+    bool whole = a->cls == RF_CLASS_REPLICATED || a->cls == RF_CLASS_EXPERT_REPLICATED;
+    if (rf_class_expert(a->cls))
+        w->cls = whole ? RF_CLASS_EXPERT_COLUMN : RF_CLASS_EXPERT_ROW;
+    else
+        w->cls = whole ? RF_CLASS_COLUMN : RF_CLASS_ROW;
     w->lora = RF_LORA_NONE;
     w->lora_merge = false;
 }

@@ -46,6 +46,9 @@ enum rf_class {
     RF_CLASS_REPLICATED,    /* whole on every rank of its stage */
     RF_CLASS_EXPERT_COLUMN, /* [E, out, in]: EP shards dim 0, TP/ETP dim 1 */
     RF_CLASS_EXPERT_ROW,    /* [E, out, in]: EP shards dim 0, TP/ETP dim 2 */
+    /* [E, r, n]: EP shards dim 0, whole on every TP/ETP rank (a LoRA adapter of stacked
+     * experts: A of a column expert weight, B of a row one) */
+    RF_CLASS_EXPERT_REPLICATED,
     RF_CLASS_COUNT
 };
 
@@ -125,6 +128,8 @@ int rf_dtype_parse(const char *s, enum rf_dtype *out);
 const char *rf_role_name(enum rf_role role);
 int rf_role_parse(const char *s, enum rf_role *out);
 const char *rf_class_name(enum rf_class cls);
+/* Whether tensors of the class are stacked experts [E, ...] (EP shards dim 0). */
+bool rf_class_expert(enum rf_class cls);
 int rf_class_parse(const char *s, enum rf_class *out);
 
 /* The widest dtype's bytes: rf_model_check keeps numel x this within int64, so a checked

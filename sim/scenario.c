@@ -300,7 +300,7 @@ static int read_tensor(lua_State *L, int t, struct rf_tensor *x, struct rf_error
         x->delta.ppm = (int32_t)ppm;
     }
     lua_pop(L, 1);
-    bool expert = x->cls == RF_CLASS_EXPERT_COLUMN || x->cls == RF_CLASS_EXPERT_ROW;
+    bool expert = rf_class_expert(x->cls);
     if (expert && (x->ndim != 3 || x->experts != x->shape[0]))
         return rf_error_set(err, RF_EINVAL, "%s: expert tensors are [E, out, in] with experts = E",
                             ctx);

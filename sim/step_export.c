@@ -11,7 +11,7 @@
 
 bool step_is_expert(const struct rf_tensor *t)
 {
-    return t->cls == RF_CLASS_EXPERT_COLUMN || t->cls == RF_CLASS_EXPERT_ROW;
+    return rf_class_expert(t->cls);
 }
 
 /* Hugging Face tensors a model tensor stands for: a stacked expert tensor is one per

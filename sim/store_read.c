@@ -171,7 +171,7 @@ static int row_tensor(sqlite3_stmt *q, void *ctx, size_t i)
         enum_col(q, 7, p_dtype, &p->wire_dtype[i]) < 0 ||
         enum_col(q, 8, p_strategy, &p->tensor_strategy[i]) < 0)
         return -1;
-    if (t->cls == RF_CLASS_EXPERT_COLUMN || t->cls == RF_CLASS_EXPERT_ROW)
+    if (rf_class_expert(t->cls))
         t->experts = t->shape[0];
     const char *enc = (const char *)sqlite3_column_text(q, 10);
     if (enc && (rf_delta_enc_parse(enc, &t->delta.enc) < 0 ||

@@ -140,7 +140,7 @@ static double merge_seconds(const struct rf_plan *plan, const struct rf_side *in
                 continue;
             size_t e = rf_dtype_size(w.dtype);
             bytes +=
-                (double)(2 * rf_box_numel(&wb, 2) + rf_box_numel(&ab, 2) + rf_box_numel(&bb, 2)) *
+                (double)(2 * rf_box_numel(&wb, w.ndim) + rf_box_numel(&ab, a->ndim) + rf_box_numel(&bb, b->ndim)) *
                 (double)e;
         }
         if (bytes <= 0 || gpu < 0 || gpu >= topo->gpus)

@@ -154,9 +154,13 @@ plain=$SRCDIR/t/data/describe/plain.lua
     "$REFIT" sim "$plain" --json --strategy auto --db "$tmp/k.db" >"$tmp/k2.json" &&
     "$REFIT" sim "$SRCDIR/t/data/framework/nemo-rl.lua" --json --db "$tmp/k.db" >"$tmp/k3.json" &&
     "$REFIT" sim "$plain" --json --strategy auto --max-memory 0.00003 --db "$tmp/k.db" \
-        >"$tmp/k8.json"
-ok $? "refit sim --json: a plain run, an auto run (and one left to broadcasts by --max-memory), a framework profile's"
-is "$(json_keys "$tmp/k1.json" "$tmp/k2.json" "$tmp/k3.json" "$tmp/k8.json")" \
+        >"$tmp/k8.json" &&
+    sed 's/^}$/    overlap = { engines = "rolling" },\n}/;
+         s|"../exec/tiny-llama.lua"|"'"$SRCDIR"'/t/data/exec/tiny-llama.lua"|' "$plain" \
+        >"$tmp/overlap.lua" &&
+    "$REFIT" sim "$tmp/overlap.lua" --json --db "$tmp/k.db" >"$tmp/k9.json"
+ok $? "refit sim --json: a plain run, an auto run (and one left to broadcasts by --max-memory), a framework profile's, an overlapped one"
+is "$(json_keys "$tmp/k1.json" "$tmp/k2.json" "$tmp/k3.json" "$tmp/k8.json" "$tmp/k9.json")" \
     "$(readme_keys 'refit sim --json')" \
     "README lists exactly the keys refit sim --json prints"
 "$REFIT" plan "$plain" --json --db "$tmp/k.db" >"$tmp/k4.json"
@@ -172,6 +176,6 @@ ok $? "refit search --json, reshard, auto and under a framework profile"
 is "$(json_keys "$tmp/k5.json" "$tmp/k6.json" "$tmp/k7.json")" \
     "$(readme_keys 'refit search --json')" \
     "README lists exactly the keys refit search --json prints"
-is "$(readme_keys 'refit sim --json' | wc -l | tr -d ' ')" 51 "the sim table has its 51 rows"
+is "$(readme_keys 'refit sim --json' | wc -l | tr -d ' ')" 60 "the sim table has its 60 rows"
 
 done_testing

@@ -74,6 +74,18 @@ if [ -x "${REFIT_EXEC:-./exec/refit-exec}" ] && command -v "${MPIRUN:-mpirun}" >
 else
     echo "ok $((n + 1)) # SKIP refit-exec needs MPI"; n=$((n + 1))
 fi
+# The routed experts' stacked weights have stacked adapters, classed as vLLM's fused-MoE
+# LoRA shards them (gate and up: A whole, B split as W; down: A split, B whole), merged per
+# expert on the engine.
+"$REFIT" plan "$data/tiny-moe-lora.lua" --db "$tmp/moe.db" >/dev/null
+ok $? "refit plan: tiny Qwen3-MoE's adapters, the routed experts' included"
+is "$(sql "$tmp/moe.db" "SELECT group_concat(substr(name, 35) || ' ' || class || ' ' || shape,
+                        ', ') FROM (SELECT name, class, shape FROM tensor WHERE name LIKE
+                        'model.layers.0.mlp.experts.%' AND name NOT LIKE '%up_proj%'
+                        ORDER BY name)")" \
+    "down_proj.lora_A.weight expert_row [8, 8, 64], down_proj.lora_B.weight expert_replicated [8, 128, 8], gate_proj.lora_A.weight expert_replicated [8, 8, 128], gate_proj.lora_B.weight expert_column [8, 64, 8]" \
+    "stacked adapters A [E, r, in] and B [E, out, r], classed per expert weight"
+replay_checked "$tmp/moe.db" 1 6 "the experts' adapters, merged per expert"
 grep -v 'merge = true' "$data/tiny-lora.lua" | sed 's/targets = { "q_proj", "o_proj", "down_proj" },/targets = { "q_proj", "o_proj", "down_proj" } },/;
     s|"../exec/tiny-llama.lua"|"'"$SRCDIR"'/t/data/exec/tiny-llama.lua"|' >"$tmp/unmerged.lua"
 "$REFIT" plan "$tmp/unmerged.lua" --db "$tmp/unmerged.db" >/dev/null

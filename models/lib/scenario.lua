@@ -601,6 +601,18 @@ function scenario.normalise(raw, source, base_dir, context, overrides, line)
     if upd.kind == "delta" then
         check_delta(upd, s, infer, profile, site)
     end
+    -- vLLM's fused-MoE LoRA runs without expert parallelism only (FusedMoEWithLoRA, vLLM
+    -- vllm/lora/layers/fused_moe.py @ 0002540c, asserts `not base_layer.use_ep`).
+    if upd.kind == "lora" and infer.ep > 1 then
+        for _, t in ipairs(model.tensors) do
+            if t.experts and t.experts > 0 then
+                schema.raise(site, "infer.ep", string.format("%d, but the adapters of %s's "
+                    .. "routed experts need an engine without expert parallelism (vLLM runs "
+                    .. "LoRA on fused MoE layers with ep = 1 only); set infer.ep = 1 or name "
+                    .. "the attention and dense modules in update.targets", infer.ep, base.name))
+            end
+        end
+    end
     if s.overlap then
         if profile then
             schema.raise(site, "overlap", string.format("under profile %s: a framework's "

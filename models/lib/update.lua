@@ -21,9 +21,10 @@
 -- targets: module names (the name's last part before `.weight`: q_proj, o_proj, down_proj,
 -- the model's own names) or "all-linear" (PEFT's and verl's default target_modules: every
 -- linear layer but the output layer; here every 2-D column- or row-parallel weight of the
--- attention, dense MLP and shared experts). Stacked expert weights [E, out, in] are not
--- covered (vLLM's fused-MoE LoRA has its own layout): a target that the routed experts have
--- too (all-linear on a MoE model, or down_proj there) is an error, not a partial adapter.
+-- attention, dense MLP and shared experts, and the routed experts' stacked weights). vLLM
+-- runs LoRA on fused MoE layers without expert parallelism only (FusedMoEWithLoRA asserts
+-- `not base_layer.use_ep`), so adapters of the routed experts onto engines with ep > 1 are
+-- refused (models/lib/scenario.lua).
 -- `merge`: the engine folds W + B A into its weights after each refit, each GPU its own
 -- shard of W (a column W's rows need B's rows and all of A, a row W's columns A's columns
 -- and all of B: the shards vLLM gives it), a phase after the wire (sim/update_phases.c).
@@ -129,20 +130,35 @@ local function linear(t)
         and (t.role == "attention" or t.role == "dense_ffn" or t.role == "shared_expert")
 end
 
+-- A stacked expert weight [E, out, in] of the routed experts.
+local function expert_linear(t)
+    return #t.shape == 3 and (t.class == "expert_column" or t.class == "expert_row")
+end
+
 -- The adapters of weight t at rank r: A [r, in] and B [out, r], classed as vLLM shards them.
 -- A comes first and B right after it (rf_model_check holds the C side to that pairing);
--- `merge` marks both when the engine folds B A into W after the refit.
+-- `merge` marks both when the engine folds B A into W after the refit. A stacked expert
+-- weight [E, out, in] has stacked adapters A [E, r, in] and B [E, out, r], one pair per
+-- expert, classed as vLLM's FusedMoEWithLoRA shards them (vllm/lora/layers/fused_moe.py @
+-- 0002540c: _slice_w13_a keeps w13's A whole and _slice_w13_b takes the rank's rows of B;
+-- _slice_w2_a takes w2's A columns, _slice_w2_b keeps B whole), experts split as W's.
 local function adapters(t, r, merge)
     local base = t.name:gsub("%.weight$", "")
-    local out, inn = t.shape[1], t.shape[2]
-    local column = t.class == "column"
+    local n = #t.shape
+    local out, inn = t.shape[n - 1], t.shape[n]
+    local expert = n == 3
+    local column = t.class == "column" or t.class == "expert_column"
+    local whole = expert and "expert_replicated" or "replicated"
     local function adapter(suffix, shape, class, part)
+        if expert then
+            table.insert(shape, 1, t.shape[1])
+        end
         return { name = base .. suffix, shape = shape, dtype = t.dtype, role = t.role,
-                 layer = t.layer, class = class, experts = 0, quant = false, lora = part,
-                 lora_merge = merge }
+                 layer = t.layer, class = class, experts = expert and t.shape[1] or 0,
+                 quant = false, lora = part, lora_merge = merge }
     end
-    return adapter(".lora_A.weight", { r, inn }, column and "replicated" or "row", "A"),
-        adapter(".lora_B.weight", { out, r }, column and "column" or "replicated", "B")
+    return adapter(".lora_A.weight", { r, inn }, column and whole or t.class, "A"),
+        adapter(".lora_B.weight", { out, r }, column and t.class or whole, "B")
 end
 
 -- The model a refit of `spec` moves: `model` itself for a full update, else a model of the
@@ -188,10 +204,10 @@ function update.apply(model, spec, site, field)
             wanted[name] = false
         end
     end
-    local tensors, modules, experts = {}, {}, {}
+    local tensors, modules = {}, {}
     for _, t in ipairs(model.tensors) do
         local m = module_of(t.name)
-        if linear(t) then
+        if linear(t) or expert_linear(t) then
             modules[m] = true
             if all or wanted[m] ~= nil then
                 wanted[m] = true
@@ -199,27 +215,12 @@ function update.apply(model, spec, site, field)
                 tensors[#tensors + 1] = a
                 tensors[#tensors + 1] = b
             end
-        elseif t.role == "expert" then
-            experts[m] = true
         end
     end
-    local expert_names = {}
-    for m in pairs(experts) do
-        expert_names[#expert_names + 1] = m
-    end
-    table.sort(expert_names)
     for i, name in ipairs(targets) do
         -- The field a fault names: the target as written, or `targets` left to its default.
         local at = spec.targets and string.format("%s.targets.%d", field, i)
             or field .. ".targets"
-        -- A module the routed experts have too would be adapted only in part: refused.
-        local expert_hit = name == "all-linear" and expert_names[1] or experts[name] and name
-        if expert_hit then
-            schema.raise(site, at, string.format(
-                "'%s' covers the routed experts' %s, stacked expert weights refit's LoRA does "
-                .. "not model (vLLM's fused-MoE LoRA lays them out its own way); name the "
-                .. "attention and dense modules", name, expert_hit))
-        end
         if name ~= "all-linear" and not wanted[name] then
             local names = {}
             for m in pairs(modules) do

@@ -64,9 +64,10 @@ local SCENARIOS = {
     { "update-target.lua", 10, "update.targets.2", "'q_prj' names no linear module of "
         .. "qwen3-8b; its linear modules are down_proj, gate_proj, k_proj, o_proj, q_proj, "
         .. "up_proj, v_proj, or 'all-linear'" },
-    { "update-experts.lua", 7, "update.targets.1", "'all-linear' covers the routed experts' "
-        .. "down_proj, stacked expert weights refit's LoRA does not model (vLLM's fused-MoE "
-        .. "LoRA lays them out its own way); name the attention and dense modules" },
+    { "update-experts.lua", 7, "infer.ep", "8, but the adapters of qwen3-30b-a3b's routed "
+        .. "experts need an engine without expert parallelism (vLLM runs LoRA on fused MoE "
+        .. "layers with ep = 1 only); set infer.ep = 1 or name the attention and dense modules "
+        .. "in update.targets" },
     { "wrong-type.lua", 6, "train.tp", "expected an integer from 1 to 1048576, got '2'" },
     { "missing-field.lua", 6, "infer.gpus", "missing" },
     { "out-of-range.lua", 8, "train.tp", "expected an integer from 1 to 1048576, got -2" },
