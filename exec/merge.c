@@ -76,10 +76,9 @@ int replay_merge_plan(struct rf_replay *r, struct rf_error *err)
          * hold them; a layout that does not is refused. */
         int n = w.ndim, R = n - 2, C = n - 1;
         int64_t rank = p->tensors[a].shape[R];
-        if (!ab->numel || !bb->numel || !covers(&ab->box, &box, C) ||
-            !covers(&bb->box, &box, R) || (n == 3 && !covers(&ab->box, &box, 0)) ||
-            (n == 3 && !covers(&bb->box, &box, 0)) || ab->box.len[R] != rank ||
-            bb->box.len[C] != rank)
+        if (!ab->numel || !bb->numel || !covers(&ab->box, &box, C) || !covers(&bb->box, &box, R) ||
+            (n == 3 && !covers(&ab->box, &box, 0)) || (n == 3 && !covers(&bb->box, &box, 0)) ||
+            ab->box.len[R] != rank || bb->box.len[C] != rank)
             return rf_error_set(err, RF_EINVAL,
                                 "%s: GPU %d merges its shard of the weight, but does not hold "
                                 "the A and B shards it needs",
@@ -130,8 +129,8 @@ int replay_merge_fill(struct rf_replay *r, struct rf_error *err)
             continue;
         struct rf_tensor w;
         weight_of(p, a, &w);
-        struct rf_pattern_buf pb = {base_id(p, a), w.ndim, w.shape, &b->box, (size_t)b->elem,
-                                    false};
+        struct rf_pattern_buf pb = {base_id(p, a), w.ndim,          w.shape,
+                                    &b->box,       (size_t)b->elem, false};
         if ((rc = rf_fill_buffer(r->be, b->ptr, &pb, false, err)) < 0)
             return rc;
     }

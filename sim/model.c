@@ -281,14 +281,14 @@ static int check_lora(const struct rf_model *m, size_t i, struct rf_error *err)
                                 : t->lora == RF_LORA_B                       ? t
                                                                              : NULL;
     int n = a ? a->ndim : 0;
-    bool ok = a && b && a->lora == RF_LORA_A && b->lora == RF_LORA_B && (n == 2 || n == 3) &&
-              b->ndim == n && a->shape[n - 2] == b->shape[n - 1] &&
-              a->lora_merge == b->lora_merge && (n == 2 || a->shape[0] == b->shape[0]) &&
-              ((n == 2 && ((a->cls == RF_CLASS_REPLICATED && b->cls == RF_CLASS_COLUMN) ||
-                           (a->cls == RF_CLASS_ROW && b->cls == RF_CLASS_REPLICATED))) ||
-               (n == 3 &&
-                ((a->cls == RF_CLASS_EXPERT_REPLICATED && b->cls == RF_CLASS_EXPERT_COLUMN) ||
-                 (a->cls == RF_CLASS_EXPERT_ROW && b->cls == RF_CLASS_EXPERT_REPLICATED))));
+    bool ok =
+        a && b && a->lora == RF_LORA_A && b->lora == RF_LORA_B && (n == 2 || n == 3) &&
+        b->ndim == n && a->shape[n - 2] == b->shape[n - 1] && a->lora_merge == b->lora_merge &&
+        (n == 2 || a->shape[0] == b->shape[0]) &&
+        ((n == 2 && ((a->cls == RF_CLASS_REPLICATED && b->cls == RF_CLASS_COLUMN) ||
+                     (a->cls == RF_CLASS_ROW && b->cls == RF_CLASS_REPLICATED))) ||
+         (n == 3 && ((a->cls == RF_CLASS_EXPERT_REPLICATED && b->cls == RF_CLASS_EXPERT_COLUMN) ||
+                     (a->cls == RF_CLASS_EXPERT_ROW && b->cls == RF_CLASS_EXPERT_REPLICATED))));
     return ok ? 0
               : rf_error_set(err, RF_EINVAL,
                              "%s.lora: an adapter pair is A [r, in] (replicated or row) right "

@@ -139,9 +139,9 @@ static double merge_seconds(const struct rf_plan *plan, const struct rf_side *in
                 !rf_side_held_box(infer, b, gpu, &bb))
                 continue;
             size_t e = rf_dtype_size(w.dtype);
-            bytes +=
-                (double)(2 * rf_box_numel(&wb, w.ndim) + rf_box_numel(&ab, a->ndim) + rf_box_numel(&bb, b->ndim)) *
-                (double)e;
+            bytes += (double)(2 * rf_box_numel(&wb, w.ndim) + rf_box_numel(&ab, a->ndim) +
+                              rf_box_numel(&bb, b->ndim)) *
+                     (double)e;
         }
         if (bytes <= 0 || gpu < 0 || gpu >= topo->gpus)
             continue;
