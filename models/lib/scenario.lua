@@ -112,7 +112,7 @@ local function staging_bytes(mb, c, profile, site)
     local b = path and path.bucket
     if b and b.hbm_fraction > 0 then
         -- The fraction is checked as the size it makes: 1e-11 of 80 GB is one byte, and a
-        -- refit staged a byte at a time is no framework's (issue 25).
+        -- refit staged a byte at a time is no framework's.
         local field = "framework." .. name .. ".bucket.hbm_fraction"
         local bytes = b.hbm_fraction * c.hbm_gb * 1e9
         if bytes < MIN_BUCKET then
