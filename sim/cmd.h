@@ -4,9 +4,11 @@
 #define RF_CMD_H
 
 #include <getopt.h>
+#include <jansson.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "error.h"
 #include "simulate.h"
@@ -143,5 +145,18 @@ int cmd_diff(int argc, char **argv);      /* sim/cmd_show.c */
 int cmd_search(int argc, char **argv);    /* sim/cmd_search.c */
 int cmd_export(int argc, char **argv);    /* sim/cmd_export.c */
 int cmd_rm(int argc, char **argv);        /* sim/cmd_rm.c */
+
+/* A listing command (sim/cmd_list.c): the descriptions of a folder, one row each. */
+struct cmd_list {
+    const char *command, *usage;
+    const char *what;   /* what the folder holds, for cmd_lua_names' errors */
+    const char *subdir; /* the folder within the models folder; NULL: the models folder */
+    const char *header; /* the table's header line */
+    /* Loads the description at path and prints its row into tf, or (tf NULL) sets *json to
+     * its object (NULL when it cannot be built); a failure fills err. */
+    int (*row)(struct cmd_env *env, const char *path, FILE *tf, json_t **json,
+               struct rf_error *err);
+};
+int cmd_list_run(const struct cmd_list *l, int argc, char **argv);
 
 #endif
