@@ -8,6 +8,7 @@
 
 #include "calibrate.h"
 #include "fileio.h"
+#include "json.h"
 
 /* A string as a Lua literal, the way string.format("%q") quotes it, except that a newline
  * becomes \n rather than a backslash and a line break: the result is always one line, so it
@@ -37,13 +38,7 @@ static void put_lua_string(FILE *f, const char *s)
  * prediction from the written file is then calibrate's own, to the last bit. */
 static void put_num(FILE *f, double v)
 {
-    char buf[40];
-    for (int digits = 15; digits <= 17; digits++) {
-        snprintf(buf, sizeof(buf), "%.*g", digits, v);
-        if (strtod(buf, NULL) == v)
-            break;
-    }
-    fputs(buf, f);
+    rf_put_real(f, v, false);
 }
 
 /* "key = value," lines of the file. */

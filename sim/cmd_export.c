@@ -10,6 +10,7 @@
 #include "array.h"
 #include "cmd.h"
 #include "fileio.h"
+#include "json.h"
 #include "store.h"
 
 static const char usage_export[] =
@@ -182,16 +183,7 @@ static void put_field(FILE *f, sqlite3_stmt *q, int col)
     case SQLITE_FLOAT: {
         /* SQLite's own text of a real has 15 digits, which loses the last bits of a figure
          * a user may compare exactly: the shortest form that reads back as the double. */
-        double v = sqlite3_column_double(q, col);
-        char buf[40];
-        for (int digits = 15; digits <= 17; digits++) {
-            snprintf(buf, sizeof(buf), "%.*g", digits, v);
-            if (strtod(buf, NULL) == v)
-                break;
-        }
-        fputs(buf, f);
-        if (!strpbrk(buf, ".eEn"))
-            fputs(".0", f);
+        rf_put_real(f, sqlite3_column_double(q, col), true);
         break;
     }
     default: {

@@ -184,9 +184,7 @@ static int cmp_key(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* The shortest of 15, 16 and 17 significant digits that reads back as v (17 always does),
- * as calibrate writes its numbers; a '.0' is added where %g wrote an integer. */
-static void put_real(FILE *f, double v)
+void rf_put_real(FILE *f, double v, bool real)
 {
     char buf[40];
     for (int digits = 15; digits <= 17; digits++) {
@@ -195,7 +193,7 @@ static void put_real(FILE *f, double v)
             break;
     }
     fputs(buf, f);
-    if (!strpbrk(buf, ".eEn"))
+    if (real && !strpbrk(buf, ".eEn"))
         fputs(".0", f);
 }
 
@@ -276,7 +274,7 @@ static bool put_value(FILE *f, const json_t *v, int indent, int depth)
         return true;
     }
     case JSON_INTEGER: fprintf(f, "%" JSON_INTEGER_FORMAT, json_integer_value(v)); return true;
-    case JSON_REAL: put_real(f, json_real_value(v)); return true;
+    case JSON_REAL: rf_put_real(f, json_real_value(v), true); return true;
     case JSON_TRUE: fputs("true", f); return true;
     case JSON_FALSE: fputs("false", f); return true;
     case JSON_NULL: fputs("null", f); return true;

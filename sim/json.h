@@ -22,6 +22,11 @@ json_t *rf_json_text(const char *s);
  * json_pack that failed) or a document jansson cannot dump is an error, never silence. Steals
  * the reference to v. */
 int rf_json_print(json_t *v, FILE *f, struct rf_error *err);
+/* Writes v as the shortest of 15, 16 and 17 significant digits that reads back as the same
+ * double (17 always does: 0.82, not 0.81999999999999995), with ".0" after an integral text
+ * when `real` (so it reads back as a real): the one number format of refit's JSON, its CSV
+ * export and calibrate's Lua. */
+void rf_put_real(FILE *f, double v, bool real);
 /* v as canonical text: object keys sorted, every real the shortest of 15 to 17 significant
  * digits that reads back as the same double (0.82, not 0.81999999999999995) and always
  * with a '.' or an exponent (so it reads back as a real), compact, or with indent > 0
