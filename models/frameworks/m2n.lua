@@ -51,6 +51,6 @@ return framework.profile{
         { field = "reshard.barriers", repo = M2N, commit = AT, file = "src/reshard_mesh.cc",
           func = "the reshard kernel (8 CTAs x 512 threads on 4 GIN contexts)",
           says = "an initial barrier, then a final fence and barrier over the communicator "
-              .. "(shared/reference m2n-and-nemo-rl.md, M2N kernel)" },
+              .. "(the reshard kernel's launch)" },
     },
 }
