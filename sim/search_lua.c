@@ -156,24 +156,6 @@ void rf_lua_set_study_search(struct rf_lua *R, const struct rf_study_search *s)
 /* ---- A study's refit.search and refit.estimate (models/lib/study.lua checks their
  * arguments; errors are raised only after every C resource is released) ---- */
 
-static void set_num(lua_State *L, const char *k, double v)
-{
-    lua_pushnumber(L, v);
-    lua_setfield(L, -2, k);
-}
-
-static void set_int(lua_State *L, const char *k, int64_t v)
-{
-    lua_pushinteger(L, (lua_Integer)v);
-    lua_setfield(L, -2, k);
-}
-
-static void set_str(lua_State *L, const char *k, const char *v)
-{
-    lua_pushstring(L, v);
-    lua_setfield(L, -2, k);
-}
-
 static void set_bool(lua_State *L, const char *k, bool v)
 {
     lua_pushboolean(L, v);
@@ -242,39 +224,39 @@ static void push_row(lua_State *L, const struct rf_search_row *row, size_t rank)
     char layout[64];
     rf_search_layout_text(row, layout, sizeof(layout));
     lua_createtable(L, 0, 24);
-    set_int(L, "rank", (int64_t)rank);
-    set_str(L, "layout", layout);
-    set_int(L, "gpus", row->gpus);
-    set_int(L, "tp", row->tp);
-    set_int(L, "dp", row->dp);
-    set_int(L, "pp", row->pp);
-    set_int(L, "ep", row->ep);
-    set_int(L, "engines", row->replicas);
-    set_int(L, "engine_gpus", row->tp * row->dp * row->pp);
-    set_str(L, "dtype", rf_dtype_name(row->dtype));
+    rf_lua_set_int(L, "rank", (int64_t)rank);
+    rf_lua_set_str(L, "layout", layout);
+    rf_lua_set_int(L, "gpus", row->gpus);
+    rf_lua_set_int(L, "tp", row->tp);
+    rf_lua_set_int(L, "dp", row->dp);
+    rf_lua_set_int(L, "pp", row->pp);
+    rf_lua_set_int(L, "ep", row->ep);
+    rf_lua_set_int(L, "engines", row->replicas);
+    rf_lua_set_int(L, "engine_gpus", row->tp * row->dp * row->pp);
+    rf_lua_set_str(L, "dtype", rf_dtype_name(row->dtype));
     set_bool(L, "spans", row->spans);
-    set_int(L, "nodes", row->nodes);
-    set_int(L, "weights_bytes", row->mem.worst.weights);
-    set_int(L, "infer_bytes", row->mem.worst.total);
-    set_int(L, "kv_headroom_bytes", row->mem.headroom_bytes);
-    set_num(L, "bound_s", row->bound_s);
-    set_num(L, "estimate_s", row->estimate_s);
-    set_str(L, "estimated_as", row->how);
+    rf_lua_set_int(L, "nodes", row->nodes);
+    rf_lua_set_int(L, "weights_bytes", row->mem.worst.weights);
+    rf_lua_set_int(L, "infer_bytes", row->mem.worst.total);
+    rf_lua_set_int(L, "kv_headroom_bytes", row->mem.headroom_bytes);
+    rf_lua_set_num(L, "bound_s", row->bound_s);
+    rf_lua_set_num(L, "estimate_s", row->estimate_s);
+    rf_lua_set_str(L, "estimated_as", row->how);
     if (!isnan(row->estimate_step_s))
-        set_num(L, "estimate_step_s", row->estimate_step_s);
+        rf_lua_set_num(L, "estimate_step_s", row->estimate_step_s);
     set_bool(L, "simulated", row->simulated);
     if (row->simulated) {
-        set_int(L, "run_id", row->run.run_id);
-        set_num(L, "predicted_s", row->run.predicted_s);
-        set_num(L, "lower_bound_s", row->run.lower_bound_s);
-        set_str(L, "bottleneck", row->run.bottleneck);
+        rf_lua_set_int(L, "run_id", row->run.run_id);
+        rf_lua_set_num(L, "predicted_s", row->run.predicted_s);
+        rf_lua_set_num(L, "lower_bound_s", row->run.lower_bound_s);
+        rf_lua_set_str(L, "bottleneck", row->run.bottleneck);
         if (!isnan(row->estimate_step_s)) {
-            set_num(L, "step_s", row->run.predicted_s);
-            set_num(L, "wire_s", row->run.wire_s);
+            rf_lua_set_num(L, "step_s", row->run.predicted_s);
+            rf_lua_set_num(L, "wire_s", row->run.wire_s);
         }
-        set_str(L, "strategy", row->run.strategy);
+        rf_lua_set_str(L, "strategy", row->run.strategy);
         if (row->run.auto_choice[0])
-            set_str(L, "auto_choice", row->run.auto_choice);
+            rf_lua_set_str(L, "auto_choice", row->run.auto_choice);
     }
 }
 
@@ -283,13 +265,13 @@ static int l_push_result(lua_State *L)
 {
     const struct rf_search_result *res = lua_touserdata(L, 1);
     lua_createtable(L, 0, 12);
-    set_str(L, "model", res->model);
-    set_str(L, "cluster", res->cluster);
-    set_str(L, "strategy", res->strategy);
-    set_str(L, "label", res->label);
-    set_int(L, "enumerated", (int64_t)res->enumerated);
-    set_int(L, "fit", (int64_t)res->n_rows);
-    set_int(L, "simulated", (int64_t)res->simulated);
+    rf_lua_set_str(L, "model", res->model);
+    rf_lua_set_str(L, "cluster", res->cluster);
+    rf_lua_set_str(L, "strategy", res->strategy);
+    rf_lua_set_str(L, "label", res->label);
+    rf_lua_set_int(L, "enumerated", (int64_t)res->enumerated);
+    rf_lua_set_int(L, "fit", (int64_t)res->n_rows);
+    rf_lua_set_int(L, "simulated", (int64_t)res->simulated);
     lua_createtable(L, (int)res->n_rows, 0);
     for (size_t i = 0; i < res->n_rows; i++) {
         push_row(L, &res->rows[i], i + 1);
@@ -368,16 +350,16 @@ static int l_study_estimate(lua_State *L)
     lua_createtable(L, 0, 10);
     set_bool(L, "fits", fits);
     set_bool(L, "train_fits", mt.fits);
-    set_int(L, "weights_bytes", mi.worst.weights);
-    set_int(L, "infer_bytes", mi.worst.total);
-    set_int(L, "kv_headroom_bytes", mi.headroom_bytes);
-    set_int(L, "train_bytes", mt.worst.total);
+    rf_lua_set_int(L, "weights_bytes", mi.worst.weights);
+    rf_lua_set_int(L, "infer_bytes", mi.worst.total);
+    rf_lua_set_int(L, "kv_headroom_bytes", mi.headroom_bytes);
+    rf_lua_set_int(L, "train_bytes", mt.worst.total);
     if (fits) {
-        set_num(L, "bound_s", e.bound_s);
-        set_num(L, "estimate_s", e.estimate_s);
-        set_str(L, "estimated_as", e.how);
+        rf_lua_set_num(L, "bound_s", e.bound_s);
+        rf_lua_set_num(L, "estimate_s", e.estimate_s);
+        rf_lua_set_str(L, "estimated_as", e.how);
         if (!isnan(e.step_s))
-            set_num(L, "estimate_step_s", e.step_s);
+            rf_lua_set_num(L, "estimate_step_s", e.step_s);
     }
     return 1;
 }

@@ -23,24 +23,6 @@ struct study_up {
     void *ctx;
 };
 
-static void set_num(lua_State *L, const char *k, double v)
-{
-    lua_pushnumber(L, v);
-    lua_setfield(L, -2, k);
-}
-
-static void set_int(lua_State *L, const char *k, int64_t v)
-{
-    lua_pushinteger(L, (lua_Integer)v);
-    lua_setfield(L, -2, k);
-}
-
-static void set_str(lua_State *L, const char *k, const char *v)
-{
-    lua_pushstring(L, v);
-    lua_setfield(L, -2, k);
-}
-
 /* api(spec, strategy, label, simulate) -> result table */
 /* "file:line: " of the function at level, with the whole file name: luaL_where gives
  * short_src, which Lua cuts to 60 bytes ("...ld/sub/t/x.lua"), so it would not name the
@@ -98,36 +80,36 @@ static int l_study_call(lua_State *L)
         return lua_error(L);
     }
     lua_createtable(L, 0, 24);
-    set_int(L, "run_id", res.run_id);
-    set_str(L, "model", res.model);
-    set_str(L, "cluster", res.cluster);
-    set_str(L, "strategy", res.strategy);
-    set_str(L, "train_layout", res.train_layout);
-    set_str(L, "infer_layout", res.infer_layout);
-    set_int(L, "train_gpus", res.train_gpus);
-    set_int(L, "infer_gpus", res.infer_gpus);
-    set_str(L, "infer_dtype", res.infer_dtype);
-    set_int(L, "model_params", res.model_params);
-    set_int(L, "model_bytes", res.model_bytes);
-    set_int(L, "payload_bytes", res.payload_bytes);
-    set_int(L, "moved_bytes", res.moved_bytes);
-    set_int(L, "logical_bytes", res.logical_bytes);
-    set_int(L, "transfers", res.transfers);
-    set_int(L, "rounds", res.rounds);
+    rf_lua_set_int(L, "run_id", res.run_id);
+    rf_lua_set_str(L, "model", res.model);
+    rf_lua_set_str(L, "cluster", res.cluster);
+    rf_lua_set_str(L, "strategy", res.strategy);
+    rf_lua_set_str(L, "train_layout", res.train_layout);
+    rf_lua_set_str(L, "infer_layout", res.infer_layout);
+    rf_lua_set_int(L, "train_gpus", res.train_gpus);
+    rf_lua_set_int(L, "infer_gpus", res.infer_gpus);
+    rf_lua_set_str(L, "infer_dtype", res.infer_dtype);
+    rf_lua_set_int(L, "model_params", res.model_params);
+    rf_lua_set_int(L, "model_bytes", res.model_bytes);
+    rf_lua_set_int(L, "payload_bytes", res.payload_bytes);
+    rf_lua_set_int(L, "moved_bytes", res.moved_bytes);
+    rf_lua_set_int(L, "logical_bytes", res.logical_bytes);
+    rf_lua_set_int(L, "transfers", res.transfers);
+    rf_lua_set_int(L, "rounds", res.rounds);
     if (simulate) {
-        set_num(L, "predicted_s", res.predicted_s);
-        set_num(L, "lower_bound_s", res.lower_bound_s);
-        set_int(L, "fabric_bytes", res.fabric_bytes);
-        set_int(L, "nvlink_bytes", res.nvlink_bytes);
-        set_str(L, "bottleneck", res.bottleneck);
+        rf_lua_set_num(L, "predicted_s", res.predicted_s);
+        rf_lua_set_num(L, "lower_bound_s", res.lower_bound_s);
+        rf_lua_set_int(L, "fabric_bytes", res.fabric_bytes);
+        rf_lua_set_int(L, "nvlink_bytes", res.nvlink_bytes);
+        rf_lua_set_str(L, "bottleneck", res.bottleneck);
         if (res.auto_choice[0])
-            set_str(L, "auto_choice", res.auto_choice);
+            rf_lua_set_str(L, "auto_choice", res.auto_choice);
         /* An overlapped refit: the refit as the engines shared it, the longest stall, and
          * when the last engine has the new weights (sim/overlap.h). */
         if (!isnan(res.stall_s)) {
-            set_num(L, "overlap_refit_s", res.overlap_refit_s);
-            set_num(L, "stall_s", res.stall_s);
-            set_num(L, "staleness_s", res.staleness_s);
+            rf_lua_set_num(L, "overlap_refit_s", res.overlap_refit_s);
+            rf_lua_set_num(L, "stall_s", res.stall_s);
+            rf_lua_set_num(L, "staleness_s", res.staleness_s);
         }
     }
     return 1;
